@@ -1,0 +1,50 @@
+/** The `skiff` command: dispatches to one subcommand per Kafka tool name. */
+export interface CliIo {
+  out(line: string): void;
+  err(line: string): void;
+}
+
+interface Command {
+  summary: string;
+  run(args: string[], io: CliIo): Promise<number>;
+}
+
+const commands: Record<string, Command> = {
+  up: {
+    summary: 'run a local multi-broker cluster (not built yet)',
+    async run(_args, io) {
+      io.err(
+        'skiff up: the broker is not built yet — this release has the protocol layer only (see README).',
+      );
+      return 2;
+    },
+  },
+};
+
+function usage(io: CliIo): void {
+  io.out('Usage: skiff <command> [options]');
+  io.out('');
+  io.out('Commands:');
+  for (const [name, cmd] of Object.entries(commands)) io.out(`  ${name.padEnd(22)}${cmd.summary}`);
+  io.out('');
+  io.out('Run `skiff <command> --help` for the options of one command.');
+}
+
+export async function runCli(argv: string[], io: CliIo): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    usage(io);
+    return 0;
+  }
+  const cmd = commands[name];
+  if (!cmd) {
+    io.err(`skiff: unknown command '${name}' (try: skiff --help)`);
+    return 2;
+  }
+  try {
+    return await cmd.run(rest, io);
+  } catch (e) {
+    io.err(`skiff ${name}: ${e instanceof Error ? e.message : String(e)}`);
+    return 1;
+  }
+}
