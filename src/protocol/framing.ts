@@ -1,0 +1,156 @@
+import { ProtocolError } from './protocol-error.js';
+
+/** Kafka's `socket.request.max.bytes` default: the largest request frame a broker accepts. */
+export const DEFAULT_MAX_FRAME_BYTES = 104_857_600;
+
+/** A frame length is an int32, so no limit can usefully exceed this. */
+const MAX_INT32 = 0x7fffffff;
+const SIZE_PREFIX_BYTES = 4;
+
+export interface FrameReaderOptions {
+  /** Largest payload accepted, in bytes, not counting the 4-byte size prefix. */
+  maxFrameBytes?: number;
+}
+
+/**
+ * Splits a byte stream into Kafka's size-prefixed frames (int32 big-endian length, then that many
+ * bytes), whatever the chunking of the socket.
+ *
+ * Owned by one connection and fed that connection's chunks in arrival order. Frames come back as
+ * Buffers that may share memory with the chunks passed in, so the caller must not reuse a chunk's
+ * memory after pushing it. After a ProtocolError the reader stays failed and every later push
+ * throws the same error: the caller is expected to close the connection.
+ *
+ * Cost is O(bytes pushed). A frame inside one chunk is a view of that chunk; a frame spanning
+ * chunks is copied exactly once, when its last byte arrives. Memory is never reserved from the
+ * announced length, only from bytes actually received, so a peer that announces a large frame and
+ * then sends slowly (or never) holds only what it has sent.
+ */
+export class FrameReader {
+  readonly maxFrameBytes: number;
+
+  // The size prefix when it arrives split across chunks.
+  private readonly prefix = Buffer.alloc(SIZE_PREFIX_BYTES);
+  private prefixBytes = 0;
+  // Size of the frame being collected, or -1 while reading a size prefix.
+  private frameBytes = -1;
+  // Pieces of the frame being collected when it spans chunks; views into pushed chunks.
+  private pieces: Buffer[] = [];
+  private pieceBytes = 0;
+  private failure: ProtocolError | undefined;
+
+  constructor(options: FrameReaderOptions = {}) {
+    const max = options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
+    if (!Number.isInteger(max) || max < 0 || max > MAX_INT32) {
+      throw new RangeError(`maxFrameBytes must be an integer in [0, ${MAX_INT32}], got ${max}`);
+    }
+    this.maxFrameBytes = max;
+  }
+
+  /** Bytes received but not yet returned as part of a frame (a partial size prefix or payload). */
+  get bufferedBytes(): number {
+    return this.prefixBytes + this.pieceBytes;
+  }
+
+  /** Whether the reader rejected its input; it then accepts nothing more. */
+  get failed(): boolean {
+    return this.failure !== undefined;
+  }
+
+  /**
+   * Consumes one chunk and returns the frames it completes, in order (possibly none). Throws a
+   * ProtocolError on a negative or oversized length; frames completed earlier in the same chunk
+   * are dropped with it, since the connection is closing.
+   */
+  push(chunk: Buffer): Buffer[] {
+    if (this.failure !== undefined) throw this.failure;
+    const frames: Buffer[] = [];
+    let at = 0;
+    while (at < chunk.length) {
+      if (this.frameBytes < 0) {
+        at = this.readPrefix(chunk, at);
+        if (this.frameBytes < 0) break;
+      }
+      // Called even at the chunk's end, so a zero-length frame is emitted as soon as its prefix is in.
+      at = this.readPayload(chunk, at, frames);
+    }
+    return frames;
+  }
+
+  /** Reads (part of) a size prefix starting at `at`; sets frameBytes once all 4 bytes are in. */
+  private readPrefix(chunk: Buffer, at: number): number {
+    let size: number;
+    if (this.prefixBytes === 0 && chunk.length - at >= SIZE_PREFIX_BYTES) {
+      size = chunk.readInt32BE(at);
+      at += SIZE_PREFIX_BYTES;
+    } else {
+      const n = Math.min(SIZE_PREFIX_BYTES - this.prefixBytes, chunk.length - at);
+      chunk.copy(this.prefix, this.prefixBytes, at, at + n);
+      this.prefixBytes += n;
+      at += n;
+      if (this.prefixBytes < SIZE_PREFIX_BYTES) return at;
+      this.prefixBytes = 0;
+      size = this.prefix.readInt32BE(0);
+    }
+    this.checkSize(size);
+    this.frameBytes = size;
+    return at;
+  }
+
+  // Kafka's NetworkReceive accepts 0 and rejects only negative sizes and sizes above the limit,
+  // and it does so before allocating the payload buffer; so do we.
+  private checkSize(size: number): void {
+    if (size < 0) {
+      this.fail(`invalid frame size ${size}: negative (limit ${this.maxFrameBytes} bytes)`);
+    }
+    if (size > this.maxFrameBytes) {
+      this.fail(
+        `frame size ${size} exceeds the limit of ${this.maxFrameBytes} bytes (socket.request.max.bytes)`,
+      );
+    }
+  }
+
+  private fail(message: string): never {
+    this.failure = new ProtocolError(message);
+    this.pieces = [];
+    this.pieceBytes = 0;
+    throw this.failure;
+  }
+
+  /** Collects payload bytes starting at `at`; emits the frame when it is complete. */
+  private readPayload(chunk: Buffer, at: number, frames: Buffer[]): number {
+    const missing = this.frameBytes - this.pieceBytes;
+    const available = chunk.length - at;
+    if (available < missing) {
+      if (available > 0) {
+        this.pieces.push(chunk.subarray(at));
+        this.pieceBytes += available;
+      }
+      return chunk.length;
+    }
+    const end = at + missing;
+    if (this.pieces.length === 0) {
+      frames.push(chunk.subarray(at, end));
+    } else {
+      this.pieces.push(chunk.subarray(at, end));
+      frames.push(Buffer.concat(this.pieces, this.frameBytes));
+      this.pieces = [];
+      this.pieceBytes = 0;
+    }
+    this.frameBytes = -1;
+    return end;
+  }
+}
+
+/**
+ * Prefixes the size of a payload given as chunks, for a vectored write (`socket.cork` + writes, or
+ * writev). The chunks are not copied; the result is the 4-byte size followed by them.
+ */
+export function frame(chunks: readonly Buffer[]): Buffer[] {
+  let size = 0;
+  for (const c of chunks) size += c.length;
+  if (size > MAX_INT32) throw new RangeError(`frame size ${size} does not fit in an int32`);
+  const prefix = Buffer.allocUnsafe(SIZE_PREFIX_BYTES);
+  prefix.writeInt32BE(size, 0);
+  return [prefix, ...chunks];
+}

@@ -1,0 +1,180 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import { DEFAULT_MAX_FRAME_BYTES, FrameReader, frame } from '../../src/protocol/framing.js';
+import { ProtocolError } from '../../src/protocol/protocol-error.js';
+
+function sizePrefix(size: number): Buffer {
+  const b = Buffer.alloc(4);
+  b.writeInt32BE(size, 0);
+  return b;
+}
+
+function encode(payloads: readonly Uint8Array[]): Buffer {
+  return Buffer.concat(payloads.flatMap((p) => frame([Buffer.from(p)])));
+}
+
+/** Cuts `bytes` into consecutive chunks whose sizes cycle through `sizes`. */
+function split(bytes: Buffer, sizes: readonly number[]): Buffer[] {
+  const chunks: Buffer[] = [];
+  for (let at = 0, i = 0; at < bytes.length; i++) {
+    const n = sizes[i % sizes.length]!;
+    chunks.push(bytes.subarray(at, at + n));
+    at += n;
+  }
+  return chunks;
+}
+
+function readAll(reader: FrameReader, chunks: readonly Buffer[]): Buffer[] {
+  return chunks.flatMap((c) => reader.push(c));
+}
+
+const payloads = fc.array(fc.uint8Array({ maxLength: 300 }), { maxLength: 20 });
+
+describe('FrameReader', () => {
+  it('returns the same frames for any chunking of the stream', () => {
+    fc.assert(
+      fc.property(payloads, fc.array(fc.integer({ min: 1, max: 700 }), { minLength: 1 }), (ps, sizes) => {
+        const reader = new FrameReader();
+        const frames = readAll(reader, split(encode(ps), sizes));
+        assert.deepEqual(
+          frames.map((f) => [...f]),
+          ps.map((p) => [...p]),
+        );
+        assert.equal(reader.bufferedBytes, 0);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('reassembles frames fed one byte at a time', () => {
+    fc.assert(
+      fc.property(payloads, (ps) => {
+        const frames = readAll(new FrameReader(), split(encode(ps), [1]));
+        assert.deepEqual(
+          frames.map((f) => [...f]),
+          ps.map((p) => [...p]),
+        );
+      }),
+      { numRuns: 100 },
+    );
+  });
+
+  it('returns views, not copies, for frames inside one chunk', () => {
+    const chunk = encode([Buffer.from('abc'), Buffer.from('defgh'), Buffer.alloc(0)]);
+    const frames = new FrameReader().push(chunk);
+    assert.deepEqual(
+      frames.map((f) => f.toString()),
+      ['abc', 'defgh', ''],
+    );
+    for (const f of frames) assert.equal(f.buffer, chunk.buffer);
+  });
+
+  it('copies a frame spanning chunks once, into its own buffer', () => {
+    const bytes = encode([Buffer.from('hello world')]);
+    const reader = new FrameReader();
+    assert.deepEqual(reader.push(bytes.subarray(0, 2)), []);
+    assert.deepEqual(reader.push(bytes.subarray(2, 9)), []);
+    assert.equal(reader.bufferedBytes, 5);
+    const [f] = reader.push(bytes.subarray(9));
+    // A copy, not a view: clearing the chunks leaves the frame intact.
+    bytes.fill(0);
+    assert.equal(f?.toString(), 'hello world');
+    assert.equal(reader.bufferedBytes, 0);
+  });
+
+  it('accepts zero-length frames, as Kafka NetworkReceive does', () => {
+    const reader = new FrameReader();
+    assert.deepEqual(reader.push(sizePrefix(0)), [Buffer.alloc(0)]);
+    assert.deepEqual(reader.push(Buffer.concat([sizePrefix(0), sizePrefix(0)])), [
+      Buffer.alloc(0),
+      Buffer.alloc(0),
+    ]);
+    assert.deepEqual(reader.push(Buffer.alloc(0)), []);
+    assert.equal(reader.bufferedBytes, 0);
+  });
+
+  it('accepts a frame of exactly the limit', () => {
+    const reader = new FrameReader({ maxFrameBytes: 5 });
+    assert.deepEqual(reader.push(encode([Buffer.from('12345')])), [Buffer.from('12345')]);
+  });
+
+  it('rejects an oversized length before reading its payload, naming size and limit', () => {
+    for (const size of [200 * 1024 * 1024, 0x7fffffff]) {
+      const reader = new FrameReader();
+      assert.throws(
+        () => reader.push(sizePrefix(size)),
+        (e: unknown) =>
+          e instanceof ProtocolError &&
+          e.message.includes(String(size)) &&
+          e.message.includes(String(DEFAULT_MAX_FRAME_BYTES)),
+      );
+      assert.equal(reader.failed, true);
+      assert.equal(reader.bufferedBytes, 0);
+    }
+  });
+
+  it('rejects a length one above a configured limit, even when the prefix is split', () => {
+    const reader = new FrameReader({ maxFrameBytes: 1000 });
+    const prefix = sizePrefix(1001);
+    for (let i = 0; i < 3; i++) assert.deepEqual(reader.push(prefix.subarray(i, i + 1)), []);
+    assert.throws(() => reader.push(prefix.subarray(3)), /frame size 1001 exceeds the limit of 1000 bytes/);
+  });
+
+  it('rejects a negative length, naming size and limit', () => {
+    const reader = new FrameReader();
+    assert.throws(
+      () => reader.push(Buffer.concat([sizePrefix(-1), Buffer.alloc(8)])),
+      (e: unknown) => e instanceof ProtocolError && /-1/.test(e.message) && /104857600/.test(e.message),
+    );
+  });
+
+  it('stays failed after an error', () => {
+    const reader = new FrameReader();
+    assert.throws(() => reader.push(sizePrefix(-5)), ProtocolError);
+    assert.throws(() => reader.push(encode([Buffer.from('ok')])), /-5/);
+  });
+
+  it('reserves no memory from an announced length, only from bytes received', () => {
+    // With the limit at the int32 maximum, a 2 GiB announcement is legal; it must not allocate.
+    const reader = new FrameReader({ maxFrameBytes: 0x7fffffff });
+    const before = process.memoryUsage().arrayBuffers;
+    assert.deepEqual(reader.push(Buffer.concat([sizePrefix(0x7fffffff), Buffer.from('x')])), []);
+    const grownBytes = process.memoryUsage().arrayBuffers - before;
+    assert.ok(grownBytes < 16 * 1024 * 1024, `arrayBuffers grew by ${grownBytes} bytes`);
+    assert.equal(reader.bufferedBytes, 1);
+  });
+
+  it('validates its limit', () => {
+    assert.throws(() => new FrameReader({ maxFrameBytes: -1 }), RangeError);
+    assert.throws(() => new FrameReader({ maxFrameBytes: 2 ** 31 }), RangeError);
+    assert.throws(() => new FrameReader({ maxFrameBytes: 1.5 }), RangeError);
+    assert.equal(new FrameReader().maxFrameBytes, 104_857_600);
+  });
+});
+
+describe('frame', () => {
+  it('prefixes the total size without copying the chunks', () => {
+    const a = Buffer.from('ab');
+    const b = Buffer.from('cde');
+    const out = frame([a, b]);
+    assert.equal(out.length, 3);
+    assert.deepEqual(out[0], sizePrefix(5));
+    assert.equal(out[1], a);
+    assert.equal(out[2], b);
+    assert.deepEqual(frame([]), [sizePrefix(0)]);
+  });
+
+  it('round-trips through FrameReader', () => {
+    fc.assert(
+      fc.property(fc.array(fc.array(fc.uint8Array({ maxLength: 50 }), { maxLength: 5 })), (frames) => {
+        const bytes = Buffer.concat(frames.flatMap((chunks) => frame(chunks.map((c) => Buffer.from(c)))));
+        const out = new FrameReader().push(bytes);
+        assert.deepEqual(
+          out.map((f) => [...f]),
+          frames.map((chunks) => [...Buffer.concat(chunks)]),
+        );
+      }),
+    );
+  });
+});
