@@ -1,5 +1,5 @@
-import { readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 /**
@@ -28,11 +28,18 @@ const NAME_PATTERN = /^[A-Z][A-Z0-9_]*$/;
 // Kafka's first code is UNKNOWN_SERVER_ERROR; lookups index the table by `code - FIRST_CODE`.
 const FIRST_CODE = -1;
 
-/** The repository root, found from this file's location in either tools/ or dist/tools/. */
+/**
+ * The repository root: the nearest directory above this file that holds the table. Searching
+ * works whether this runs from tools/ or from the compiled copy in dist/tools/.
+ */
 export function repoRoot(): string {
-  const here = dirname(fileURLToPath(import.meta.url));
-  const up = here.split(/[\\/]/).includes('dist') ? '../../..' : '../..';
-  return resolve(here, up);
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, TABLE_PATH))) {
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error(`no ${TABLE_PATH} above ${fileURLToPath(import.meta.url)}`);
+    dir = parent;
+  }
+  return dir;
 }
 
 /**
