@@ -1,0 +1,149 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+/**
+ * The file-system operations the storage layer needs, and nothing more, so tests can substitute
+ * a faulty or counting implementation. Synchronous on purpose: like Kafka's log, an append or a
+ * truncation is one uninterrupted step under the caller's control, and page-cache writes are cheap;
+ * the only slow call is `sync()`, which the flush policy keeps rare.
+ */
+export interface FileHandle {
+  /** Reads up to `length` bytes at `position` into `buf[offset..]`; returns the count read. */
+  read(buf: Buffer, offset: number, length: number, position: number): number;
+  /** Writes all of `buf` at `position`. */
+  write(buf: Buffer, position: number): void;
+  truncate(size: number): void;
+  size(): number;
+  sync(): void;
+  close(): void;
+}
+
+export interface FileSystem {
+  /** Opens for reading and writing; creates the file when `create` is set and it is missing. */
+  open(filePath: string, create: boolean): FileHandle;
+  exists(filePath: string): boolean;
+  readFile(filePath: string): Buffer;
+  /** Writes `data` to `<path>.tmp`, fsyncs it, renames it over `path` and fsyncs the directory. */
+  writeFileAtomic(filePath: string, data: Buffer): void;
+  list(dir: string): string[];
+  mkdirp(dir: string): void;
+  rename(from: string, to: string): void;
+  unlink(filePath: string): void;
+  /** Removes an empty directory. */
+  rmdir(dir: string): void;
+  fileSize(filePath: string): number;
+  isDirectory(filePath: string): boolean;
+  syncDir(dir: string): void;
+}
+
+class NodeFileHandle implements FileHandle {
+  constructor(private readonly fd: number) {}
+
+  read(buf: Buffer, offset: number, length: number, position: number): number {
+    let done = 0;
+    while (done < length) {
+      const n = fs.readSync(this.fd, buf, offset + done, length - done, position + done);
+      if (n === 0) break;
+      done += n;
+    }
+    return done;
+  }
+
+  write(buf: Buffer, position: number): void {
+    let done = 0;
+    while (done < buf.length) {
+      done += fs.writeSync(this.fd, buf, done, buf.length - done, position + done);
+    }
+  }
+
+  truncate(size: number): void {
+    fs.ftruncateSync(this.fd, size);
+  }
+
+  size(): number {
+    return fs.fstatSync(this.fd).size;
+  }
+
+  sync(): void {
+    fs.fsyncSync(this.fd);
+  }
+
+  close(): void {
+    fs.closeSync(this.fd);
+  }
+}
+
+/** The real disk, through node:fs. Stateless; one instance can serve every log. */
+export class NodeFileSystem implements FileSystem {
+  open(filePath: string, create: boolean): FileHandle {
+    const flags = create ? fs.constants.O_RDWR | fs.constants.O_CREAT : fs.constants.O_RDWR;
+    return new NodeFileHandle(fs.openSync(filePath, flags, 0o644));
+  }
+
+  exists(filePath: string): boolean {
+    return fs.existsSync(filePath);
+  }
+
+  readFile(filePath: string): Buffer {
+    return fs.readFileSync(filePath);
+  }
+
+  writeFileAtomic(filePath: string, data: Buffer): void {
+    const tmp = `${filePath}.tmp`;
+    const fd = fs.openSync(tmp, 'w', 0o644);
+    try {
+      let done = 0;
+      while (done < data.length) done += fs.writeSync(fd, data, done, data.length - done);
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+    fs.renameSync(tmp, filePath);
+    this.syncDir(path.dirname(filePath));
+  }
+
+  list(dir: string): string[] {
+    return fs.readdirSync(dir);
+  }
+
+  mkdirp(dir: string): void {
+    fs.mkdirSync(dir, { recursive: true });
+  }
+
+  rename(from: string, to: string): void {
+    fs.renameSync(from, to);
+  }
+
+  unlink(filePath: string): void {
+    fs.unlinkSync(filePath);
+  }
+
+  rmdir(dir: string): void {
+    fs.rmdirSync(dir);
+  }
+
+  fileSize(filePath: string): number {
+    return fs.statSync(filePath).size;
+  }
+
+  isDirectory(filePath: string): boolean {
+    return fs.statSync(filePath).isDirectory();
+  }
+
+  syncDir(dir: string): void {
+    // A directory fsync makes a rename durable; some platforms refuse to open directories.
+    let fd: number;
+    try {
+      fd = fs.openSync(dir, 'r');
+    } catch {
+      return;
+    }
+    try {
+      fs.fsyncSync(fd);
+    } catch {
+      // EINVAL/EISDIR on file systems without directory fsync: nothing more can be done.
+    } finally {
+      fs.closeSync(fd);
+    }
+  }
+}

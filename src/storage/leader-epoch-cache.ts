@@ -1,0 +1,150 @@
+import type { CheckpointFile, EpochEntry } from './checkpoint.js';
+import type { StorageLogger } from './logger.js';
+
+export const UNDEFINED_EPOCH = -1;
+export const UNDEFINED_EPOCH_OFFSET = -1n;
+
+export interface EpochEndOffset {
+  readonly epoch: number;
+  readonly endOffset: bigint;
+}
+
+/**
+ * The leader epoch → start offset map of one partition, persisted to `leader-epoch-checkpoint`
+ * after every change (Kafka's LeaderEpochFileCache). Entries are strictly increasing in both epoch
+ * and start offset; `assign` keeps them so by dropping any entry the new one contradicts.
+ * Owned by one Log; the caller serialises calls (the log's append/truncate path).
+ */
+export class LeaderEpochFileCache {
+  private epochs: EpochEntry[] = [];
+
+  constructor(
+    private readonly checkpoint: CheckpointFile<EpochEntry> | null,
+    private readonly logger: StorageLogger,
+    private readonly name: string,
+  ) {
+    if (checkpoint) {
+      // Loading through assign() normalises a hand-edited or non-monotonic file the same way.
+      for (const e of checkpoint.read()) this.assignNoFlush(e.epoch, e.startOffset);
+    }
+  }
+
+  entries(): EpochEntry[] {
+    return [...this.epochs];
+  }
+
+  isEmpty(): boolean {
+    return this.epochs.length === 0;
+  }
+
+  latestEntry(): EpochEntry | undefined {
+    return this.epochs[this.epochs.length - 1];
+  }
+
+  latestEpoch(): number | undefined {
+    return this.latestEntry()?.epoch;
+  }
+
+  earliestEntry(): EpochEntry | undefined {
+    return this.epochs[0];
+  }
+
+  /** The epoch before the latest one, if any. */
+  previousEpoch(): number | undefined {
+    return this.epochs[this.epochs.length - 2]?.epoch;
+  }
+
+  /**
+   * Records that `epoch` starts at `startOffset`. A repeat of the latest epoch at the same or a later
+   * offset changes nothing; otherwise entries with epoch ≥ `epoch` or start ≥ `startOffset` go first.
+   */
+  assign(epoch: number, startOffset: bigint): void {
+    if (this.assignNoFlush(epoch, startOffset)) this.flush();
+  }
+
+  private assignNoFlush(epoch: number, startOffset: bigint): boolean {
+    if (epoch < 0 || startOffset < 0n) {
+      throw new RangeError(`cannot assign epoch ${epoch} at offset ${startOffset}: both must be ≥ 0`);
+    }
+    const latest = this.latestEntry();
+    if (latest && latest.epoch === epoch && startOffset >= latest.startOffset) return false;
+    const removed: EpochEntry[] = [];
+    while (this.epochs.length > 0) {
+      const last = this.epochs[this.epochs.length - 1]!;
+      if (last.epoch < epoch && last.startOffset < startOffset) break;
+      removed.push(last);
+      this.epochs.pop();
+    }
+    this.epochs.push({ epoch, startOffset });
+    if (removed.length > 1 || (removed.length === 1 && removed[0]!.startOffset !== startOffset)) {
+      this.logger.warn(
+        `${this.name}: new epoch entry ${epoch}@${startOffset} caused removal of conflicting entries ${removed
+          .reverse()
+          .map((e) => `${e.epoch}@${e.startOffset}`)
+          .join(', ')}`,
+      );
+    }
+    return true;
+  }
+
+  /**
+   * Kafka's endOffsetFor: the end offset of the requested epoch (the start of the next higher one),
+   * with the largest known epoch ≤ the requested one. The latest epoch ends at the LEO; an epoch
+   * above all known ones, or UNDEFINED_EPOCH, has no end offset.
+   */
+  endOffsetFor(requestedEpoch: number, logEndOffset: bigint): EpochEndOffset {
+    const undefinedResult = { epoch: UNDEFINED_EPOCH, endOffset: UNDEFINED_EPOCH_OFFSET };
+    if (requestedEpoch === UNDEFINED_EPOCH) return undefinedResult;
+    if (this.latestEpoch() === requestedEpoch) return { epoch: requestedEpoch, endOffset: logEndOffset };
+    const higher = this.epochs.find((e) => e.epoch > requestedEpoch);
+    if (!higher) return undefinedResult;
+    let floor: EpochEntry | undefined;
+    for (const e of this.epochs) if (e.epoch <= requestedEpoch) floor = e;
+    return { epoch: floor ? floor.epoch : requestedEpoch, endOffset: higher.startOffset };
+  }
+
+  /** The epoch of the batch holding `offset`: the latest entry starting at or before it. */
+  epochForOffset(offset: bigint): number | undefined {
+    let found: number | undefined;
+    for (const e of this.epochs) {
+      if (e.startOffset > offset) break;
+      found = e.epoch;
+    }
+    return found;
+  }
+
+  /** After the log is truncated to `endOffset`: drops entries that start at or beyond it. */
+  truncateFromEnd(endOffset: bigint): void {
+    const latest = this.latestEntry();
+    if (endOffset < 0n || !latest || latest.startOffset < endOffset) return;
+    const before = this.epochs.length;
+    this.epochs = this.epochs.filter((e) => e.startOffset < endOffset);
+    this.logger.info(
+      `${this.name}: cleared ${before - this.epochs.length} leader epoch entries from offset ${endOffset}`,
+    );
+    this.flush();
+  }
+
+  /**
+   * After the log start moves to `startOffset`: drops entries that start at or before it, and
+   * re-adds the last dropped epoch starting exactly at `startOffset`, since its batches remain.
+   */
+  truncateFromStart(startOffset: bigint): void {
+    let lastRemoved: EpochEntry | undefined;
+    while (this.epochs.length > 0 && this.epochs[0]!.startOffset <= startOffset) {
+      lastRemoved = this.epochs.shift();
+    }
+    if (!lastRemoved) return;
+    this.epochs.unshift({ epoch: lastRemoved.epoch, startOffset });
+    this.flush();
+  }
+
+  clearAndFlush(): void {
+    this.epochs = [];
+    this.flush();
+  }
+
+  flush(): void {
+    this.checkpoint?.write(this.epochs);
+  }
+}
