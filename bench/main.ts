@@ -1,0 +1,6 @@
+import { benchRecords } from './records.js';
+
+/** Every benchmark, run in order by `npm run bench`. Add new ones to this list. */
+const benches: (() => Promise<unknown>)[] = [benchRecords];
+
+for (const bench of benches) await bench();
