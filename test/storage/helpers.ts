@@ -7,3 +7,49 @@ export function tempDir(prefix = 'skiff-storage-'): { dir: string; cleanup: () =
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
   return { dir, cleanup: () => fs.rmSync(dir, { recursive: true, force: true }) };
 }
+
+import { ManualClock } from '../../src/common/clock.js';
+import { encodeBatch } from '../../src/protocol/records/codec.js';
+import { NodeFileSystem } from '../../src/storage/fs.js';
+import type { StorageContext } from '../../src/storage/local-log.js';
+import { MemoryLogger } from '../../src/storage/logger.js';
+import { ManualScheduler } from '../../src/storage/scheduler.js';
+
+/** A producer-style batch: `count` records of `valueBytes` each, offsets from `baseOffset`. */
+export function makeBatch(opts: {
+  baseOffset?: bigint;
+  count?: number;
+  valueBytes?: number;
+  timestamp?: bigint;
+  epoch?: number;
+  seed?: number;
+}): Buffer {
+  const count = opts.count ?? 1;
+  const seed = opts.seed ?? 0;
+  return encodeBatch({
+    baseOffset: opts.baseOffset ?? 0n,
+    partitionLeaderEpoch: opts.epoch ?? -1,
+    baseTimestamp: opts.timestamp ?? 1_700_000_000_000n,
+    records: Array.from({ length: count }, (_, i) => ({
+      key: Buffer.from(`k${i}`),
+      value: Buffer.alloc(opts.valueBytes ?? 10, (seed + i) & 0xff),
+      timestampDelta: BigInt(i),
+    })),
+  });
+}
+
+export interface TestContext extends StorageContext {
+  readonly clock: ManualClock;
+  readonly scheduler: ManualScheduler;
+  readonly logger: MemoryLogger;
+}
+
+export function testContext(): TestContext {
+  const clock = new ManualClock();
+  return {
+    fs: new NodeFileSystem(),
+    clock,
+    scheduler: new ManualScheduler(clock),
+    logger: new MemoryLogger(),
+  };
+}

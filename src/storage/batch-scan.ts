@@ -1,0 +1,138 @@
+import {
+  BATCH_HEADER_SIZE,
+  type BatchHeader,
+  batchSize,
+  CURRENT_MAGIC,
+  LOG_OVERHEAD,
+  MAGIC_OFFSET,
+  MIN_BATCH_LENGTH,
+  readBatchHeader,
+} from '../protocol/records/batch.js';
+import { validateBatch } from '../protocol/records/validate.js';
+import type { FileHandle } from './fs.js';
+
+/**
+ * Batch-at-a-position checks and a chunked reader over a `.log` file: the pieces recovery,
+ * reads and dump-log share. The batch layout itself is the protocol layer's (records/batch.ts).
+ */
+
+export type BatchCheck =
+  | { readonly ok: true; readonly header: BatchHeader; readonly size: number }
+  | {
+      readonly ok: false;
+      /** The bytes end before the batch does: a torn write, not a damaged one. */
+      readonly incomplete: boolean;
+      readonly reason: string;
+      /** The batch's claimed size when its length field was readable and plausible. */
+      readonly claimedSize?: number;
+    };
+
+/**
+ * Judges a batch from its first bytes (`head`, up to 61 of them) and the number of bytes the file
+ * holds from its start (`available`): length (≥ 49 and inside the file), magic = 2 and
+ * lastOffsetDelta ≥ 0. Everything except the CRC.
+ */
+export function checkBatchHeader(head: Buffer, available: number): BatchCheck {
+  if (available < LOG_OVERHEAD || head.length < LOG_OVERHEAD) {
+    return { ok: false, incomplete: true, reason: `${available} bytes, fewer than the 12-byte log overhead` };
+  }
+  const batchLength = head.readInt32BE(8);
+  if (batchLength < MIN_BATCH_LENGTH) {
+    return {
+      ok: false,
+      incomplete: false,
+      reason: `batch length ${batchLength} is below the minimum ${MIN_BATCH_LENGTH}`,
+    };
+  }
+  const size = batchLength + LOG_OVERHEAD;
+  const magic = head.length > MAGIC_OFFSET ? head.readInt8(MAGIC_OFFSET) : CURRENT_MAGIC;
+  if (magic !== CURRENT_MAGIC) {
+    return { ok: false, incomplete: false, reason: `magic ${magic} is not 2`, claimedSize: size };
+  }
+  if (size > available) {
+    return {
+      ok: false,
+      incomplete: true,
+      reason: `batch of ${size} bytes needs ${size - available} more bytes than remain`,
+      claimedSize: size,
+    };
+  }
+  const header = readBatchHeader(head, 0);
+  if (header.lastOffsetDelta < 0) {
+    return {
+      ok: false,
+      incomplete: false,
+      reason: `negative lastOffsetDelta ${header.lastOffsetDelta}`,
+      claimedSize: size,
+    };
+  }
+  return { ok: true, header, size: batchSize(header) };
+}
+
+/**
+ * The full check of a batch at `pos` of `buf[..end]`: the protocol layer's shallow validation
+ * (length, magic, CRC, codec, counts), with a torn batch told apart from a damaged one.
+ */
+export function checkBatch(buf: Buffer, pos: number, end: number): BatchCheck {
+  const v = validateBatch(buf, pos, end - pos);
+  if (v.ok) return { ok: true, header: v.header, size: v.size };
+  const claimed = end - pos >= LOG_OVERHEAD ? buf.readInt32BE(pos + 8) + LOG_OVERHEAD : undefined;
+  const base = {
+    ok: false as const,
+    incomplete: v.reason === 'truncated',
+    reason: `${v.reason}: ${v.detail}`,
+  };
+  return claimed !== undefined && claimed >= BATCH_HEADER_SIZE ? { ...base, claimedSize: claimed } : base;
+}
+
+const DEFAULT_CHUNK_BYTES = 1 << 20;
+
+/**
+ * Sequential, chunked reads of one `.log` file up to `end`. Keeps one buffer and refills it
+ * forward; a batch larger than the buffer gets a buffer of its own size. Owned by one scan.
+ */
+export class LogFileReader {
+  private chunk: Buffer;
+  private chunkStart = 0;
+  private chunkLength = 0;
+
+  constructor(
+    private readonly file: FileHandle,
+    readonly end: number,
+    chunkBytes = DEFAULT_CHUNK_BYTES,
+  ) {
+    this.chunk = Buffer.allocUnsafe(chunkBytes);
+  }
+
+  /** Makes `[pos, pos+length)` (clipped to `end`) resident; returns the bytes available from pos. */
+  private ensure(pos: number, length: number): number {
+    const want = Math.min(length, this.end - pos);
+    if (want <= 0) return 0;
+    if (pos >= this.chunkStart && pos + want <= this.chunkStart + this.chunkLength) return want;
+    if (want > this.chunk.length) this.chunk = Buffer.allocUnsafe(want);
+    const toRead = Math.min(this.chunk.length, this.end - pos);
+    this.chunkLength = this.file.read(this.chunk, 0, toRead, pos);
+    this.chunkStart = pos;
+    return Math.min(want, this.chunkLength);
+  }
+
+  /** A view of the bytes at `[pos, pos+length)`, shorter when the file ends first. Valid until the next call. */
+  view(pos: number, length: number): Buffer {
+    const n = this.ensure(pos, length);
+    const at = pos - this.chunkStart;
+    return this.chunk.subarray(at, at + n);
+  }
+
+  /**
+   * Checks the batch at `pos`. Without `verifyCrc`, only the 61-byte header is read, so scanning
+   * for an offset costs one small read per batch however large the batches are.
+   */
+  check(pos: number, verifyCrc: boolean): BatchCheck {
+    const available = this.end - pos;
+    const head = this.view(pos, BATCH_HEADER_SIZE);
+    const result = checkBatchHeader(head, available);
+    if (!result.ok || !verifyCrc) return result;
+    const whole = this.view(pos, result.size);
+    return checkBatch(whole, 0, whole.length);
+  }
+}

@@ -1,0 +1,500 @@
+import * as path from 'node:path';
+import type { Clock } from '../common/clock.js';
+import { type BatchHeader, batchSize, lastOffset, readBatchHeader } from '../protocol/records/batch.js';
+import { type BatchCheck, LogFileReader } from './batch-scan.js';
+import type { FileHandle, FileSystem } from './fs.js';
+import { OffsetIndex, TimeIndex } from './index-file.js';
+
+export const LOG_FILE_SUFFIX = '.log';
+export const INDEX_FILE_SUFFIX = '.index';
+export const TIME_INDEX_FILE_SUFFIX = '.timeindex';
+export const DELETED_FILE_SUFFIX = '.deleted';
+
+/** `00000000000000000042`: Kafka's 20-digit, zero-padded base offset file name stem. */
+export function filenamePrefixFromOffset(offset: bigint): string {
+  return offset.toString().padStart(20, '0');
+}
+
+export function offsetFromFileName(fileName: string): bigint {
+  const stem = fileName.slice(0, fileName.indexOf('.'));
+  if (!/^\d{1,20}$/.test(stem)) throw new Error(`'${fileName}' does not start with a base offset`);
+  return BigInt(stem);
+}
+
+export interface SegmentConfig {
+  /** Bytes of appended batches between two offset index entries (index.interval.bytes, 4096). */
+  readonly indexIntervalBytes: number;
+  /** Preallocated size of each index file (segment.index.bytes, 10 MiB). */
+  readonly maxIndexSize: number;
+}
+
+export interface SegmentRead {
+  /** Position of the first returned byte in the segment file. */
+  readonly position: number;
+  /** Base offset of the first batch returned. */
+  readonly firstBatchBaseOffset: bigint;
+  readonly records: Buffer;
+  /** The byte limit cut the first batch: the caller asked for fewer bytes than it has. */
+  readonly firstEntryIncomplete: boolean;
+}
+
+export interface BatchLocation {
+  readonly baseOffset: bigint;
+  readonly lastOffset: bigint;
+  readonly position: number;
+  readonly size: number;
+}
+
+/** What a validation scan found; `truncatedBytes` were removed from the end of the file. */
+export interface SegmentRecoveryResult {
+  readonly validBytes: number;
+  readonly truncatedBytes: number;
+  readonly batches: number;
+  /** Why the scan stopped before the end of the file, when it did. */
+  readonly stopReason: string | null;
+  readonly nextOffset: bigint;
+}
+
+export interface RollParams {
+  readonly maxSegmentBytes: number;
+  readonly maxSegmentMs: number;
+  readonly incomingBytes: number;
+  readonly maxTimestampInIncoming: bigint;
+  readonly maxOffsetInIncoming: bigint;
+  readonly nowMs: number;
+}
+
+/**
+ * One `.log` file with its `.index` and `.timeindex` (Kafka's LogSegment). Appends take batches
+ * that are already validated and carry their final offsets; everything here is about placing bytes
+ * and keeping the two indexes in step with them. Owned by LogSegments/LocalLog; single-threaded.
+ */
+export class LogSegment {
+  private sizeBytes: number;
+  private bytesSinceLastIndexEntry = 0;
+  /** Largest batch maxTimestamp in the segment and the last offset of that batch; loaded lazily. */
+  private maxTimestamp: { timestamp: bigint; offset: bigint } | null = null;
+  /** The first batch's maxTimestamp, which segment.ms counts from (Kafka's rollingBasedTimestamp). */
+  private rollingBasedTimestamp: bigint | null = null;
+  private createdMs: number;
+  private suffix: string;
+
+  private constructor(
+    private readonly fs: FileSystem,
+    readonly dir: string,
+    readonly baseOffset: bigint,
+    private readonly config: SegmentConfig,
+    private readonly clock: Clock,
+    private readonly log: FileHandle,
+    readonly offsetIndex: OffsetIndex,
+    readonly timeIndex: TimeIndex,
+    suffix: string,
+  ) {
+    this.sizeBytes = log.size();
+    this.createdMs = clock.nowMs();
+    this.suffix = suffix;
+    const last = offsetIndex.lastEntry();
+    this.bytesSinceLastIndexEntry = Math.max(0, this.sizeBytes - last.position);
+  }
+
+  /** Opens the segment's files, creating them when `create` is set. */
+  static open(
+    fs: FileSystem,
+    dir: string,
+    baseOffset: bigint,
+    config: SegmentConfig,
+    clock: Clock,
+    create: boolean,
+    suffix = '',
+  ): LogSegment {
+    const stem = path.join(dir, filenamePrefixFromOffset(baseOffset));
+    const log = fs.open(`${stem}${LOG_FILE_SUFFIX}${suffix}`, create);
+    const offsetIndex = new OffsetIndex(
+      fs,
+      `${stem}${INDEX_FILE_SUFFIX}${suffix}`,
+      baseOffset,
+      config.maxIndexSize,
+    );
+    const timeIndex = new TimeIndex(
+      fs,
+      `${stem}${TIME_INDEX_FILE_SUFFIX}${suffix}`,
+      baseOffset,
+      config.maxIndexSize,
+    );
+    return new LogSegment(fs, dir, baseOffset, config, clock, log, offsetIndex, timeIndex, suffix);
+  }
+
+  get logPath(): string {
+    return path.join(
+      this.dir,
+      `${filenamePrefixFromOffset(this.baseOffset)}${LOG_FILE_SUFFIX}${this.suffix}`,
+    );
+  }
+
+  /** Bytes in the `.log` file. */
+  get size(): number {
+    return this.sizeBytes;
+  }
+
+  /** Relative offsets are int32 in both indexes, so a segment spans at most 2^31 - 1 offsets. */
+  canConvertToRelativeOffset(offset: bigint): boolean {
+    const rel = offset - this.baseOffset;
+    return rel >= 0n && rel <= 0x7fffffffn;
+  }
+
+  /**
+   * Appends `records` (whole batches, offsets final, ending at `largestOffset`) at the end of the
+   * file. An offset index entry (the batch's last offset → its start position) is added before a
+   * batch once more than `indexIntervalBytes` have been written since the last entry, with a time
+   * index entry for the largest timestamp so far — Kafka's rule, so the indexes equal a rebuild's.
+   */
+  append(records: Buffer, largestOffset: bigint): void {
+    if (records.length === 0) return;
+    if (!this.canConvertToRelativeOffset(largestOffset)) {
+      throw new RangeError(`offset ${largestOffset} does not fit segment ${this.baseOffset}`);
+    }
+    this.loadMaxTimestamp();
+    let position = this.sizeBytes;
+    this.log.write(records, position);
+    for (let at = 0; at < records.length; ) {
+      const header = readBatchHeader(records, at);
+      const size = batchSize(header);
+      this.indexBatch(header, position);
+      position += size;
+      at += size;
+    }
+    this.sizeBytes = position;
+  }
+
+  private indexBatch(header: BatchHeader, position: number): void {
+    const batchLast = lastOffset(header);
+    if (this.rollingBasedTimestamp === null) this.rollingBasedTimestamp = header.maxTimestamp;
+    const max = this.maxTimestamp!;
+    if (header.maxTimestamp > max.timestamp)
+      this.maxTimestamp = { timestamp: header.maxTimestamp, offset: batchLast };
+    if (this.bytesSinceLastIndexEntry > this.config.indexIntervalBytes) {
+      this.offsetIndex.append(batchLast, position);
+      this.timeIndex.maybeAppend(this.maxTimestamp!.timestamp, this.maxTimestamp!.offset);
+      this.bytesSinceLastIndexEntry = 0;
+    }
+    this.bytesSinceLastIndexEntry += batchSize(header);
+  }
+
+  /** The largest timestamp in the segment and its offset; -1 for an empty segment. */
+  largestTimestamp(): { timestamp: bigint; offset: bigint } {
+    this.loadMaxTimestamp();
+    return this.maxTimestamp!;
+  }
+
+  private loadMaxTimestamp(): void {
+    if (this.maxTimestamp !== null) return;
+    // The time index's last entry covers every batch up to the last offset index entry; the batches
+    // after that position are scanned.
+    const entry = this.timeIndex.lastEntry();
+    let max = { timestamp: entry.timestamp, offset: entry.offset };
+    const reader = this.reader();
+    for (let pos = this.offsetIndex.lastEntry().position; pos < this.sizeBytes; ) {
+      const check = reader.check(pos, false);
+      if (!check.ok) break;
+      if (check.header.maxTimestamp > max.timestamp) {
+        max = { timestamp: check.header.maxTimestamp, offset: lastOffset(check.header) };
+      }
+      pos += check.size;
+    }
+    this.maxTimestamp = max;
+  }
+
+  reader(end = this.sizeBytes): LogFileReader {
+    return new LogFileReader(this.log, end);
+  }
+
+  /**
+   * The first batch whose last offset is ≥ `offset`, scanning headers from `startingPosition`
+   * (Kafka's translateOffset); null when the segment holds nothing at or after it.
+   */
+  translateOffset(
+    offset: bigint,
+    startingPosition = this.offsetIndex.lookup(offset).position,
+  ): BatchLocation | null {
+    const reader = this.reader();
+    for (let pos = startingPosition; pos < this.sizeBytes; ) {
+      const check = reader.check(pos, false);
+      if (!check.ok) return null;
+      const last = lastOffset(check.header);
+      if (last >= offset)
+        return { baseOffset: check.header.baseOffset, lastOffset: last, position: pos, size: check.size };
+      pos += check.size;
+    }
+    return null;
+  }
+
+  /**
+   * Bytes from the batch holding `startOffset`, at most `maxSize` of them and none at or beyond
+   * `maxPosition`. With `minOneMessage`, the first batch is returned whole even above `maxSize`, so a
+   * consumer with a small limit still makes progress. The slice may end inside a batch, as Kafka's.
+   */
+  read(
+    startOffset: bigint,
+    maxSize: number,
+    maxPosition = this.sizeBytes,
+    minOneMessage = false,
+  ): SegmentRead | null {
+    if (maxSize < 0) throw new RangeError(`invalid max size ${maxSize}`);
+    const start = this.translateOffset(startOffset);
+    if (!start) return null;
+    const adjustedMaxSize = minOneMessage ? Math.max(maxSize, start.size) : maxSize;
+    const fetchSize = Math.max(0, Math.min(maxPosition - start.position, adjustedMaxSize));
+    const records = Buffer.allocUnsafe(fetchSize);
+    const n = this.log.read(records, 0, fetchSize, start.position);
+    return {
+      position: start.position,
+      firstBatchBaseOffset: start.baseOffset,
+      records: records.subarray(0, n),
+      firstEntryIncomplete: adjustedMaxSize < start.size,
+    };
+  }
+
+  /** The offset after the last batch (LEO of this segment); the base offset when empty. */
+  readNextOffset(): bigint {
+    const reader = this.reader();
+    let next = this.baseOffset;
+    for (let pos = this.offsetIndex.lastEntry().position; pos < this.sizeBytes; ) {
+      const check = reader.check(pos, false);
+      if (!check.ok) break;
+      next = lastOffset(check.header) + 1n;
+      pos += check.size;
+    }
+    if (next === this.baseOffset && this.offsetIndex.entries > 0)
+      next = this.offsetIndex.lastEntry().offset + 1n;
+    return next;
+  }
+
+  /**
+   * The first batch with maxTimestamp ≥ `timestamp` among offsets ≥ `startingOffset`: the time
+   * index narrows the start, then headers are scanned. Batch granularity; the caller resolves the
+   * record inside the batch.
+   */
+  findBatchByTimestamp(
+    timestamp: bigint,
+    startingOffset: bigint,
+  ): (BatchLocation & { maxTimestamp: bigint }) | null {
+    const fromIndex = this.timeIndex.lookup(timestamp);
+    const startOffset = fromIndex.offset > startingOffset ? fromIndex.offset : startingOffset;
+    const position = this.offsetIndex.lookup(startOffset).position;
+    const reader = this.reader();
+    for (let pos = position; pos < this.sizeBytes; ) {
+      const check = reader.check(pos, false);
+      if (!check.ok) return null;
+      const h = check.header;
+      if (h.maxTimestamp >= timestamp && lastOffset(h) >= startingOffset) {
+        return {
+          baseOffset: h.baseOffset,
+          lastOffset: lastOffset(h),
+          position: pos,
+          size: check.size,
+          maxTimestamp: h.maxTimestamp,
+        };
+      }
+      pos += check.size;
+    }
+    return null;
+  }
+
+  /**
+   * Validates every batch (length, magic, CRC, offsets increasing and inside the segment), rebuilds
+   * both indexes, and physically truncates the file at the first invalid byte (Kafka's recover).
+   * `onBatch` sees every valid batch in order (epoch cache, producer state).
+   */
+  recover(onBatch?: (header: BatchHeader) => void): SegmentRecoveryResult {
+    this.offsetIndex.reset();
+    this.timeIndex.reset();
+    this.rollingBasedTimestamp = null;
+    return this.validateFrom(0, 0, { timestamp: -1n, offset: -1n }, this.baseOffset, onBatch);
+  }
+
+  /**
+   * Validates only the batches from the last offset index entry on, the part of an active segment
+   * that may be torn even after a clean shutdown, and truncates there as `recover` would. The
+   * indexes end up exactly as a full `recover` would build them. Falls back to a full recovery when
+   * the index is empty or does not match the file.
+   */
+  validateTail(onBatch?: (header: BatchHeader) => void): SegmentRecoveryResult {
+    const fileSize = this.log.size();
+    this.offsetIndex.truncateToPosition(fileSize);
+    const k = this.offsetIndex.entries - 1;
+    if (k < 0) return this.recover(onBatch);
+    const tailStart = this.offsetIndex.entry(k).position;
+    const previousIndexed = k > 0 ? this.offsetIndex.entry(k - 1).position : 0;
+    // Walk the headers between the two last entries: they must land exactly on the last entry, and
+    // they give the last offset and the largest timestamp before the tail.
+    const reader = this.reader(fileSize);
+    let lastOffsetBefore = this.baseOffset - 1n;
+    let maxBatchTimestamp = { timestamp: -1n, offset: -1n };
+    let pos = previousIndexed;
+    while (pos < tailStart) {
+      const check = reader.check(pos, false);
+      if (!check.ok) break;
+      lastOffsetBefore = lastOffset(check.header);
+      if (check.header.maxTimestamp > maxBatchTimestamp.timestamp) {
+        maxBatchTimestamp = { timestamp: check.header.maxTimestamp, offset: lastOffsetBefore };
+      }
+      pos += check.size;
+    }
+    if (pos !== tailStart) return this.recover(onBatch);
+    this.offsetIndex.truncateToPosition(tailStart);
+    this.timeIndex.truncateTo(lastOffsetBefore + 1n);
+    const t = this.timeIndex.lastEntry();
+    const max =
+      t.timestamp >= maxBatchTimestamp.timestamp
+        ? { timestamp: t.timestamp, offset: t.offset }
+        : maxBatchTimestamp;
+    return this.validateFrom(tailStart, previousIndexed, max, lastOffsetBefore + 1n, onBatch);
+  }
+
+  private validateFrom(
+    startPosition: number,
+    lastIndexedPosition: number,
+    maxTimestampBefore: { timestamp: bigint; offset: bigint },
+    firstExpectedOffset: bigint,
+    onBatch: ((header: BatchHeader) => void) | undefined,
+  ): SegmentRecoveryResult {
+    const fileSize = this.log.size();
+    const reader = this.reader(fileSize);
+    let max = maxTimestampBefore;
+    let position = startPosition;
+    let lastIndexed = lastIndexedPosition;
+    let expectedMinOffset = firstExpectedOffset;
+    let batches = 0;
+    let stopReason: string | null = null;
+    while (position < fileSize) {
+      const check: BatchCheck = reader.check(position, true);
+      if (!check.ok) {
+        stopReason = check.reason;
+        break;
+      }
+      const h = check.header;
+      const last = lastOffset(h);
+      if (h.baseOffset < expectedMinOffset || !this.canConvertToRelativeOffset(last)) {
+        stopReason = `batch offsets ${h.baseOffset}..${last} are out of order (expected ≥ ${expectedMinOffset}) or outside the segment`;
+        break;
+      }
+      if (h.maxTimestamp > max.timestamp) max = { timestamp: h.maxTimestamp, offset: last };
+      if (position === 0) this.rollingBasedTimestamp = h.maxTimestamp;
+      if (position - lastIndexed > this.config.indexIntervalBytes) {
+        this.offsetIndex.append(last, position);
+        this.timeIndex.maybeAppend(max.timestamp, max.offset);
+        lastIndexed = position;
+      }
+      onBatch?.(h);
+      batches++;
+      position += check.size;
+      expectedMinOffset = last + 1n;
+    }
+    const truncatedBytes = fileSize - position;
+    if (truncatedBytes > 0) this.log.truncate(position);
+    this.sizeBytes = position;
+    this.bytesSinceLastIndexEntry = position - lastIndexed;
+    this.maxTimestamp = max;
+    if (max.timestamp >= 0n && max.offset >= this.baseOffset)
+      this.timeIndex.maybeAppend(max.timestamp, max.offset);
+    return { validBytes: position, truncatedBytes, batches, stopReason, nextOffset: expectedMinOffset };
+  }
+
+  /**
+   * Removes every batch from the one holding `offset` onward, and their index entries.
+   * Returns the bytes removed.
+   */
+  truncateTo(offset: bigint): number {
+    const location = this.translateOffset(offset);
+    this.offsetIndex.truncateTo(offset);
+    this.timeIndex.truncateTo(offset);
+    if (!location) return 0;
+    const removed = this.sizeBytes - location.position;
+    this.log.truncate(location.position);
+    this.sizeBytes = location.position;
+    this.offsetIndex.truncateToPosition(location.position);
+    if (this.sizeBytes === 0) {
+      this.createdMs = this.clock.nowMs();
+      this.rollingBasedTimestamp = null;
+    }
+    this.bytesSinceLastIndexEntry = this.sizeBytes - this.offsetIndex.lastEntry().position;
+    this.maxTimestamp = null;
+    return removed;
+  }
+
+  /** Kafka's shouldRoll: size, age (from the first batch's timestamp), full index, offset range. */
+  shouldRoll(p: RollParams): boolean {
+    const reachedRollMs = this.timeWaitedForRollMs(p.nowMs, p.maxTimestampInIncoming) > p.maxSegmentMs;
+    return (
+      this.sizeBytes > p.maxSegmentBytes - p.incomingBytes ||
+      (this.sizeBytes > 0 && reachedRollMs) ||
+      this.offsetIndex.isFull() ||
+      this.timeIndex.isFull() ||
+      !this.canConvertToRelativeOffset(p.maxOffsetInIncoming)
+    );
+  }
+
+  private timeWaitedForRollMs(nowMs: number, incomingTimestamp: bigint): number {
+    if (this.rollingBasedTimestamp === null && this.sizeBytes > 0) {
+      const check = this.reader().check(0, false);
+      if (check.ok) this.rollingBasedTimestamp = check.header.maxTimestamp;
+    }
+    const t = this.rollingBasedTimestamp;
+    if (t !== null && t >= 0n) return Number(incomingTimestamp - t);
+    return nowMs - this.createdMs;
+  }
+
+  /** The segment stops being active: record the final max timestamp and trim the indexes. */
+  onBecomeInactive(): void {
+    this.appendFinalTimeIndexEntry();
+    this.offsetIndex.trim();
+    this.timeIndex.trim();
+  }
+
+  private appendFinalTimeIndexEntry(): void {
+    const max = this.largestTimestamp();
+    if (max.timestamp >= 0n && max.offset >= this.baseOffset && !this.timeIndex.isFull()) {
+      this.timeIndex.maybeAppend(max.timestamp, max.offset);
+    }
+  }
+
+  flush(): void {
+    this.log.sync();
+    this.offsetIndex.flush();
+    this.timeIndex.flush();
+  }
+
+  /** A clean close, as Kafka's: final time index entry, indexes trimmed, files closed. */
+  close(): void {
+    this.appendFinalTimeIndexEntry();
+    this.offsetIndex.close();
+    this.timeIndex.close();
+    this.log.close();
+  }
+
+  /** Closes the file handles without trimming anything (deletion, simulated crashes). */
+  closeHandles(): void {
+    this.offsetIndex.closeHandle();
+    this.timeIndex.closeHandle();
+    this.log.close();
+  }
+
+  /** Renames all three files from the current suffix to `newSuffix` (e.g. '.deleted'). */
+  changeFileSuffix(newSuffix: string): void {
+    const stem = path.join(this.dir, filenamePrefixFromOffset(this.baseOffset));
+    const logFrom = `${stem}${LOG_FILE_SUFFIX}${this.suffix}`;
+    if (this.fs.exists(logFrom)) this.fs.rename(logFrom, `${stem}${LOG_FILE_SUFFIX}${newSuffix}`);
+    this.offsetIndex.renameTo(`${stem}${INDEX_FILE_SUFFIX}${newSuffix}`);
+    this.timeIndex.renameTo(`${stem}${TIME_INDEX_FILE_SUFFIX}${newSuffix}`);
+    this.suffix = newSuffix;
+  }
+
+  /** Paths of the segment's files as they are named now. */
+  filePaths(): string[] {
+    return [this.logPath, this.offsetIndex.path, this.timeIndex.path];
+  }
+
+  deleteFiles(): void {
+    for (const p of this.filePaths()) if (this.fs.exists(p)) this.fs.unlink(p);
+  }
+}

@@ -1,0 +1,149 @@
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { test } from 'node:test';
+import { readBatchHeader } from '../../src/protocol/records/batch.js';
+import { LogSegment } from '../../src/storage/segment.js';
+import { makeBatch, tempDir, testContext } from './helpers.js';
+
+const config = { indexIntervalBytes: 4096, maxIndexSize: 10 * 1024 * 1024 };
+
+/** Appends `n` batches of 3 records (~1.1 KiB each) from `base`; returns their start positions. */
+function fill(segment: LogSegment, base: bigint, n: number): { positions: number[]; next: bigint } {
+  const positions: number[] = [];
+  let next = base;
+  for (let i = 0; i < n; i++) {
+    const b = makeBatch({
+      baseOffset: next,
+      count: 3,
+      valueBytes: 350,
+      timestamp: 1_700_000_000_000n + BigInt(i * 10),
+      seed: i,
+    });
+    positions.push(segment.size);
+    segment.append(b, next + 2n);
+    next += 3n;
+  }
+  return { positions, next };
+}
+
+test('append writes an index entry once more than index.interval.bytes were written', () => {
+  const { dir, cleanup } = tempDir();
+  const ctx = testContext();
+  try {
+    const seg = LogSegment.open(ctx.fs, dir, 0n, config, ctx.clock, true);
+    const { positions } = fill(seg, 0n, 20);
+    const batchBytes = positions[1]!;
+    assert.ok(batchBytes > 1000 && batchBytes < 1200, `batch size ${batchBytes}`);
+    // Kafka's rule: the entry goes before the batch that finds > 4096 bytes since the last one,
+    // naming that batch's last offset and its start position.
+    const perEntry = Math.floor(4096 / batchBytes) + 1;
+    const expected = [];
+    for (let i = perEntry; i < 20; i += perEntry)
+      expected.push({ offset: BigInt(i * 3 + 2), position: positions[i]! });
+    const got = Array.from({ length: seg.offsetIndex.entries }, (_, i) => seg.offsetIndex.entry(i));
+    assert.deepEqual(got, expected);
+    assert.equal(seg.timeIndex.entries, expected.length);
+    seg.close();
+    assert.equal(fs.statSync(path.join(dir, '00000000000000000000.index')).size, 8 * expected.length);
+  } finally {
+    cleanup();
+  }
+});
+
+test('read by offset: index lookup, then header scan; byte limits and minOneMessage', () => {
+  const { dir, cleanup } = tempDir();
+  const ctx = testContext();
+  try {
+    const seg = LogSegment.open(ctx.fs, dir, 100n, config, ctx.clock, true);
+    const { positions, next } = fill(seg, 100n, 30);
+    assert.equal(seg.readNextOffset(), next);
+    const r = seg.read(131n, 100_000)!;
+    assert.equal(r.position, positions[10]); // offsets 130..132 are batch 10
+    assert.equal(r.firstBatchBaseOffset, 130n);
+    assert.equal(readBatchHeader(r.records, 0).baseOffset, 130n);
+    assert.equal(r.records.length, seg.size - positions[10]!);
+    const small = seg.read(131n, 10)!;
+    assert.equal(small.records.length, 10);
+    assert.equal(small.firstEntryIncomplete, true);
+    const one = seg.read(131n, 10, seg.size, true)!;
+    assert.equal(one.records.length, positions[11]! - positions[10]!);
+    assert.equal(seg.read(next, 1000), null);
+    const capped = seg.read(100n, 1_000_000, positions[2])!;
+    assert.equal(capped.records.length, positions[2]);
+    assert.deepEqual(seg.translateOffset(99n)?.baseOffset, 100n);
+  } finally {
+    cleanup();
+  }
+});
+
+test('find by timestamp and largest timestamp', () => {
+  const { dir, cleanup } = tempDir();
+  const ctx = testContext();
+  try {
+    const seg = LogSegment.open(ctx.fs, dir, 0n, config, ctx.clock, true);
+    fill(seg, 0n, 30);
+    // batch i has timestamps base + 10i .. base + 10i + 2
+    const found = seg.findBatchByTimestamp(1_700_000_000_000n + 155n, 0n)!;
+    assert.equal(found.baseOffset, 16n * 3n);
+    assert.deepEqual(seg.largestTimestamp(), { timestamp: 1_700_000_000_000n + 292n, offset: 89n });
+    assert.equal(seg.findBatchByTimestamp(1_800_000_000_000n, 0n), null);
+    assert.equal(seg.findBatchByTimestamp(0n, 50n)!.baseOffset, 48n);
+  } finally {
+    cleanup();
+  }
+});
+
+test('recover rebuilds the same indexes that appends wrote and truncates a torn tail', () => {
+  const { dir, cleanup } = tempDir();
+  const ctx = testContext();
+  try {
+    const seg = LogSegment.open(ctx.fs, dir, 0n, config, ctx.clock, true);
+    const { positions } = fill(seg, 0n, 40);
+    seg.close();
+    const trimmedIndex = fs.readFileSync(path.join(dir, '00000000000000000000.index'));
+    const trimmedTime = fs.readFileSync(path.join(dir, '00000000000000000000.timeindex'));
+    const again = LogSegment.open(ctx.fs, dir, 0n, config, ctx.clock, false);
+    const epochs: bigint[] = [];
+    const r = again.recover((h) => epochs.push(h.baseOffset));
+    assert.equal(r.truncatedBytes, 0);
+    assert.equal(r.batches, 40);
+    assert.equal(epochs.length, 40);
+    again.close();
+    assert.deepEqual(fs.readFileSync(path.join(dir, '00000000000000000000.index')), trimmedIndex);
+    assert.deepEqual(fs.readFileSync(path.join(dir, '00000000000000000000.timeindex')), trimmedTime);
+
+    // tear the last batch
+    const logPath = path.join(dir, '00000000000000000000.log');
+    fs.truncateSync(logPath, fs.statSync(logPath).size - 7);
+    const torn = LogSegment.open(ctx.fs, dir, 0n, config, ctx.clock, false);
+    const t = torn.validateTail();
+    assert.equal(t.validBytes, positions[39]);
+    assert.equal(t.nextOffset, 39n * 3n);
+    assert.equal(fs.statSync(logPath).size, positions[39]);
+    torn.close();
+  } finally {
+    cleanup();
+  }
+});
+
+test('truncateTo cuts at the batch holding the offset and drops its index entries', () => {
+  const { dir, cleanup } = tempDir();
+  const ctx = testContext();
+  try {
+    const seg = LogSegment.open(ctx.fs, dir, 0n, config, ctx.clock, true);
+    const { positions } = fill(seg, 0n, 30);
+    const removed = seg.truncateTo(46n); // batch 15 holds 45..47
+    assert.equal(seg.size, positions[15]);
+    assert.equal(removed > 0, true);
+    assert.equal(seg.readNextOffset(), 45n);
+    for (let i = 0; i < seg.offsetIndex.entries; i++) assert.ok(seg.offsetIndex.entry(i).position < seg.size);
+    assert.equal(seg.truncateTo(1000n), 0);
+    seg.truncateTo(0n);
+    assert.equal(seg.size, 0);
+    assert.equal(seg.offsetIndex.entries, 0);
+    assert.equal(seg.timeIndex.entries, 0);
+  } finally {
+    cleanup();
+  }
+});
