@@ -1,3 +1,4 @@
+import { constants as bufferConstants } from 'node:buffer';
 import { gunzipSync, gzipSync, constants as zlibConstants } from 'node:zlib';
 import * as lz4 from 'lz4-napi';
 import * as snappy from 'snappy';
@@ -83,8 +84,7 @@ function decompressUnchecked(codec: number, data: Buffer, maxBytes: number): Buf
     case CompressionCodec.snappy:
       return snappyDecompress(data, maxBytes);
     case CompressionCodec.lz4:
-      checkOutput(lz4FrameBound(data), maxBytes);
-      return lz4.decompressFrameSync(data);
+      return lz4Decompress(data, maxBytes);
     case CompressionCodec.zstd:
       return zstdDecompress(data, maxBytes);
     default:
@@ -98,12 +98,15 @@ function checkOutput(bytes: number, maxBytes: number): void {
   }
 }
 
+/** zlib refuses a maxOutputLength above the largest Buffer. */
+const MAX_BUFFER_BYTES = bufferConstants.MAX_LENGTH;
+
 // ---- gzip -------------------------------------------------------------------------------------
 
 function gzipDecompress(data: Buffer, maxBytes: number): Buffer {
   try {
     // zlib stops and throws as soon as the output passes maxOutputLength: the bomb is never inflated.
-    return gunzipSync(data, { maxOutputLength: Math.max(1, maxBytes) });
+    return gunzipSync(data, { maxOutputLength: Math.min(Math.max(1, maxBytes), MAX_BUFFER_BYTES) });
   } catch (e) {
     if ((e as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') {
       throw new ProtocolError(`gzip records exceed the ${maxBytes}-byte limit`);
@@ -204,11 +207,23 @@ const LZ4_BLOCK_UNCOMPRESSED = 0x80000000;
 const LZ4_BLOCK_MAX = [0, 0, 0, 0, 64 * 1024, 256 * 1024, 1024 * 1024, 4 * 1024 * 1024];
 
 /**
- * Walks the frame's block headers (cheap: no decoding) and returns an upper bound on the output:
- * each block decodes to at most the frame's declared maximum block size. Structural errors are
- * found here, before the native decoder sees the bytes.
+ * Decodes frame by frame: lz4-napi stops after the first frame and would silently drop the rest
+ * of a concatenated stream.
  */
-function lz4FrameBound(data: Buffer): number {
+function lz4Decompress(data: Buffer, maxBytes: number): Buffer {
+  const { bound, frames } = lz4Frames(data);
+  checkOutput(bound, maxBytes);
+  const out = frames.map(([start, end]) => lz4.decompressFrameSync(data.subarray(start, end)));
+  return out.length === 1 ? (out[0] as Buffer) : Buffer.concat(out);
+}
+
+/**
+ * Walks the frames' block headers (cheap: no decoding), returning where each data frame lies and
+ * an upper bound on the output: each block decodes to at most its frame's declared maximum block
+ * size. Structural errors are found here, before the native decoder sees the bytes.
+ */
+function lz4Frames(data: Buffer): { bound: number; frames: [number, number][] } {
+  const frames: [number, number][] = [];
   let bound = 0;
   let at = 0;
   const need = (n: number): void => {
@@ -227,6 +242,7 @@ function lz4FrameBound(data: Buffer): number {
       continue;
     }
     if (magic !== LZ4_MAGIC) throw new ProtocolError(`bad lz4 frame magic 0x${magic.toString(16)}`);
+    const frameStart = at - 4;
     need(3);
     const flg = data[at] as number;
     const bd = data[at + 1] as number;
@@ -244,6 +260,9 @@ function lz4FrameBound(data: Buffer): number {
       at += 4;
       if (word === 0) break; // end mark
       const size = (word & ~LZ4_BLOCK_UNCOMPRESSED) >>> 0;
+      // Kafka's Lz4BlockInputStream refuses the same: no block may exceed the declared maximum.
+      if (size > blockMax)
+        throw new ProtocolError(`lz4 block of ${size} bytes exceeds its ${blockMax} maximum`);
       need(size + blockChecksum);
       at += size + blockChecksum;
       bound += (word & LZ4_BLOCK_UNCOMPRESSED) !== 0 ? size : blockMax;
@@ -252,14 +271,19 @@ function lz4FrameBound(data: Buffer): number {
       need(4);
       at += 4;
     }
+    frames.push([frameStart, at]);
   }
-  return bound;
+  if (frames.length === 0) throw new ProtocolError('lz4 records hold no frame');
+  return { bound, frames };
 }
 
 // ---- zstd -------------------------------------------------------------------------------------
 
 /** Kafka's default zstd level (CompressionType.ZSTD default level 3). */
 const ZSTD_DEFAULT_LEVEL = 3;
+/** Output is produced in chunks of at least this size (zstd's own recommended output size is 128 KiB). */
+const ZSTD_CHUNK_BYTES = 128 * 1024;
+const EMPTY = Buffer.alloc(0);
 
 function zstdCompress(data: Buffer, level: number): Buffer {
   const out = Buffer.allocUnsafe(zstd.compressBound(data.length));
@@ -300,6 +324,3 @@ function zstdDecompress(data: Buffer, maxBytes: number): Buffer {
   }
   return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, total);
 }
-
-const ZSTD_CHUNK_BYTES = 128 * 1024;
-const EMPTY = Buffer.alloc(0);

@@ -78,7 +78,8 @@ export function validateBatch(
   remaining: number = buf.length - pos,
   options: ShallowOptions = {},
 ): BatchValidation {
-  const avail = Math.min(remaining, buf.length - pos);
+  // A nonsense position or length reads as "nothing available", never as an exception.
+  const avail = Number.isSafeInteger(remaining) ? Math.min(remaining, buf.length - pos) : -1;
   if (!Number.isSafeInteger(pos) || pos < 0 || avail < LOG_OVERHEAD) {
     return invalid(
       'truncated',

@@ -87,10 +87,11 @@ describe('compression codecs', () => {
     assert.throws(() => decompress(CompressionCodec.zstd, frame, 100_000), ProtocolError);
   });
 
-  it('reads concatenated gzip members and zstd frames', () => {
+  it('reads concatenated gzip members, lz4 frames and zstd frames', () => {
     const a = textLike(1000);
     const b = Buffer.from('tail');
     assert.deepEqual(decompress(1, Buffer.concat([gzipSync(a), gzipSync(b)])), Buffer.concat([a, b]));
+    assert.deepEqual(decompress(3, Buffer.concat([compress(3, a), compress(3, b)])), Buffer.concat([a, b]));
     assert.deepEqual(decompress(4, Buffer.concat([compress(4, a), compress(4, b)])), Buffer.concat([a, b]));
   });
 

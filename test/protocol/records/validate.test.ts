@@ -142,6 +142,10 @@ describe('validateBatch (shallow)', () => {
     for (const pos of [-1, 1.5, wrapped.length, wrapped.length + 100, Number.NaN]) {
       assert.equal(validateBatch(wrapped, pos).ok, false);
     }
+    for (const remaining of [Number.NaN, -1, 0.5, Number.POSITIVE_INFINITY]) {
+      assert.equal(validateBatch(wrapped, 7, remaining).ok, false);
+      assert.equal(validateBatchDeep(wrapped, 7, remaining).ok, false);
+    }
   });
 });
 
