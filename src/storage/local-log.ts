@@ -1,0 +1,285 @@
+import type { Clock } from '../common/clock.js';
+import type { FileSystem } from './fs.js';
+import type { LogConfig } from './log-config.js';
+import type { StorageLogger } from './logger.js';
+import type { Scheduler } from './scheduler.js';
+import { DELETED_FILE_SUFFIX, LogSegment, type SegmentConfig } from './segment.js';
+import type { LogSegments } from './segments.js';
+
+/** Everything a log layer needs from its surroundings; passed down, never looked up. */
+export interface StorageContext {
+  readonly fs: FileSystem;
+  readonly clock: Clock;
+  readonly scheduler: Scheduler;
+  readonly logger: StorageLogger;
+}
+
+/** An offset with where its batch sits: which segment, and at which byte (Kafka's LogOffsetMetadata). */
+export interface LogOffsetMetadata {
+  readonly offset: bigint;
+  readonly segmentBaseOffset: bigint;
+  readonly position: number;
+}
+
+export interface LogReadResult {
+  /** Offset asked for, with the position of the batch that holds it (when something was read). */
+  readonly fetchOffset: LogOffsetMetadata;
+  /** Whole batches, except that the byte limit may cut the last one, as in Kafka. */
+  readonly records: Buffer;
+  readonly firstEntryIncomplete: boolean;
+}
+
+export function segmentConfigOf(config: LogConfig): SegmentConfig {
+  return { indexIntervalBytes: config.indexIntervalBytes, maxIndexSize: config.segmentIndexBytes };
+}
+
+/**
+ * The segments of one partition directory and the LEO (Kafka's LocalLog): append to the active
+ * segment, roll, read across segments, truncate, and delete segments by renaming them `.deleted`
+ * and removing the files `file.delete.delay.ms` later. Knows nothing about HW, log start offset
+ * or epochs; the Log above it does. Owned by one Log; single-threaded.
+ */
+export class LocalLog {
+  private nextOffset: bigint;
+  /** Offsets below this are flushed to disk: recovery after a crash starts here. */
+  private recoveryPointOffset: bigint;
+  private lastFlushedMs: number;
+  private unflushedMessages = 0;
+  private pendingDeletions = new Set<() => void>();
+
+  constructor(
+    readonly dir: string,
+    readonly name: string,
+    private config: LogConfig,
+    readonly segments: LogSegments,
+    nextOffset: bigint,
+    recoveryPoint: bigint,
+    private readonly ctx: StorageContext,
+  ) {
+    this.nextOffset = nextOffset;
+    this.recoveryPointOffset = recoveryPoint;
+    this.lastFlushedMs = ctx.clock.nowMs();
+  }
+
+  get logEndOffset(): bigint {
+    return this.nextOffset;
+  }
+
+  /** The LEO with the active segment and the byte where the next batch will go. */
+  logEndOffsetMetadata(): LogOffsetMetadata {
+    const active = this.segments.active();
+    return { offset: this.nextOffset, segmentBaseOffset: active.baseOffset, position: active.size };
+  }
+
+  get recoveryPoint(): bigint {
+    return this.recoveryPointOffset;
+  }
+
+  get logConfig(): LogConfig {
+    return this.config;
+  }
+
+  updateConfig(config: LogConfig): void {
+    this.config = config;
+  }
+
+  /** Appends batches that already carry their final offsets, ending at `lastOffset`. */
+  append(lastOffset: bigint, records: Buffer, messages: number): void {
+    this.segments.active().append(records, lastOffset);
+    this.nextOffset = lastOffset + 1n;
+    this.unflushedMessages += messages;
+  }
+
+  /** Kafka's maybeRoll: rolls first when the incoming batches do not belong in the active segment. */
+  maybeRoll(incomingBytes: number, firstOffset: bigint, maxOffset: bigint, maxTimestamp: bigint): LogSegment {
+    const active = this.segments.active();
+    const roll = active.shouldRoll({
+      maxSegmentBytes: this.config.segmentBytes,
+      maxSegmentMs: this.config.segmentMs,
+      incomingBytes,
+      maxTimestampInIncoming: maxTimestamp,
+      maxOffsetInIncoming: maxOffset,
+      nowMs: this.ctx.clock.nowMs(),
+    });
+    if (!roll) return active;
+    // The new segment starts at the first incoming offset, or the LEO if that is higher.
+    return this.roll(firstOffset > this.nextOffset ? firstOffset : this.nextOffset);
+  }
+
+  /** Starts a new active segment at `newBaseOffset` (default: the LEO). */
+  roll(newBaseOffset: bigint = this.nextOffset): LogSegment {
+    const active = this.segments.active();
+    if (active.baseOffset === newBaseOffset && active.size === 0) return active;
+    if (newBaseOffset < this.nextOffset || this.segments.get(newBaseOffset)) {
+      throw new Error(
+        `${this.name}: cannot roll to ${newBaseOffset}: LEO is ${this.nextOffset} or the segment exists`,
+      );
+    }
+    active.onBecomeInactive();
+    const segment = this.createSegment(newBaseOffset);
+    this.segments.add(segment);
+    // Kafka flushes the finished segment in the background rather than on the append path.
+    this.ctx.scheduler.schedule(`flush-${this.name}`, 0, () => {
+      if (this.segments.get(active.baseOffset) === active) this.flush(newBaseOffset);
+    });
+    this.ctx.logger.info(`${this.name}: rolled new log segment at offset ${newBaseOffset}`);
+    return segment;
+  }
+
+  createSegment(baseOffset: bigint): LogSegment {
+    return LogSegment.open(
+      this.ctx.fs,
+      this.dir,
+      baseOffset,
+      segmentConfigOf(this.config),
+      this.ctx.clock,
+      true,
+    );
+  }
+
+  /**
+   * Reads from `startOffset`, at most `maxLength` bytes and nothing at or beyond `maxOffsetMetadata`
+   * (the LEO, HW or last stable offset as the caller chooses).
+   */
+  read(
+    startOffset: bigint,
+    maxLength: number,
+    maxOffsetMetadata: LogOffsetMetadata,
+    minOneMessage: boolean,
+  ): LogReadResult {
+    let segment = this.segments.floor(startOffset);
+    while (segment && segment.baseOffset < maxOffsetMetadata.offset) {
+      const maxPosition =
+        segment.baseOffset === maxOffsetMetadata.segmentBaseOffset
+          ? maxOffsetMetadata.position
+          : segment.size;
+      const r = segment.read(startOffset, maxLength, maxPosition, minOneMessage);
+      if (r) {
+        return {
+          fetchOffset: { offset: startOffset, segmentBaseOffset: segment.baseOffset, position: r.position },
+          records: r.records,
+          firstEntryIncomplete: r.firstEntryIncomplete,
+        };
+      }
+      segment = this.segments.higher(segment.baseOffset);
+    }
+    return {
+      fetchOffset: {
+        offset: startOffset,
+        segmentBaseOffset: this.segments.active().baseOffset,
+        position: this.segments.active().size,
+      },
+      records: Buffer.alloc(0),
+      firstEntryIncomplete: false,
+    };
+  }
+
+  /** Position metadata for an offset ≤ LEO (the HW, say): the batch holding it, or the end. */
+  convertToOffsetMetadata(offset: bigint): LogOffsetMetadata {
+    if (offset >= this.nextOffset) return this.logEndOffsetMetadata();
+    let segment = this.segments.floor(offset);
+    while (segment) {
+      const location = segment.translateOffset(offset);
+      if (location) return { offset, segmentBaseOffset: segment.baseOffset, position: location.position };
+      segment = this.segments.higher(segment.baseOffset);
+    }
+    return this.logEndOffsetMetadata();
+  }
+
+  /**
+   * Removes everything from `targetOffset` on: later segments are deleted, the one holding it is
+   * cut at the start of the batch holding it. Returns the bytes discarded.
+   */
+  truncateTo(targetOffset: bigint): number {
+    let discarded = 0;
+    const later = this.segments.values().filter((s) => s.baseOffset > targetOffset);
+    for (const s of later) discarded += s.size;
+    this.removeAndDeleteSegments(later);
+    const active = this.segments.active();
+    discarded += active.truncateTo(targetOffset);
+    this.nextOffset = active.readNextOffset();
+    if (this.nextOffset > targetOffset) this.nextOffset = targetOffset;
+    if (this.recoveryPointOffset > this.nextOffset) this.recoveryPointOffset = this.nextOffset;
+    return discarded;
+  }
+
+  /** Deletes every segment and starts an empty one at `newOffset` (Kafka's truncateFullyAndStartAt). */
+  truncateFullyAndStartAt(newOffset: bigint): number {
+    const all = this.segments.values();
+    const discarded = all.reduce((n, s) => n + s.size, 0);
+    this.removeAndDeleteSegments(all);
+    this.segments.add(this.createSegment(newOffset));
+    this.nextOffset = newOffset;
+    this.recoveryPointOffset = newOffset;
+    this.unflushedMessages = 0;
+    return discarded;
+  }
+
+  /**
+   * Takes segments out of the log at once and renames their files `*.deleted`; the files go
+   * `file.delete.delay.ms` later, so a reader that still holds them is not cut off (Kafka's
+   * asynchronous deletion).
+   */
+  removeAndDeleteSegments(segments: LogSegment[]): void {
+    for (const s of segments) {
+      this.segments.remove(s.baseOffset);
+      s.closeHandles();
+      s.changeFileSuffix(DELETED_FILE_SUFFIX);
+      const task = (): void => {
+        this.pendingDeletions.delete(cancel);
+        s.deleteFiles();
+        this.ctx.logger.info(
+          `${this.name}: deleted log segment ${s.baseOffset} (${s.filePaths().length} files)`,
+        );
+      };
+      const cancel = this.ctx.scheduler.schedule(
+        `delete-${this.name}-${s.baseOffset}`,
+        this.config.fileDeleteDelayMs,
+        task,
+      );
+      this.pendingDeletions.add(cancel);
+    }
+  }
+
+  /** Flushes when the policy says so (flush.messages, flush.ms); called after each append. */
+  maybeFlush(): void {
+    const due =
+      this.unflushedMessages >= this.config.flushMessages ||
+      this.ctx.clock.nowMs() - this.lastFlushedMs >= this.config.flushMs;
+    if (due) this.flush(this.nextOffset);
+  }
+
+  /** fsyncs every segment that may hold offsets in [recovery point, `upTo`) and advances the recovery point. */
+  flush(upTo: bigint = this.nextOffset): void {
+    if (upTo <= this.recoveryPointOffset) return;
+    for (const s of this.segments.range(this.recoveryPointOffset, upTo)) s.flush();
+    this.ctx.fs.syncDir(this.dir);
+    this.recoveryPointOffset = upTo > this.nextOffset ? this.nextOffset : upTo;
+    this.lastFlushedMs = this.ctx.clock.nowMs();
+    if (upTo >= this.nextOffset) this.unflushedMessages = 0;
+  }
+
+  get lastFlushTimeMs(): number {
+    return this.lastFlushedMs;
+  }
+
+  /** A clean close: final index entries, indexes trimmed, files closed. */
+  close(): void {
+    for (const s of this.segments.values()) s.close();
+  }
+
+  /** Runs the pending deletions now (a clean shutdown does not wait for the delay). */
+  deletePendingNow(): void {
+    for (const cancel of [...this.pendingDeletions]) cancel();
+    this.pendingDeletions.clear();
+    for (const f of this.ctx.fs.list(this.dir)) {
+      if (f.endsWith(DELETED_FILE_SUFFIX)) this.ctx.fs.unlink(`${this.dir}/${f}`);
+    }
+  }
+
+  /** Closes file handles without trimming or flushing: what a process kill leaves (for tests). */
+  abandon(): void {
+    for (const cancel of [...this.pendingDeletions]) cancel();
+    for (const s of this.segments.values()) s.closeHandles();
+  }
+}

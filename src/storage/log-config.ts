@@ -1,0 +1,46 @@
+/**
+ * Per-log settings, with Kafka's topic-config names in the comments and Kafka's defaults.
+ * Plain data: the broker's config layer resolves topic → broker → default and passes the result.
+ */
+export interface LogConfig {
+  /** segment.bytes */
+  readonly segmentBytes: number;
+  /** segment.ms */
+  readonly segmentMs: number;
+  /** segment.index.bytes */
+  readonly segmentIndexBytes: number;
+  /** index.interval.bytes */
+  readonly indexIntervalBytes: number;
+  /** flush.messages: fsync after this many unflushed messages (Infinity: never, Kafka's Long.MAX). */
+  readonly flushMessages: number;
+  /** flush.ms: fsync when the last flush is older than this (Infinity: never). */
+  readonly flushMs: number;
+  /** file.delete.delay.ms (broker: log.segment.delete.delay.ms) */
+  readonly fileDeleteDelayMs: number;
+  /** max.message.bytes: the largest batch a producer may append. */
+  readonly maxMessageBytes: number;
+  /** message.timestamp.type */
+  readonly messageTimestampType: 'CreateTime' | 'LogAppendTime';
+  /** retention.ms (-1: unlimited) */
+  readonly retentionMs: number;
+  /** retention.bytes (-1: unlimited) */
+  readonly retentionBytes: number;
+}
+
+export const DEFAULT_LOG_CONFIG: LogConfig = Object.freeze({
+  segmentBytes: 1024 * 1024 * 1024,
+  segmentMs: 7 * 24 * 60 * 60 * 1000,
+  segmentIndexBytes: 10 * 1024 * 1024,
+  indexIntervalBytes: 4096,
+  flushMessages: Number.POSITIVE_INFINITY,
+  flushMs: Number.POSITIVE_INFINITY,
+  fileDeleteDelayMs: 60_000,
+  maxMessageBytes: 1_048_588,
+  messageTimestampType: 'CreateTime',
+  retentionMs: 7 * 24 * 60 * 60 * 1000,
+  retentionBytes: -1,
+});
+
+export function logConfig(overrides: Partial<LogConfig> = {}): LogConfig {
+  return Object.freeze({ ...DEFAULT_LOG_CONFIG, ...overrides });
+}

@@ -1,0 +1,469 @@
+import * as path from 'node:path';
+import type { KafkaError } from '../protocol/kafka-error.js';
+import {
+  batchSize,
+  lastOffset,
+  readBatchHeader,
+  setBaseOffset,
+  setLogAppendTime,
+  setPartitionLeaderEpoch,
+} from '../protocol/records/batch.js';
+import { decodeRecords } from '../protocol/records/codec.js';
+import { recordOffset, recordTimestamp } from '../protocol/records/record.js';
+import { type BatchInvalid, validateBatch, validateBatchDeep } from '../protocol/records/validate.js';
+import { CheckpointFile, epochEntryCodec, LEADER_EPOCH_CHECKPOINT } from './checkpoint.js';
+import {
+  corruptRecord,
+  invalidRecord,
+  OffsetsOutOfOrderError,
+  offsetOutOfRange,
+  recordTooLarge,
+  UnexpectedAppendOffsetError,
+} from './errors.js';
+import { type EpochEndOffset, LeaderEpochFileCache } from './leader-epoch-cache.js';
+import type { LocalLog, LogOffsetMetadata, LogReadResult, StorageContext } from './local-log.js';
+import type { LogConfig } from './log-config.js';
+import { loadLog } from './log-loader.js';
+
+export interface LogAppendInfo {
+  readonly firstOffset: bigint;
+  readonly lastOffset: bigint;
+  readonly maxTimestamp: bigint;
+  readonly offsetOfMaxTimestamp: bigint;
+  /** The broker time stamped on LogAppendTime batches, else -1. */
+  readonly logAppendTimeMs: bigint;
+  readonly logStartOffset: bigint;
+  readonly validBytes: number;
+  readonly batches: number;
+  readonly records: number;
+}
+
+export type FetchIsolation = 'log-end' | 'high-watermark';
+
+export interface TimestampAndOffset {
+  readonly timestamp: bigint;
+  readonly offset: bigint;
+  readonly leaderEpoch: number | undefined;
+}
+
+export interface OpenLogParams {
+  readonly dir: string;
+  readonly topic: string;
+  readonly partition: number;
+  readonly config: LogConfig;
+  readonly ctx: StorageContext;
+  readonly recoveryPoint?: bigint;
+  readonly logStartOffset?: bigint;
+  readonly hadCleanShutdown: boolean;
+}
+
+interface ScannedAppend {
+  firstOffset: bigint;
+  lastOffset: bigint;
+  maxTimestamp: bigint;
+  offsetOfMaxTimestamp: bigint;
+  batches: number;
+  records: number;
+}
+
+const CORRUPT_REASONS = new Set(['truncated', 'batch-length-too-small', 'bad-magic', 'crc-mismatch']);
+
+function rejectBatch(name: string, v: BatchInvalid, pos: number): KafkaError {
+  const message = `${name}: batch at byte ${pos} of the append is invalid: ${v.reason} (${v.detail})`;
+  return CORRUPT_REASONS.has(v.reason) ? corruptRecord(message) : invalidRecord(message);
+}
+
+/**
+ * One partition's log (Kafka's UnifiedLog): the LocalLog plus the log start offset, the high
+ * watermark and the leader epoch cache. Leader appends assign offsets and stamp the epoch; follower
+ * appends keep the leader's offsets. Batches are written as received (zero copy); a leader append
+ * rewrites baseOffset and partitionLeaderEpoch in the caller's buffer, both outside the CRC.
+ * Owned by the log manager; callers serialise calls per partition (the partition's lock in Kafka).
+ */
+export class Log {
+  private logStart: bigint;
+  private hw: bigint;
+  private hwMetadata: LogOffsetMetadata | null = null;
+
+  private constructor(
+    readonly topic: string,
+    readonly partition: number,
+    readonly local: LocalLog,
+    readonly leaderEpochCache: LeaderEpochFileCache,
+    logStartOffset: bigint,
+    private readonly ctx: StorageContext,
+  ) {
+    this.logStart = logStartOffset;
+    this.hw = logStartOffset;
+  }
+
+  static open(p: OpenLogParams): Log {
+    const name = `${p.topic}-${p.partition}`;
+    p.ctx.fs.mkdirp(p.dir);
+    const checkpoint = new CheckpointFile(
+      p.ctx.fs,
+      path.join(p.dir, LEADER_EPOCH_CHECKPOINT),
+      epochEntryCodec,
+    );
+    const cache = new LeaderEpochFileCache(checkpoint, p.ctx.logger, name);
+    const loaded = loadLog({
+      dir: p.dir,
+      name,
+      config: p.config,
+      ctx: p.ctx,
+      epochCache: cache,
+      recoveryPoint: p.recoveryPoint ?? 0n,
+      logStartOffsetCheckpoint: p.logStartOffset ?? 0n,
+      hadCleanShutdown: p.hadCleanShutdown,
+    });
+    return new Log(p.topic, p.partition, loaded.local, cache, loaded.logStartOffset, p.ctx);
+  }
+
+  get name(): string {
+    return this.local.name;
+  }
+
+  get dir(): string {
+    return this.local.dir;
+  }
+
+  get config(): LogConfig {
+    return this.local.logConfig;
+  }
+
+  get logEndOffset(): bigint {
+    return this.local.logEndOffset;
+  }
+
+  get logStartOffset(): bigint {
+    return this.logStart;
+  }
+
+  get highWatermark(): bigint {
+    return this.hw;
+  }
+
+  get recoveryPoint(): bigint {
+    return this.local.recoveryPoint;
+  }
+
+  /** Sum of the `.log` file sizes (DescribeLogDirs' partitionSize). */
+  get size(): number {
+    return this.local.segments.sizeInBytes();
+  }
+
+  /** Sets the HW, clamped to [log start offset, LEO]. Returns the value set. */
+  updateHighWatermark(offset: bigint): bigint {
+    let hw = offset < this.logStart ? this.logStart : offset;
+    if (hw > this.logEndOffset) hw = this.logEndOffset;
+    if (hw !== this.hw) this.hwMetadata = null;
+    this.hw = hw;
+    return hw;
+  }
+
+  /** Moves the HW forward only (the leader's rule); returns whether it moved. */
+  maybeIncrementHighWatermark(offset: bigint): boolean {
+    if (offset <= this.hw) return false;
+    const before = this.hw;
+    return this.updateHighWatermark(offset) > before;
+  }
+
+  /**
+   * Validates, assigns offsets from the LEO, stamps `leaderEpoch` and appends. Each batch is
+   * checked as Kafka's leader does: size against max.message.bytes, CRC, and the records of an
+   * uncompressed batch (offset deltas 0..n-1). Throws a KafkaError (CORRUPT_MESSAGE,
+   * INVALID_RECORD, MESSAGE_TOO_LARGE) and appends nothing if any batch fails.
+   */
+  appendAsLeader(records: Buffer, leaderEpoch: number): LogAppendInfo {
+    const now = BigInt(this.ctx.clock.nowMs());
+    const logAppendTime = this.config.messageTimestampType === 'LogAppendTime';
+    let next = this.logEndOffset;
+    const scan: ScannedAppend = this.emptyScan(next);
+    for (let pos = 0; pos < records.length; ) {
+      const v = validateBatchDeep(records, pos, records.length - pos, { decompress: false });
+      if (!v.ok) throw rejectBatch(this.name, v, pos);
+      if (v.size > this.config.maxMessageBytes) {
+        throw recordTooLarge(
+          `${this.name}: batch of ${v.size} bytes exceeds max.message.bytes ${this.config.maxMessageBytes}`,
+        );
+      }
+      pos += v.size;
+    }
+    for (let pos = 0; pos < records.length; ) {
+      setBaseOffset(records, pos, next);
+      setPartitionLeaderEpoch(records, pos, leaderEpoch);
+      if (logAppendTime) setLogAppendTime(records, pos, now);
+      const h = readBatchHeader(records, pos);
+      this.addToScan(scan, h.baseOffset, lastOffset(h), h.maxTimestamp, h.recordsCount);
+      next = lastOffset(h) + 1n;
+      pos += batchSize(h);
+    }
+    if (scan.batches === 0) return this.appendInfo(scan, records.length, -1n);
+    if (leaderEpoch >= 0) this.leaderEpochCache.assign(leaderEpoch, scan.firstOffset);
+    this.write(records, scan);
+    return this.appendInfo(scan, records.length, logAppendTime ? now : -1n);
+  }
+
+  /**
+   * Appends the leader's batches with their offsets: CRC-checked, offsets increasing, starting at
+   * or after the LEO. When this log is empty (LEO = log start) and the first batch straddles the
+   * log start — the leader's log start moved inside a batch — the log restarts at that batch's base
+   * offset, as Kafka's Partition does ("will start the log from offset N").
+   */
+  appendAsFollower(records: Buffer): LogAppendInfo {
+    const scan = this.emptyScan(this.logEndOffset);
+    let previousLast: bigint | null = null;
+    const epochs: { epoch: number; baseOffset: bigint }[] = [];
+    for (let pos = 0; pos < records.length; ) {
+      const v = validateBatch(records, pos, records.length - pos);
+      if (!v.ok) throw rejectBatch(this.name, v, pos);
+      const h = v.header;
+      if (previousLast !== null && h.baseOffset <= previousLast) {
+        throw new OffsetsOutOfOrderError(
+          `${this.name}: out of order offsets in append: ${h.baseOffset} after ${previousLast}`,
+        );
+      }
+      previousLast = lastOffset(h);
+      this.addToScan(scan, h.baseOffset, previousLast, h.maxTimestamp, h.recordsCount);
+      epochs.push({ epoch: h.partitionLeaderEpoch, baseOffset: h.baseOffset });
+      pos += v.size;
+    }
+    if (scan.batches === 0) return this.appendInfo(scan, records.length, -1n);
+    if (scan.firstOffset < this.logEndOffset) {
+      const leo = this.logEndOffset;
+      if (leo === this.logStart && scan.lastOffset >= leo) {
+        this.ctx.logger.info(
+          `${this.name}: unexpected offset in append: first offset ${scan.firstOffset} is less than log start offset ${this.logStart}. Since this is the first record to be appended to the follower's log, will start the log from offset ${scan.firstOffset}.`,
+        );
+        this.truncateFullyAndStartAt(scan.firstOffset);
+      } else {
+        throw new UnexpectedAppendOffsetError(
+          `${this.name}: unexpected offset in append: first offset ${scan.firstOffset} is less than the next offset ${leo}. Log start offset = ${this.logStart}`,
+          scan.firstOffset,
+          scan.lastOffset,
+        );
+      }
+    }
+    for (const e of epochs) if (e.epoch >= 0) this.leaderEpochCache.assign(e.epoch, e.baseOffset);
+    this.write(records, scan);
+    return this.appendInfo(scan, records.length, -1n);
+  }
+
+  private emptyScan(next: bigint): ScannedAppend {
+    return {
+      firstOffset: next,
+      lastOffset: next - 1n,
+      maxTimestamp: -1n,
+      offsetOfMaxTimestamp: -1n,
+      batches: 0,
+      records: 0,
+    };
+  }
+
+  private addToScan(s: ScannedAppend, base: bigint, last: bigint, maxTimestamp: bigint, count: number): void {
+    if (s.batches === 0) s.firstOffset = base;
+    s.lastOffset = last;
+    if (maxTimestamp > s.maxTimestamp) {
+      s.maxTimestamp = maxTimestamp;
+      s.offsetOfMaxTimestamp = last;
+    }
+    s.batches++;
+    s.records += count;
+  }
+
+  private write(records: Buffer, scan: ScannedAppend): void {
+    this.local.maybeRoll(records.length, scan.firstOffset, scan.lastOffset, scan.maxTimestamp);
+    this.local.append(scan.lastOffset, records, scan.records);
+    this.local.maybeFlush();
+  }
+
+  private appendInfo(scan: ScannedAppend, validBytes: number, logAppendTimeMs: bigint): LogAppendInfo {
+    return {
+      firstOffset: scan.firstOffset,
+      lastOffset: scan.lastOffset,
+      maxTimestamp: scan.maxTimestamp,
+      offsetOfMaxTimestamp: scan.offsetOfMaxTimestamp,
+      logAppendTimeMs,
+      logStartOffset: this.logStart,
+      validBytes,
+      batches: scan.batches,
+      records: scan.records,
+    };
+  }
+
+  /**
+   * Reads from `startOffset` up to `maxLength` bytes, stopping at the LEO or the HW. An offset
+   * below the log start or above the LEO is OFFSET_OUT_OF_RANGE.
+   */
+  read(
+    startOffset: bigint,
+    maxLength: number,
+    isolation: FetchIsolation,
+    minOneMessage: boolean,
+  ): LogReadResult {
+    const leo = this.logEndOffset;
+    if (startOffset < this.logStart || startOffset > leo) {
+      throw offsetOutOfRange(
+        `${this.name}: received request for offset ${startOffset}, but we only have log segments from offset ${this.logStart} up to ${leo}.`,
+      );
+    }
+    const maxOffsetMetadata =
+      isolation === 'log-end' ? this.local.logEndOffsetMetadata() : this.highWatermarkMetadata();
+    return this.local.read(startOffset, maxLength, maxOffsetMetadata, minOneMessage);
+  }
+
+  private highWatermarkMetadata(): LogOffsetMetadata {
+    if (!this.hwMetadata || this.hwMetadata.offset !== this.hw) {
+      this.hwMetadata = this.local.convertToOffsetMetadata(this.hw);
+    }
+    return this.hwMetadata;
+  }
+
+  /**
+   * The first record with timestamp ≥ `timestamp` at or after the log start offset, as ListOffsets
+   * answers; null when every record is older.
+   */
+  fetchOffsetByTimestamp(timestamp: bigint): TimestampAndOffset | null {
+    for (const segment of this.local.segments.values()) {
+      if (segment.largestTimestamp().timestamp < timestamp) continue;
+      const found = segment.findBatchByTimestamp(timestamp, this.logStart);
+      if (!found) continue;
+      const bytes = segment.read(found.baseOffset, found.size, segment.size, true);
+      if (!bytes) continue;
+      const decoded = decodeRecords(bytes.records, { decompress: true });
+      for (const r of decoded.records) {
+        const offset = recordOffset(decoded.header, r);
+        if (recordTimestamp(decoded.header, r) >= timestamp && offset >= this.logStart) {
+          return {
+            timestamp: recordTimestamp(decoded.header, r),
+            offset,
+            leaderEpoch:
+              decoded.header.partitionLeaderEpoch >= 0 ? decoded.header.partitionLeaderEpoch : undefined,
+          };
+        }
+      }
+    }
+    return null;
+  }
+
+  /** The end offset of `epoch` for OffsetsForLeaderEpoch and divergence checks. */
+  endOffsetForEpoch(epoch: number): EpochEndOffset {
+    return this.leaderEpochCache.endOffsetFor(epoch, this.logEndOffset);
+  }
+
+  /**
+   * Raises the log start offset (DeleteRecords, or a follower following its leader). `-1` means
+   * the HW. Beyond the HW is OFFSET_OUT_OF_RANGE. Segments wholly below it go on the next retention
+   * pass. Returns whether it moved.
+   */
+  maybeIncrementLogStartOffset(offset: bigint, reason: string): boolean {
+    const target = offset === -1n ? this.hw : offset;
+    if (target > this.hw) {
+      throw offsetOutOfRange(
+        `${this.name}: cannot increment the log start offset to ${target} since it is larger than the high watermark ${this.hw}`,
+      );
+    }
+    if (target <= this.logStart) return false;
+    this.logStart = target;
+    this.leaderEpochCache.truncateFromStart(target);
+    this.ctx.logger.info(`${this.name}: incremented log start offset to ${target} due to ${reason}`);
+    return true;
+  }
+
+  /**
+   * Removes every offset ≥ `targetOffset` (a follower diverged from its leader). Returns whether
+   * anything was removed. Below the first segment it becomes a full truncation.
+   */
+  truncateTo(targetOffset: bigint): boolean {
+    if (targetOffset < 0n)
+      throw new RangeError(`cannot truncate ${this.name} to a negative offset ${targetOffset}`);
+    if (targetOffset >= this.logEndOffset) return false;
+    const first = this.local.segments.first();
+    if (first && targetOffset < first.baseOffset) {
+      this.truncateFullyAndStartAt(targetOffset);
+      return true;
+    }
+    const before = this.logEndOffset;
+    const discarded = this.local.truncateTo(targetOffset);
+    // The new LEO, not the target: a target inside a batch removes the whole batch, and an epoch
+    // entry starting at or past the LEO would describe data that is gone.
+    this.leaderEpochCache.truncateFromEnd(this.logEndOffset);
+    if (this.logStart > targetOffset) this.logStart = targetOffset;
+    if (this.hw > this.logEndOffset) this.hw = this.logEndOffset;
+    this.hwMetadata = null;
+    this.ctx.logger.info(
+      `${this.name}: truncated to offset ${targetOffset}: LEO ${before} → ${this.logEndOffset}, ${discarded} bytes discarded`,
+    );
+    return true;
+  }
+
+  /**
+   * Discards the whole log and starts an empty one at `newOffset` (Kafka's rebuild primitive):
+   * every segment is renamed `.deleted`, LSO = LEO = HW = `newOffset`, the epoch cache is cleared.
+   */
+  truncateFullyAndStartAt(newOffset: bigint): void {
+    const before = this.logEndOffset;
+    const discarded = this.local.truncateFullyAndStartAt(newOffset);
+    this.leaderEpochCache.clearAndFlush();
+    this.logStart = newOffset;
+    this.hw = newOffset;
+    this.hwMetadata = null;
+    this.ctx.logger.warn(
+      `${this.name}: truncated fully and restarted at offset ${newOffset}: LEO was ${before}, ${discarded} bytes discarded`,
+    );
+  }
+
+  /**
+   * Retention (Kafka's deleteOldSegments): segments wholly below the log start offset, older than
+   * retention.ms, or beyond retention.bytes, oldest first, and only below the HW. The active
+   * segment is rolled first when it qualifies. Returns the number of segments deleted.
+   */
+  deleteOldSegments(): number {
+    const now = BigInt(this.ctx.clock.nowMs());
+    const { retentionMs, retentionBytes } = this.config;
+    let excessBytes = retentionBytes < 0 ? 0 : this.size - retentionBytes;
+    const deletable = [];
+    const all = this.local.segments.values();
+    for (let i = 0; i < all.length; i++) {
+      const s = all[i]!;
+      const next = all[i + 1];
+      const upper = next ? next.baseOffset : this.logEndOffset;
+      if (upper > this.hw) break;
+      const breached =
+        (next !== undefined && next.baseOffset <= this.logStart) ||
+        (retentionMs >= 0 && s.size > 0 && now - s.largestTimestamp().timestamp > BigInt(retentionMs)) ||
+        (retentionBytes >= 0 && excessBytes - s.size >= 0);
+      if (!breached) break;
+      if (!next && s.size === 0) break;
+      excessBytes -= s.size;
+      deletable.push(s);
+    }
+    if (deletable.length === 0) return 0;
+    if (deletable[deletable.length - 1] === this.local.segments.active()) this.local.roll();
+    this.local.removeAndDeleteSegments(deletable);
+    const newStart = this.local.segments.first()!.baseOffset;
+    if (newStart > this.logStart) {
+      this.logStart = newStart;
+      this.leaderEpochCache.truncateFromStart(newStart);
+      this.ctx.logger.info(
+        `${this.name}: incremented log start offset to ${newStart} due to segment deletion`,
+      );
+    }
+    return deletable.length;
+  }
+
+  flush(): void {
+    this.local.flush();
+  }
+
+  /** Applies flush.ms; the log manager calls it periodically. */
+  flushIfDue(): void {
+    this.local.maybeFlush();
+  }
+
+  /** Clean close: flush, final index entries, trimmed indexes, files closed. */
+  close(): void {
+    this.local.flush();
+    this.local.close();
+  }
+}
