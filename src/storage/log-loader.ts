@@ -80,10 +80,11 @@ export function loadLog(p: LoadParams): LoadedLog {
       result = segment.validateTail(assignEpochs);
       events.push({ segmentBaseOffset: segment.baseOffset, mode: 'tail', result });
     }
-    if (result && result.truncatedBytes > 0) {
-      logger.warn(
-        `${p.name}: segment ${segment.baseOffset} has invalid data from position ${result.validBytes} (${result.stopReason}); truncated ${result.truncatedBytes} bytes`,
-      );
+    // Rolls start the next segment at the LEO, so after a full recovery a segment that no longer
+    // ends where the next one begins lost its tail: what follows would sit behind a hole.
+    const next = all[i + 1];
+    const lostTail = needsFullRecovery && result !== null && next !== undefined && result.nextOffset !== next.baseOffset;
+    if (result && (result.truncatedBytes > 0 || lostTail)) {
       const later = all.slice(i + 1);
       if (later.length > 0) {
         const bytes = later.reduce((n, s) => n + s.size, 0);
@@ -92,19 +93,27 @@ export function loadLog(p: LoadParams): LoadedLog {
           s.closeHandles();
           s.deleteFiles();
         }
-        logger.warn(`${p.name}: deleted ${later.length} segments (${bytes} bytes) after the invalid data`);
+        logger.warn(
+          `${p.name}: deleted ${later.length} segments (${bytes} bytes) after invalid data in segment ${segment.baseOffset}`,
+        );
       }
       break;
     }
   }
   const newActive = segments.active();
   const nextOffset = newActive.readNextOffset();
+  // One line per recovery event, with the numbers an operator compares across replicas.
   for (const e of events) {
-    if (e.mode === 'full' || e.result.truncatedBytes > 0) {
-      logger.info(
-        `${p.name}: recovered segment ${e.segmentBaseOffset} (${e.mode} validation): ${e.result.batches} valid batches, ${e.result.validBytes} bytes kept, ${e.result.truncatedBytes} bytes truncated; LEO ${nextOffset}`,
-      );
-    }
+    const r = e.result;
+    if (e.mode === 'tail' && r.truncatedBytes === 0) continue;
+    const how = e.mode === 'full' ? 'full validation' : 'tail validation after clean shutdown';
+    const cut =
+      r.truncatedBytes > 0
+        ? `truncated ${r.truncatedBytes} bytes at position ${r.validBytes} (${r.stopReason})`
+        : 'nothing truncated';
+    const line = `${p.name}: recovered segment ${e.segmentBaseOffset} (${how}): ${r.batches} valid batches checked, ${cut}; LEO ${nextOffset}`;
+    if (r.truncatedBytes > 0) logger.warn(line);
+    else logger.info(line);
   }
   // Recovered data is made durable at once, so the recovery point can move to the LEO.
   const recovered = events.some((e) => e.mode === 'full' || e.result.truncatedBytes > 0);
