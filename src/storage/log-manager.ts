@@ -1,0 +1,254 @@
+import * as path from 'node:path';
+import {
+  CheckpointFile,
+  LOG_START_OFFSET_CHECKPOINT,
+  type PartitionOffset,
+  partitionOffsetCodec,
+  RECOVERY_POINT_CHECKPOINT,
+  REPLICATION_OFFSET_CHECKPOINT,
+} from './checkpoint.js';
+import type { StorageContext } from './local-log.js';
+import { Log } from './log.js';
+import type { LogConfig } from './log-config.js';
+
+export const CLEAN_SHUTDOWN_FILE = '.kafka_cleanshutdown';
+
+/** Broker-level intervals (Kafka's log.* broker configs), with Kafka's defaults. */
+export interface LogManagerConfig {
+  /** log.flush.scheduler.interval.ms: how often flush.ms is checked (Infinity: never). */
+  readonly flushCheckIntervalMs: number;
+  /** log.flush.offset.checkpoint.interval.ms */
+  readonly recoveryPointCheckpointIntervalMs: number;
+  /** log.flush.start.offset.checkpoint.interval.ms */
+  readonly logStartOffsetCheckpointIntervalMs: number;
+  /** replica.high.watermark.checkpoint.interval.ms */
+  readonly highWatermarkCheckpointIntervalMs: number;
+  /** log.retention.check.interval.ms */
+  readonly retentionCheckIntervalMs: number;
+}
+
+export const DEFAULT_LOG_MANAGER_CONFIG: LogManagerConfig = Object.freeze({
+  flushCheckIntervalMs: Number.POSITIVE_INFINITY,
+  recoveryPointCheckpointIntervalMs: 60_000,
+  logStartOffsetCheckpointIntervalMs: 60_000,
+  highWatermarkCheckpointIntervalMs: 5_000,
+  retentionCheckIntervalMs: 300_000,
+});
+
+export interface TopicPartition {
+  readonly topic: string;
+  readonly partition: number;
+}
+
+/**
+ * `orders-3` → (orders, 3); null for anything that is not a live partition directory, such as
+ * Kafka's `<topic>-<p>.<id>-delete`, `-future` and `-stray` directories. Topic names may hold dots.
+ */
+export function parseTopicPartitionDir(name: string): TopicPartition | null {
+  if (/\.[A-Za-z0-9_-]+-(delete|future|stray)$/.test(name)) return null;
+  const m = /^(.+)-(\d+)$/.exec(name);
+  return m ? { topic: m[1]!, partition: Number(m[2]) } : null;
+}
+
+/**
+ * Every log of one broker across its log dirs (Kafka's LogManager): loading at start-up with
+ * the checkpoints and the clean-shutdown marker, creating logs in the least loaded dir, periodic
+ * flush / checkpoint / retention work through the scheduler, and a clean shutdown that leaves the
+ * marker. Owned by the broker; the only writer of the per-dir checkpoint files.
+ */
+export class LogManager {
+  private readonly logs = new Map<string, { log: Log; logDir: string }>();
+  private readonly cancels: (() => void)[] = [];
+  private started = false;
+
+  constructor(
+    readonly logDirs: readonly string[],
+    readonly defaultConfig: LogConfig,
+    private readonly ctx: StorageContext,
+    private readonly config: LogManagerConfig = DEFAULT_LOG_MANAGER_CONFIG,
+    private readonly topicConfig: (topic: string) => LogConfig = () => defaultConfig,
+  ) {
+    if (logDirs.length === 0) throw new RangeError('at least one log dir is needed');
+  }
+
+  /** Loads every partition directory, then starts the periodic tasks. */
+  startup(): void {
+    if (this.started) throw new Error('log manager already started');
+    this.started = true;
+    for (const dir of this.logDirs) this.loadLogDir(dir);
+    this.schedulePeriodic('flush-logs', this.config.flushCheckIntervalMs, () => {
+      for (const { log } of this.logs.values()) log.flushIfDue();
+    });
+    this.schedulePeriodic('checkpoint-recovery-points', this.config.recoveryPointCheckpointIntervalMs, () =>
+      this.checkpointRecoveryPoints(),
+    );
+    this.schedulePeriodic(
+      'checkpoint-log-start-offsets',
+      this.config.logStartOffsetCheckpointIntervalMs,
+      () => this.checkpointLogStartOffsets(),
+    );
+    this.schedulePeriodic('checkpoint-high-watermarks', this.config.highWatermarkCheckpointIntervalMs, () =>
+      this.checkpointHighWatermarks(),
+    );
+    this.schedulePeriodic('retention', this.config.retentionCheckIntervalMs, () => this.runRetention());
+  }
+
+  private loadLogDir(dir: string): void {
+    const { fs, logger, clock } = this.ctx;
+    fs.mkdirp(dir);
+    const marker = path.join(dir, CLEAN_SHUTDOWN_FILE);
+    const hadCleanShutdown = fs.exists(marker);
+    const recoveryPoints = this.readOffsets(dir, RECOVERY_POINT_CHECKPOINT);
+    const logStartOffsets = this.readOffsets(dir, LOG_START_OFFSET_CHECKPOINT);
+    const highWatermarks = this.readOffsets(dir, REPLICATION_OFFSET_CHECKPOINT);
+    const startMs = clock.nowMs();
+    let loaded = 0;
+    for (const name of fs.list(dir)) {
+      const tp = parseTopicPartitionDir(name);
+      const full = path.join(dir, name);
+      if (!tp || !fs.isDirectory(full)) continue;
+      const key = `${tp.topic}-${tp.partition}`;
+      if (this.logs.has(key))
+        throw new Error(`duplicate log directories for ${key}: ${this.logs.get(key)!.logDir} and ${dir}`);
+      const log = Log.open({
+        dir: full,
+        topic: tp.topic,
+        partition: tp.partition,
+        config: this.topicConfig(tp.topic),
+        ctx: this.ctx,
+        hadCleanShutdown,
+        recoveryPoint: recoveryPoints.get(key) ?? 0n,
+        logStartOffset: logStartOffsets.get(key) ?? 0n,
+      });
+      const hw = highWatermarks.get(key);
+      if (hw !== undefined) log.updateHighWatermark(hw);
+      this.logs.set(key, { log, logDir: dir });
+      loaded++;
+    }
+    // From here on a crash must be detected as one.
+    if (hadCleanShutdown) fs.unlink(marker);
+    logger.info(
+      `loaded ${loaded} logs in ${dir} in ${clock.nowMs() - startMs} ms (${hadCleanShutdown ? 'clean shutdown' : 'no clean-shutdown marker: recovered from the recovery points'})`,
+    );
+  }
+
+  private readOffsets(dir: string, file: string): Map<string, bigint> {
+    const out = new Map<string, bigint>();
+    try {
+      for (const e of new CheckpointFile(this.ctx.fs, path.join(dir, file), partitionOffsetCodec).read()) {
+        out.set(`${e.topic}-${e.partition}`, e.offset);
+      }
+    } catch (e) {
+      // A damaged checkpoint only costs work: every log is then recovered or read from its start.
+      this.ctx.logger.warn(`ignoring ${file} in ${dir}: ${e instanceof Error ? e.message : String(e)}`);
+    }
+    return out;
+  }
+
+  private schedulePeriodic(name: string, intervalMs: number, task: () => void): void {
+    if (!Number.isFinite(intervalMs)) return;
+    const run = (): void => {
+      task();
+      this.cancels.push(this.ctx.scheduler.schedule(name, intervalMs, run));
+    };
+    this.cancels.push(this.ctx.scheduler.schedule(name, intervalMs, run));
+  }
+
+  getLog(topic: string, partition: number): Log | undefined {
+    return this.logs.get(`${topic}-${partition}`)?.log;
+  }
+
+  allLogs(): Log[] {
+    return [...this.logs.values()].map((e) => e.log);
+  }
+
+  /** The log dir holding a partition, for DescribeLogDirs. */
+  logDirOf(topic: string, partition: number): string | undefined {
+    return this.logs.get(`${topic}-${partition}`)?.logDir;
+  }
+
+  /** The partition's log, created in the log dir with the fewest partitions when missing. */
+  getOrCreateLog(topic: string, partition: number, config?: LogConfig): Log {
+    const existing = this.getLog(topic, partition);
+    if (existing) return existing;
+    if (!/^[a-zA-Z0-9._-]+$/.test(topic) || topic === '.' || topic === '..') {
+      throw new RangeError(`illegal topic name '${topic}'`);
+    }
+    const counts = new Map(this.logDirs.map((d) => [d, 0]));
+    for (const { logDir } of this.logs.values()) counts.set(logDir, (counts.get(logDir) ?? 0) + 1);
+    const logDir = [...counts.entries()].sort((a, b) => a[1] - b[1])[0]![0];
+    const log = Log.open({
+      dir: path.join(logDir, `${topic}-${partition}`),
+      topic,
+      partition,
+      config: config ?? this.topicConfig(topic),
+      ctx: this.ctx,
+      hadCleanShutdown: true,
+    });
+    this.logs.set(`${topic}-${partition}`, { log, logDir });
+    this.ctx.logger.info(`created log for partition ${topic}-${partition} in ${logDir}`);
+    return log;
+  }
+
+  checkpointRecoveryPoints(): void {
+    this.writeOffsets(RECOVERY_POINT_CHECKPOINT, (log) => log.recoveryPoint);
+  }
+
+  checkpointLogStartOffsets(): void {
+    // Kafka leaves out logs whose start is their first segment's base: that is what loading derives.
+    this.writeOffsets(LOG_START_OFFSET_CHECKPOINT, (log) => log.logStartOffset);
+  }
+
+  checkpointHighWatermarks(): void {
+    this.writeOffsets(REPLICATION_OFFSET_CHECKPOINT, (log) => log.highWatermark);
+  }
+
+  private writeOffsets(file: string, offsetOf: (log: Log) => bigint): void {
+    for (const dir of this.logDirs) {
+      const entries: PartitionOffset[] = [];
+      for (const { log, logDir } of this.logs.values()) {
+        if (logDir === dir)
+          entries.push({ topic: log.topic, partition: log.partition, offset: offsetOf(log) });
+      }
+      entries.sort((a, b) => (a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1));
+      new CheckpointFile(this.ctx.fs, path.join(dir, file), partitionOffsetCodec).write(entries);
+    }
+  }
+
+  runRetention(): number {
+    let deleted = 0;
+    for (const { log } of this.logs.values()) deleted += log.deleteOldSegments();
+    return deleted;
+  }
+
+  /**
+   * Clean shutdown: every log flushed and closed (indexes trimmed), checkpoints written, pending
+   * segment deletions done, then the clean-shutdown marker in every log dir — last, so its
+   * presence means everything before it reached the disk.
+   */
+  shutdown(): void {
+    for (const cancel of this.cancels.splice(0)) cancel();
+    for (const { log } of this.logs.values()) {
+      log.close();
+      log.local.deletePendingNow();
+    }
+    this.checkpointRecoveryPoints();
+    this.checkpointLogStartOffsets();
+    this.checkpointHighWatermarks();
+    for (const dir of this.logDirs) {
+      this.ctx.fs.writeFileAtomic(
+        path.join(dir, CLEAN_SHUTDOWN_FILE),
+        Buffer.from('{"version":0,"brokerEpoch":-1}'),
+      );
+    }
+    this.ctx.logger.info(`shut down ${this.logs.size} logs cleanly`);
+    this.logs.clear();
+  }
+
+  /** Stops without any of the clean-shutdown work: what a kill -9 leaves (for tests). */
+  abandon(): void {
+    for (const cancel of this.cancels.splice(0)) cancel();
+    for (const { log } of this.logs.values()) log.local.abandon();
+    this.logs.clear();
+  }
+}

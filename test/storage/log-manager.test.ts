@@ -1,0 +1,142 @@
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { test } from 'node:test';
+import { logConfig } from '../../src/storage/log-config.js';
+import { CLEAN_SHUTDOWN_FILE, LogManager, parseTopicPartitionDir } from '../../src/storage/log-manager.js';
+import { PartitionMetadataFile } from '../../src/storage/partition-metadata.js';
+import { makeBatch, type TestContext, tempDir, testContext } from './helpers.js';
+
+function manager(dirs: string[], ctx: TestContext): LogManager {
+  return new LogManager(dirs, logConfig({ segmentBytes: 3000 }), ctx);
+}
+
+test('partition directory names', () => {
+  assert.deepEqual(parseTopicPartitionDir('orders-3'), { topic: 'orders', partition: 3 });
+  assert.deepEqual(parseTopicPartitionDir('my.topic-with-dash-12'), {
+    topic: 'my.topic-with-dash',
+    partition: 12,
+  });
+  assert.equal(parseTopicPartitionDir('orders-3.a1b2c3-delete'), null);
+  assert.equal(parseTopicPartitionDir('orders-3.a1b2c3-future'), null);
+  assert.equal(parseTopicPartitionDir('recovery-point-offset-checkpoint'), null);
+});
+
+test('logs spread over log dirs; clean shutdown writes checkpoints and the marker; restart is clean', () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const dirs = [path.join(dir, 'd1'), path.join(dir, 'd2')];
+    const ctx = testContext();
+    const m = manager(dirs, ctx);
+    m.startup();
+    for (let p = 0; p < 4; p++) {
+      const log = m.getOrCreateLog('t', p);
+      for (let i = 0; i < 5; i++) log.appendAsLeader(makeBatch({ count: 2, valueBytes: 300 }), 2);
+      log.updateHighWatermark(6n);
+    }
+    assert.deepEqual(
+      dirs.map((d) => fs.readdirSync(d).filter((f) => f.startsWith('t-')).length),
+      [2, 2],
+    );
+    m.getLog('t', 1)!.maybeIncrementLogStartOffset(4n, 'test');
+    m.shutdown();
+    for (const d of dirs) {
+      assert.ok(fs.existsSync(path.join(d, CLEAN_SHUTDOWN_FILE)));
+      const rp = fs.readFileSync(path.join(d, 'recovery-point-offset-checkpoint'), 'utf8').split('\n');
+      assert.equal(rp[0], '0');
+      assert.equal(rp[1], '2');
+      assert.match(rp[2]!, /^t \d 10$/);
+      assert.match(fs.readFileSync(path.join(d, 'replication-offset-checkpoint'), 'utf8'), /t \d 6\n/);
+    }
+    const ctx2 = testContext();
+    const again = manager(dirs, ctx2);
+    again.startup();
+    assert.ok(ctx2.logger.lines.some((l) => l.includes('clean shutdown')));
+    for (const d of dirs)
+      assert.ok(!fs.existsSync(path.join(d, CLEAN_SHUTDOWN_FILE)), 'marker removed once loaded');
+    assert.equal(again.allLogs().length, 4);
+    assert.equal(again.getLog('t', 1)!.logStartOffset, 4n);
+    assert.equal(again.getLog('t', 2)!.highWatermark, 6n);
+    assert.equal(again.getLog('t', 3)!.logEndOffset, 10n);
+    again.shutdown();
+  } finally {
+    cleanup();
+  }
+});
+
+test('after a kill the logs are recovered from their recovery points; leftovers are removed', () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const dirs = [path.join(dir, 'd1')];
+    const ctx = testContext();
+    const m = manager(dirs, ctx);
+    m.startup();
+    const log = m.getOrCreateLog('t', 0);
+    for (let i = 0; i < 12; i++) log.appendAsLeader(makeBatch({ count: 2, valueBytes: 300 }), 1);
+    log.truncateTo(14n); // leaves .deleted files behind
+    m.abandon();
+    const tp = path.join(dirs[0]!, 't-0');
+    assert.ok(fs.readdirSync(tp).some((f) => f.endsWith('.deleted')));
+    // tear the active segment
+    const active = fs
+      .readdirSync(tp)
+      .filter((f) => f.endsWith('.log'))
+      .sort()
+      .at(-1)!;
+    fs.appendFileSync(path.join(tp, active), Buffer.alloc(100, 7));
+    fs.writeFileSync(path.join(dirs[0]!, 'log-start-offset-checkpoint'), 'garbage');
+    const ctx2 = testContext();
+    const again = manager(dirs, ctx2);
+    again.startup();
+    assert.ok(!fs.readdirSync(tp).some((f) => f.endsWith('.deleted')));
+    assert.equal(again.getLog('t', 0)!.logEndOffset, 14n);
+    assert.ok(
+      ctx2.logger.lines.some((l) => l.includes('recovered segment') && l.includes('truncated 100 bytes')),
+    );
+    assert.ok(ctx2.logger.lines.some((l) => l.includes('ignoring log-start-offset-checkpoint')));
+    assert.ok(ctx2.logger.lines.some((l) => l.includes('no clean-shutdown marker')));
+    again.shutdown();
+  } finally {
+    cleanup();
+  }
+});
+
+test('checkpoints are written periodically through the scheduler', () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const ctx = testContext();
+    const m = manager([dir], ctx);
+    m.startup();
+    m.getOrCreateLog('t', 0).appendAsLeader(makeBatch({ count: 3 }), 0);
+    m.getLog('t', 0)!.updateHighWatermark(3n);
+    const hwFile = path.join(dir, 'replication-offset-checkpoint');
+    assert.ok(!fs.existsSync(hwFile));
+    ctx.clock.advance(5000);
+    ctx.scheduler.runDue();
+    assert.equal(fs.readFileSync(hwFile, 'utf8'), '0\n1\nt 0 3\n');
+    ctx.clock.advance(5000);
+    ctx.scheduler.runDue();
+    assert.ok(ctx.scheduler.pendingNames().includes('checkpoint-high-watermarks'));
+    m.shutdown();
+    assert.deepEqual(
+      ctx.scheduler.pendingNames().filter((n) => n.startsWith('checkpoint')),
+      [],
+    );
+  } finally {
+    cleanup();
+  }
+});
+
+test('partition.metadata holds the topic id in Kafka’s layout', () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const f = new PartitionMetadataFile(testContext().fs, path.join(dir, 'partition.metadata'));
+    assert.equal(f.read(), null);
+    f.write('ZxTc2JvPRhuNLmJ8dZ5tkQ');
+    assert.equal(fs.readFileSync(f.path, 'utf8'), 'version: 0\ntopic_id: ZxTc2JvPRhuNLmJ8dZ5tkQ\n');
+    assert.equal(f.read(), 'ZxTc2JvPRhuNLmJ8dZ5tkQ');
+    assert.throws(() => f.write('nope'));
+  } finally {
+    cleanup();
+  }
+});
