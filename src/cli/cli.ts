@@ -1,3 +1,5 @@
+import { DUMP_LOG_SUMMARY, runDumpLog } from '../storage/dump-log-cli.js';
+
 /** The `skiff` command: dispatches to one subcommand per Kafka tool name. */
 export interface CliIo {
   out(line: string): void;
@@ -10,6 +12,7 @@ interface Command {
 }
 
 const commands: Record<string, Command> = {
+  'dump-log': { summary: DUMP_LOG_SUMMARY, run: runDumpLog },
   up: {
     summary: 'run a local multi-broker cluster (not built yet)',
     async run(_args, io) {
