@@ -53,9 +53,8 @@ export class Reader {
     return this.buf.readDoubleBE(this.need(8));
   }
   bool(): boolean {
-    const b = this.buf[this.need(1)];
-    if (b !== 0 && b !== 1) throw new ProtocolError(`bad boolean byte ${b}`);
-    return b === 1;
+    // Kafka reads any non-zero byte as true.
+    return this.buf[this.need(1)] !== 0;
   }
   uuid(): string {
     const at = this.need(16);

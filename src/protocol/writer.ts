@@ -43,36 +43,49 @@ export class Writer {
     }
   }
 
+  // room() may swap in a new scratch buffer, so every write takes its position first.
+  private byte(b: number): void {
+    const at = this.room(1);
+    this.buf[at] = b;
+  }
+
   int8(v: number): this {
-    this.buf.writeInt8(v, this.room(1));
+    const at = this.room(1);
+    this.buf.writeInt8(v, at);
     return this;
   }
   int16(v: number): this {
-    this.buf.writeInt16BE(v, this.room(2));
+    const at = this.room(2);
+    this.buf.writeInt16BE(v, at);
     return this;
   }
   uint16(v: number): this {
-    this.buf.writeUInt16BE(v, this.room(2));
+    const at = this.room(2);
+    this.buf.writeUInt16BE(v, at);
     return this;
   }
   int32(v: number): this {
-    this.buf.writeInt32BE(v, this.room(4));
+    const at = this.room(4);
+    this.buf.writeInt32BE(v, at);
     return this;
   }
   uint32(v: number): this {
-    this.buf.writeUInt32BE(v, this.room(4));
+    const at = this.room(4);
+    this.buf.writeUInt32BE(v, at);
     return this;
   }
   int64(v: bigint): this {
-    this.buf.writeBigInt64BE(v, this.room(8));
+    const at = this.room(8);
+    this.buf.writeBigInt64BE(v, at);
     return this;
   }
   float64(v: number): this {
-    this.buf.writeDoubleBE(v, this.room(8));
+    const at = this.room(8);
+    this.buf.writeDoubleBE(v, at);
     return this;
   }
   bool(v: boolean): this {
-    this.buf[this.room(1)] = v ? 1 : 0;
+    this.byte(v ? 1 : 0);
     return this;
   }
   uuid(v: string): this {
@@ -85,10 +98,10 @@ export class Writer {
     }
     let value = v;
     while (value >= 0x80) {
-      this.buf[this.room(1)] = (value & 0x7f) | 0x80;
+      this.byte((value & 0x7f) | 0x80);
       value = Math.floor(value / 128);
     }
-    this.buf[this.room(1)] = value;
+    this.byte(value);
     return this;
   }
 
@@ -99,10 +112,10 @@ export class Writer {
   varlong(v: bigint): this {
     let value = BigInt.asUintN(64, (v << 1n) ^ (v >> 63n));
     while (value >= 0x80n) {
-      this.buf[this.room(1)] = Number(value & 0x7fn) | 0x80;
+      this.byte(Number(value & 0x7fn) | 0x80);
       value >>= 7n;
     }
-    this.buf[this.room(1)] = Number(value);
+    this.byte(Number(value));
     return this;
   }
 
@@ -113,7 +126,8 @@ export class Writer {
       this.chunks.push(bytes);
       this.flushedBytes += bytes.length;
     } else {
-      bytes.copy(this.buf, this.room(bytes.length));
+      const at = this.room(bytes.length);
+      bytes.copy(this.buf, at);
     }
     return this;
   }
@@ -122,7 +136,8 @@ export class Writer {
     const n = Buffer.byteLength(v, 'utf8');
     if (n > 0x7fff) throw new RangeError(`string of ${n} bytes exceeds 32767`);
     this.int16(n);
-    this.buf.write(v, this.room(n), n, 'utf8');
+    const at = this.room(n);
+    this.buf.write(v, at, n, 'utf8');
     return this;
   }
   nullableString(v: string | null): this {
@@ -131,7 +146,8 @@ export class Writer {
   compactString(v: string): this {
     const n = Buffer.byteLength(v, 'utf8');
     this.uvarint(n + 1);
-    this.buf.write(v, this.room(n), n, 'utf8');
+    const at = this.room(n);
+    this.buf.write(v, at, n, 'utf8');
     return this;
   }
   compactNullableString(v: string | null): this {

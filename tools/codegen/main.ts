@@ -1,0 +1,62 @@
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { emitIndex, emitMessage } from './emit.js';
+import { loadSpecs } from './spec.js';
+
+/**
+ * Regenerates src/protocol/generated from Kafka's message specs.
+ *   node dist/tools/codegen/main.js [--check] [--specs DIR]
+ * --check writes nothing and exits 1 when a committed file differs from what would be generated.
+ */
+export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+export const DEFAULT_SPEC_DIR = resolve(REPO_ROOT, '../shared/kafka-protocol/message');
+export const GENERATED_DIR = join(REPO_ROOT, 'src/protocol/generated');
+/** Files in GENERATED_DIR that other generators own. */
+const FOREIGN_FILES = new Set(['errors.ts']);
+
+export function generateAll(specDir: string): Map<string, string> {
+  const specs = loadSpecs(specDir);
+  const files = new Map<string, string>();
+  for (const spec of specs) files.set(`${spec.name}.ts`, emitMessage(spec));
+  files.set('index.ts', emitIndex(specs));
+  return files;
+}
+
+/** Names of files that differ between the generator's output and the directory. */
+export function staleFiles(files: Map<string, string>, dir: string): string[] {
+  const stale: string[] = [];
+  for (const [name, text] of files) {
+    const path = join(dir, name);
+    if (!existsSync(path) || readFileSync(path, 'utf8') !== text) stale.push(name);
+  }
+  if (existsSync(dir)) {
+    for (const name of readdirSync(dir)) {
+      if (!files.has(name) && !FOREIGN_FILES.has(name)) stale.push(`${name} (not generated)`);
+    }
+  }
+  return stale.sort();
+}
+
+function main(argv: string[]): number {
+  const check = argv.includes('--check');
+  const at = argv.indexOf('--specs');
+  const specDir = at >= 0 && argv[at + 1] ? resolve(argv[at + 1] as string) : DEFAULT_SPEC_DIR;
+  const files = generateAll(specDir);
+  const stale = staleFiles(files, GENERATED_DIR);
+  if (check) {
+    for (const s of stale) process.stderr.write(`stale: src/protocol/generated/${s}\n`);
+    return stale.length === 0 ? 0 : 1;
+  }
+  mkdirSync(GENERATED_DIR, { recursive: true });
+  for (const name of readdirSync(GENERATED_DIR)) {
+    if (!files.has(name) && !FOREIGN_FILES.has(name)) rmSync(join(GENERATED_DIR, name));
+  }
+  for (const [name, text] of files) writeFileSync(join(GENERATED_DIR, name), text);
+  process.stdout.write(`generated ${files.size} files in src/protocol/generated (${stale.length} changed)\n`);
+  return 0;
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  process.exitCode = main(process.argv.slice(2));
+}
