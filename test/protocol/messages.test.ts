@@ -6,6 +6,12 @@ import {
   defaultApiVersionsResponse,
 } from '../../src/protocol/generated/ApiVersionsResponse.js';
 import {
+  defaultFetchableTopicResponse,
+  defaultFetchResponse,
+  defaultPartitionData,
+  FetchResponseCodec,
+} from '../../src/protocol/generated/FetchResponse.js';
+import {
   API_MESSAGES,
   requestHeaderVersion,
   responseHeaderVersion,
@@ -75,5 +81,17 @@ describe('request and response frames', () => {
       ApiVersionsRequestCodec.defaults(),
     );
     assert.equal(readRequest(body(v0)).header.clientId, null);
+  });
+
+  it('a Fetch response references stored batches instead of copying them', () => {
+    const stored = Buffer.alloc(1024 * 1024, 3);
+    const partitions = [0, 1].map((p) => ({ ...defaultPartitionData(), partitionIndex: p, records: stored }));
+    const res = {
+      ...defaultFetchResponse(),
+      responses: [{ ...defaultFetchableTopicResponse(), topic: 't', partitions }],
+    };
+    const chunks = encodeResponse(9, 1, 12, FetchResponseCodec, res);
+    assert.equal(chunks.filter((c) => c === stored).length, 2);
+    assert.deepStrictEqual(readResponse(body(chunks), 1, 12, FetchResponseCodec).body, res);
   });
 });
