@@ -2,6 +2,8 @@ import type { FileHandle, FileSystem } from './fs.js';
 
 export const OFFSET_INDEX_ENTRY_SIZE = 8;
 export const TIME_INDEX_ENTRY_SIZE = 12;
+/** Unwritten entry bytes that trigger a write: one page. */
+const WRITE_BATCH_BYTES = 4096;
 
 /** Thrown when an index entry would break the index's ordering: a caller bug, never disk data. */
 export class InvalidIndexEntryError extends Error {
@@ -10,9 +12,12 @@ export class InvalidIndexEntryError extends Error {
 
 /**
  * What the two index kinds share: fixed-size big-endian entries, relative to the segment's base
- * offset, held in memory (loaded lazily from the file on first use) and written through to the
- * file with positional writes. While the segment is active the file is preallocated to
- * `maxIndexSize`, as Kafka's is; `trim()` cuts it to the real entries on roll and close.
+ * offset, held in memory (loaded lazily from the file on first use) and written to the file a
+ * page at a time and on flush, trim and close — Kafka writes through an mmap, and one syscall per
+ * 8-byte entry costs more than the batch append it indexes. Entries not yet written after a crash
+ * do not matter: recovery rebuilds the indexes of everything past the recovery point, and a flush
+ * writes them before the recovery point moves. While the segment is active the file is
+ * preallocated to `maxIndexSize`, as Kafka's is; `trim()` cuts it to the real entries.
  *
  * On load, the entries are the longest prefix that is ordered and not all-zero: that drops the
  * zero-filled preallocated tail a crash leaves behind, which Kafka would read as entries.
@@ -21,6 +26,8 @@ export class InvalidIndexEntryError extends Error {
 export abstract class IndexFile {
   private buf: Buffer = Buffer.alloc(0);
   private count = 0;
+  /** Entries already in the file; the ones after it are only in memory. */
+  private written = 0;
   private loaded = false;
   private handle: FileHandle | null = null;
   readonly maxEntries: number;
@@ -59,6 +66,7 @@ export abstract class IndexFile {
     }
     this.buf = Buffer.from(raw.subarray(0, n * this.entrySize));
     this.count = n;
+    this.written = n;
   }
 
   get entries(): number {
@@ -132,8 +140,22 @@ export abstract class IndexFile {
       this.buf = grown;
     }
     entry.copy(this.buf, at);
-    this.writable().write(entry, at);
     this.count++;
+    if ((this.count - this.written) * this.entrySize >= WRITE_BATCH_BYTES) this.writeDirty();
+  }
+
+  /** Writes the entries that are only in memory. */
+  private writeDirty(): void {
+    if (this.count <= this.written) return;
+    const from = this.written * this.entrySize;
+    this.writable().write(this.buf.subarray(from, this.count * this.entrySize), from);
+    this.written = this.count;
+  }
+
+  /** Creates the file, preallocated, as Kafka does when it creates a segment. */
+  create(): void {
+    this.load();
+    this.writable();
   }
 
   /** Opens the file for writing, preallocated to the maximum size as while the segment is active. */
@@ -151,6 +173,8 @@ export abstract class IndexFile {
     this.load();
     if (n >= this.count) return;
     this.count = Math.max(0, n);
+    if (this.written <= this.count) return;
+    this.written = this.count;
     // Zero the dropped entries on disk so a later load does not resurrect them.
     const h = this.handle ?? this.fs.open(this.filePath, true);
     const keep = this.count * this.entrySize;
@@ -167,6 +191,7 @@ export abstract class IndexFile {
   /** Cuts the file to its real entries and releases the handle; the next append preallocates again. */
   trim(): void {
     this.load();
+    this.writeDirty();
     const keep = this.count * this.entrySize;
     if (this.handle) {
       this.handle.truncate(keep);
@@ -182,6 +207,7 @@ export abstract class IndexFile {
   }
 
   flush(): void {
+    if (this.loaded) this.writeDirty();
     this.handle?.sync();
   }
 
@@ -189,7 +215,7 @@ export abstract class IndexFile {
     this.trim();
   }
 
-  /** Closes without trimming: what a crash leaves (for tests and for deletion). */
+  /** Closes without writing or trimming anything: what a crash leaves (for tests and for deletion). */
   closeHandle(): void {
     this.handle?.close();
     this.handle = null;

@@ -83,7 +83,8 @@ export function loadLog(p: LoadParams): LoadedLog {
     // Rolls start the next segment at the LEO, so after a full recovery a segment that no longer
     // ends where the next one begins lost its tail: what follows would sit behind a hole.
     const next = all[i + 1];
-    const lostTail = needsFullRecovery && result !== null && next !== undefined && result.nextOffset !== next.baseOffset;
+    const lostTail =
+      needsFullRecovery && result !== null && next !== undefined && result.nextOffset !== next.baseOffset;
     if (result && (result.truncatedBytes > 0 || lostTail)) {
       const later = all.slice(i + 1);
       if (later.length > 0) {

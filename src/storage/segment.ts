@@ -121,6 +121,10 @@ export class LogSegment {
       baseOffset,
       config.maxIndexSize,
     );
+    if (create) {
+      offsetIndex.create();
+      timeIndex.create();
+    }
     return new LogSegment(fs, dir, baseOffset, config, clock, log, offsetIndex, timeIndex, suffix);
   }
 

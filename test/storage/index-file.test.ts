@@ -15,6 +15,7 @@ test('offset index entries are 8 bytes: int32 relative offset, int32 position, b
     const idx = new OffsetIndex(fsys, p, 100n, 1024);
     idx.append(110n, 4200);
     idx.append(125n, 8500);
+    idx.flush();
     // preallocated while active, as Kafka's
     assert.equal(fs.statSync(p).size, 1024);
     idx.trim();
@@ -66,6 +67,7 @@ test('a crash leaves a zero-filled preallocated tail that is not read as entries
     const idx = new OffsetIndex(fsys, p, 0n, 4096);
     idx.append(10n, 5000);
     idx.append(20n, 9000);
+    idx.flush(); // written, as before the recovery point moves
     idx.closeHandle(); // no trim: as after kill -9
     assert.equal(fs.statSync(p).size, 4096);
     assert.equal(new OffsetIndex(fsys, p, 0n, 4096).entries, 2);
@@ -88,6 +90,7 @@ test('truncation drops entries at and after an offset, on disk too; full index r
     idx.truncateTo(25n);
     assert.equal(idx.entries, 2);
     idx.append(27n, 9999);
+    idx.flush();
     idx.closeHandle();
     const again = new OffsetIndex(fsys, p, 0n, 32);
     assert.equal(again.entries, 3);
