@@ -32,11 +32,23 @@ export interface LoadedMessage {
   module: Record<string, unknown>;
 }
 
+export const COORDINATOR_SPEC_DIR = resolve(SPEC_DIR, '../coordinator');
+
+/** Every message spec and every coordinator record schema, with its generated module. */
 export async function loadMessages(): Promise<LoadedMessage[]> {
   const out: LoadedMessage[] = [];
-  for (const spec of loadSpecs(SPEC_DIR)) {
-    const module = (await import(`../../src/protocol/generated/${spec.name}.js`)) as Record<string, unknown>;
-    out.push({ spec, codec: module[`${spec.name}Codec`] as MessageCodec<unknown>, module });
+  const sets: [string, string][] = [
+    [SPEC_DIR, ''],
+    [COORDINATOR_SPEC_DIR, 'coordinator/'],
+  ];
+  for (const [dir, sub] of sets) {
+    for (const spec of loadSpecs(dir)) {
+      const module = (await import(`../../src/protocol/generated/${sub}${spec.name}.js`)) as Record<
+        string,
+        unknown
+      >;
+      out.push({ spec, codec: module[`${spec.name}Codec`] as MessageCodec<unknown>, module });
+    }
   }
   return out;
 }

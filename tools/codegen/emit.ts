@@ -365,7 +365,7 @@ export function structTypeNames(spec: MessageSpec, structs = collectStructs(spec
 }
 
 /** The whole module for one spec. */
-export function emitMessage(spec: MessageSpec): string {
+export function emitMessage(spec: MessageSpec, runtimeImport = '../codec-runtime.js'): string {
   const valid = parseVersions(spec.validVersions);
   const structs = collectStructs(spec);
   const typeNames = structTypeNames(spec, structs);
@@ -374,7 +374,7 @@ export function emitMessage(spec: MessageSpec): string {
   const parts = [
     GENERATED_HEADER,
     `// ${spec.type} ${spec.name}${spec.apiKey === undefined ? '' : `, api key ${spec.apiKey}`}, versions ${spec.validVersions}, flexible ${spec.flexibleVersions}`,
-    "import * as rt from '../codec-runtime.js';",
+    `import * as rt from '${runtimeImport}';`,
     '',
     emitStruct(spec.name, spec.fields, ctx),
   ];

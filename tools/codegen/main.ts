@@ -11,16 +11,35 @@ import { loadSpecs } from './spec.js';
  */
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 export const DEFAULT_SPEC_DIR = resolve(REPO_ROOT, '../shared/kafka-protocol/message');
+/** Record schemas of __consumer_offsets and the other coordinator topics, generated into coordinator/. */
+export const COORDINATOR_DIR_NAME = 'coordinator';
 export const GENERATED_DIR = join(REPO_ROOT, 'src/protocol/generated');
 /** Files in GENERATED_DIR that other generators own. */
 const FOREIGN_FILES = new Set(['errors.ts']);
 
+/**
+ * Every generated file by its path under GENERATED_DIR. `specDir` is the message directory; the
+ * coordinator record schemas are read from its sibling `coordinator` directory.
+ */
 export function generateAll(specDir: string): Map<string, string> {
   const specs = loadSpecs(specDir);
   const files = new Map<string, string>();
   for (const spec of specs) files.set(`${spec.name}.ts`, emitMessage(spec));
   files.set('index.ts', emitIndex(specs));
+  for (const spec of loadSpecs(join(specDir, '..', COORDINATOR_DIR_NAME))) {
+    files.set(`${COORDINATOR_DIR_NAME}/${spec.name}.ts`, emitMessage(spec, '../../codec-runtime.js'));
+  }
   return files;
+}
+
+function listFiles(dir: string, prefix = ''): string[] {
+  const out: string[] = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const rel = `${prefix}${entry.name}`;
+    if (entry.isDirectory()) out.push(...listFiles(join(dir, entry.name), `${rel}/`));
+    else out.push(rel);
+  }
+  return out;
 }
 
 /** Names of files that differ between the generator's output and the directory. */
@@ -31,7 +50,7 @@ export function staleFiles(files: Map<string, string>, dir: string): string[] {
     if (!existsSync(path) || readFileSync(path, 'utf8') !== text) stale.push(name);
   }
   if (existsSync(dir)) {
-    for (const name of readdirSync(dir)) {
+    for (const name of listFiles(dir)) {
       if (!files.has(name) && !FOREIGN_FILES.has(name)) stale.push(`${name} (not generated)`);
     }
   }
@@ -48,8 +67,8 @@ function main(argv: string[]): number {
     for (const s of stale) process.stderr.write(`stale: src/protocol/generated/${s}\n`);
     return stale.length === 0 ? 0 : 1;
   }
-  mkdirSync(GENERATED_DIR, { recursive: true });
-  for (const name of readdirSync(GENERATED_DIR)) {
+  mkdirSync(join(GENERATED_DIR, COORDINATOR_DIR_NAME), { recursive: true });
+  for (const name of listFiles(GENERATED_DIR)) {
     if (!files.has(name) && !FOREIGN_FILES.has(name)) rmSync(join(GENERATED_DIR, name));
   }
   for (const [name, text] of files) writeFileSync(join(GENERATED_DIR, name), text);

@@ -108,6 +108,16 @@ export function parseSpec(text: string, source = 'spec'): MessageSpec {
     throw new Error(`${source}: not a message spec (name and fields required)`);
   }
   spec.flexibleVersions ??= 'none';
+  const normalise = (fields: FieldSpec[]) => {
+    for (const f of fields) {
+      // A tagged field may leave out "versions": it exists exactly in its tagged versions.
+      f.versions ??= f.taggedVersions as string;
+      if (f.versions === undefined) throw new Error(`${source}: field ${f.name} has no versions`);
+      if (f.fields) normalise(f.fields);
+    }
+  };
+  normalise(spec.fields);
+  for (const s of spec.commonStructs ?? []) normalise(s.fields);
   return spec;
 }
 
