@@ -130,6 +130,14 @@ export class LogFileReader {
   check(pos: number, verifyCrc: boolean): BatchCheck {
     const available = this.end - pos;
     const head = this.view(pos, BATCH_HEADER_SIZE);
+    if (verifyCrc && head.length >= LOG_OVERHEAD) {
+      // Fast path of recovery: one validation of the whole batch when its length is plausible.
+      const size = head.readInt32BE(8) + LOG_OVERHEAD;
+      if (size >= BATCH_HEADER_SIZE && size <= available) {
+        const whole = this.view(pos, size);
+        return checkBatch(whole, 0, whole.length);
+      }
+    }
     const result = checkBatchHeader(head, available);
     if (!result.ok || !verifyCrc) return result;
     const whole = this.view(pos, result.size);

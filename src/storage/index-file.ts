@@ -55,18 +55,36 @@ export abstract class IndexFile {
     if (this.loaded) return;
     this.loaded = true;
     if (!this.fs.exists(this.filePath)) return;
-    const raw = this.fs.readFile(this.filePath);
-    const whole = Math.floor(raw.length / this.entrySize);
-    let n = 0;
-    while (n < whole && n < this.maxEntries) {
-      const at = n * this.entrySize;
-      if (isAllZero(raw, at, this.entrySize)) break;
-      if (!this.followsInOrder(raw, at, n === 0 ? null : at - this.entrySize)) break;
-      n++;
+    // Read a chunk at a time and stop at the first entry out of order or all zero: a preallocated
+    // file is mostly zeros, and reading all of it would cost more than the entries are worth.
+    const handle = this.fs.open(this.filePath, false);
+    try {
+      const fileEntries = Math.min(this.maxEntries, Math.floor(handle.size() / this.entrySize));
+      let raw = Buffer.alloc(0);
+      let n = 0;
+      let chunkEntries = 8192;
+      while (n < fileEntries) {
+        const want = Math.min(chunkEntries, fileEntries - raw.length / this.entrySize);
+        if (want <= 0) break;
+        const chunk = Buffer.allocUnsafe(want * this.entrySize);
+        const got = handle.read(chunk, 0, chunk.length, raw.length);
+        raw = Buffer.concat([raw, chunk.subarray(0, got - (got % this.entrySize))]);
+        const whole = raw.length / this.entrySize;
+        while (n < whole) {
+          const at = n * this.entrySize;
+          if (isAllZero(raw, at, this.entrySize)) break;
+          if (!this.followsInOrder(raw, at, n === 0 ? null : at - this.entrySize)) break;
+          n++;
+        }
+        if (n < whole || got < chunk.length) break;
+        chunkEntries *= 4;
+      }
+      this.buf = raw.subarray(0, n * this.entrySize);
+      this.count = n;
+      this.written = n;
+    } finally {
+      handle.close();
     }
-    this.buf = Buffer.from(raw.subarray(0, n * this.entrySize));
-    this.count = n;
-    this.written = n;
   }
 
   get entries(): number {
@@ -184,8 +202,20 @@ export abstract class IndexFile {
     else h.close();
   }
 
+  /** Drops every entry without reading the old ones (a rebuild follows). */
   reset(): void {
-    this.truncateToEntries(0);
+    this.loaded = true;
+    this.count = 0;
+    this.written = 0;
+    if (this.handle) {
+      const size = this.handle.size();
+      this.handle.truncate(0);
+      this.handle.truncate(size);
+    } else if (this.fs.exists(this.filePath)) {
+      const h = this.fs.open(this.filePath, false);
+      h.truncate(0);
+      h.close();
+    }
   }
 
   /** Cuts the file to its real entries and releases the handle; the next append preallocates again. */

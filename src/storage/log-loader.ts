@@ -116,11 +116,9 @@ export function loadLog(p: LoadParams): LoadedLog {
     if (r.truncatedBytes > 0) logger.warn(line);
     else logger.info(line);
   }
-  // Recovered data is made durable at once, so the recovery point can move to the LEO.
-  const recovered = events.some((e) => e.mode === 'full' || e.result.truncatedBytes > 0);
-  if (recovered)
-    for (const s of segments.values()) if (s.baseOffset >= p.recoveryPoint || s === newActive) s.flush();
-  const recoveryPoint = recovered || p.hadCleanShutdown ? nextOffset : min(p.recoveryPoint, nextOffset);
+  // Recovery does not fsync what it truncated: the recovery point stays where it was (at most the
+  // LEO), so a second crash validates the same segments again instead of trusting them.
+  const recoveryPoint = p.hadCleanShutdown ? nextOffset : min(p.recoveryPoint, nextOffset);
   const local = new LocalLog(p.dir, p.name, p.config, segments, nextOffset, recoveryPoint, p.ctx);
   let logStartOffset = max(p.logStartOffsetCheckpoint, segments.first()!.baseOffset);
   if (logStartOffset > nextOffset) {
