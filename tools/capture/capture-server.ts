@@ -65,7 +65,7 @@ const PRODUCER_ID = 4000n;
 // Empty fetches are held this long (at most maxWaitMs) so polling clients do not spin.
 const EMPTY_FETCH_WAIT_MS = 100;
 
-/** APIs answered, with the versions advertised: everything the generated codecs cover. */
+/** APIs answered (see handlers), with the versions advertised: all the generated codecs cover. */
 const SUPPORTED_APIS = [0, 1, 2, 3, 10, 18, 22].map((apiKey) => {
   const codec = API_MESSAGES.get(apiKey)?.request;
   if (!codec) throw new Error(`no generated codec for API ${apiKey}`);
@@ -84,13 +84,16 @@ interface Response {
   delayMs: number;
 }
 
+/** Decodes one request body and says what to answer, or undefined for no answer (acks=0). */
+type Handler = (body: Reader, version: number) => Response | undefined;
+
 /** Ties a body to its codec's type, so every answer is checked against the generated interface. */
 function reply<T>(codec: MessageCodec<T>, body: T, delayMs = 0): Response {
   return { codec: codec as MessageCodec<unknown>, body, delayMs };
 }
 
 /** Kafka topic ids are random; a hash of the name keeps the recordings reproducible. */
-function topicIdOf(name: string): string {
+export function topicIdOf(name: string): string {
   return createHash('sha256').update(name).digest().subarray(0, 16).toString('base64url');
 }
 
@@ -109,36 +112,36 @@ export async function startCaptureServer(options: CaptureServerOptions): Promise
     return log;
   };
   for (const name of options.topics ?? []) topic(name);
+  // Known once listening (options.port may be 0); no request arrives before that.
   let port = options.port;
 
-  const metadata = (req: metadataReq.MetadataRequest) => {
+  const node = { nodeId: NODE_ID, host: '127.0.0.1' };
+
+  const metadata: Handler = (body, version) => {
+    const req = metadataReq.MetadataRequestCodec.decode(body, version);
     const names =
       req.topics === null || req.topics.length === 0
         ? [...logs.keys()]
         : req.topics.map((t) => t.name ?? topicsById.get(t.topicId) ?? t.topicId);
-    return {
-      ...metadataRes.MetadataResponseCodec.defaults(),
-      brokers: [{ nodeId: NODE_ID, host: '127.0.0.1', port, rack: null }],
-      clusterId: CLUSTER_ID,
-      controllerId: NODE_ID,
-      topics: names.map((name) => {
-        topic(name);
-        const partition = { ...metadataRes.defaultMetadataResponsePartition(), leaderId: NODE_ID };
-        return {
-          ...metadataRes.defaultMetadataResponseTopic(),
-          name,
-          topicId: topicIdOf(name),
-          partitions: [
-            { ...partition, leaderEpoch: LEADER_EPOCH, replicaNodes: [NODE_ID], isrNodes: [NODE_ID] },
-          ],
-        };
-      }),
-    };
+    const partition = { ...metadataRes.defaultMetadataResponsePartition(), leaderId: NODE_ID };
+    const partitions = [
+      { ...partition, leaderEpoch: LEADER_EPOCH, replicaNodes: [NODE_ID], isrNodes: [NODE_ID] },
+    ];
+    const topics = names.map((name) => {
+      topic(name);
+      return { ...metadataRes.defaultMetadataResponseTopic(), name, topicId: topicIdOf(name), partitions };
+    });
+    const brokers = [{ ...node, port, rack: null }];
+    const response = { brokers, clusterId: CLUSTER_ID, controllerId: NODE_ID, topics };
+    return reply(metadataRes.MetadataResponseCodec, {
+      ...metadataRes.defaultMetadataResponse(),
+      ...response,
+    });
   };
 
-  const produce = (req: produceReq.ProduceRequest) => ({
-    ...produceRes.ProduceResponseCodec.defaults(),
-    responses: req.topicData.map((t) => ({
+  const produce: Handler = (body, version) => {
+    const req = produceReq.ProduceRequestCodec.decode(body, version);
+    const responses = req.topicData.map((t) => ({
       name: t.name,
       partitionResponses: t.partitionData.map((p) => {
         const log = topic(t.name);
@@ -152,52 +155,44 @@ export async function startCaptureServer(options: CaptureServerOptions): Promise
           log.nextOffset += BigInt(b.header.lastOffsetDelta) + 1n;
           log.batches.push({ bytes, lastOffset: log.nextOffset - 1n });
         }
-        return {
-          ...produceRes.defaultPartitionProduceResponse(),
-          index: p.index,
-          baseOffset,
-          logStartOffset: 0n,
-        };
+        const response = { index: p.index, baseOffset, logStartOffset: 0n };
+        return { ...produceRes.defaultPartitionProduceResponse(), ...response };
       }),
-    })),
-  });
+    }));
+    // acks=0: Kafka sends no response at all.
+    if (req.acks === 0) return undefined;
+    return reply(produceRes.ProduceResponseCodec, { ...produceRes.defaultProduceResponse(), responses });
+  };
 
-  const fetch = (req: fetchReq.FetchRequest): Response => {
+  const fetch: Handler = (body, version) => {
+    const req = fetchReq.FetchRequestCodec.decode(body, version);
     let bytes = 0;
     const responses = req.topics.map((t) => {
+      // Since v13 a fetch names the topic by the id Metadata gave.
       const name = t.topic !== '' ? t.topic : (topicsById.get(t.topicId) ?? '');
       const log = topic(name);
+      const partitions = t.partitions.map((p) => {
+        const wanted = log.batches.filter((b) => b.lastOffset >= p.fetchOffset);
+        const records = Buffer.concat(wanted.map((b) => b.bytes));
+        bytes += records.length;
+        const end = log.nextOffset;
+        const data = { highWatermark: end, lastStableOffset: end, logStartOffset: 0n, records };
+        return { ...fetchRes.defaultPartitionData(), partitionIndex: p.partition, ...data };
+      });
       return {
         ...fetchRes.defaultFetchableTopicResponse(),
         topic: name,
         topicId: topicIdOf(name),
-        partitions: t.partitions.map((p) => {
-          const wanted = log.batches.filter((b) => b.lastOffset >= p.fetchOffset);
-          const records = Buffer.concat(wanted.map((b) => b.bytes));
-          bytes += records.length;
-          const end = log.nextOffset;
-          return {
-            ...fetchRes.defaultPartitionData(),
-            partitionIndex: p.partition,
-            highWatermark: end,
-            lastStableOffset: end,
-            logStartOffset: 0n,
-            records,
-          };
-        }),
+        partitions,
       };
     });
     const delayMs = bytes > 0 ? 0 : Math.min(req.maxWaitMs, EMPTY_FETCH_WAIT_MS);
-    return reply(
-      fetchRes.FetchResponseCodec,
-      { ...fetchRes.FetchResponseCodec.defaults(), responses },
-      delayMs,
-    );
+    return reply(fetchRes.FetchResponseCodec, { ...fetchRes.defaultFetchResponse(), responses }, delayMs);
   };
 
-  const listOffsets = (req: listOffsetsReq.ListOffsetsRequest, version: number) => ({
-    ...listOffsetsRes.ListOffsetsResponseCodec.defaults(),
-    topics: req.topics.map((t) => ({
+  const listOffsets: Handler = (body, version) => {
+    const req = listOffsetsReq.ListOffsetsRequestCodec.decode(body, version);
+    const topics = req.topics.map((t) => ({
       name: t.name,
       partitions: t.partitions.map((p) => {
         // -1 asks for the log end offset, -2 (and any timestamp, here) for the log start offset.
@@ -210,68 +205,50 @@ export async function startCaptureServer(options: CaptureServerOptions): Promise
         if (version === 0) return { ...partition, oldStyleOffsets: [offset] };
         return { ...partition, offset, leaderEpoch: version >= 4 ? LEADER_EPOCH : -1 };
       }),
-    })),
-  });
+    }));
+    return reply(listOffsetsRes.ListOffsetsResponseCodec, {
+      ...listOffsetsRes.defaultListOffsetsResponse(),
+      topics,
+    });
+  };
 
-  const findCoordinator = (req: findCoordinatorReq.FindCoordinatorRequest, version: number) => {
-    const node = { nodeId: NODE_ID, host: '127.0.0.1', port };
+  const findCoordinator: Handler = (body, version) => {
+    const req = findCoordinatorReq.FindCoordinatorRequestCodec.decode(body, version);
     const response = findCoordinatorRes.defaultFindCoordinatorResponse();
+    const codec = findCoordinatorRes.FindCoordinatorResponseCodec;
     // v4 batched the keys: one coordinator per key instead of one at the top level.
-    if (version < 4) return { ...response, ...node };
+    if (version < 4) return reply(codec, { ...response, ...node, port });
     const coordinators = req.coordinatorKeys.map((key) => ({
       ...findCoordinatorRes.defaultCoordinator(),
       ...node,
+      port,
       key,
     }));
-    return { ...response, coordinators };
+    return reply(codec, { ...response, coordinators });
   };
 
-  const answer = (apiKey: number, version: number, body: Reader): Response | undefined => {
-    switch (apiKey) {
-      case 18: {
-        const max = SUPPORTED_APIS.find((a) => a.apiKey === 18)?.maxVersion ?? 0;
-        // Kafka answers a too-new ApiVersions at v0 so that any client can read the error.
-        const errorCode = version > max ? ErrorCode.UNSUPPORTED_VERSION : 0;
-        const apiKeys = SUPPORTED_APIS;
-        return reply(apiVersionsRes.ApiVersionsResponseCodec, {
-          ...apiVersionsRes.ApiVersionsResponseCodec.defaults(),
-          errorCode,
-          apiKeys,
-        });
-      }
-      case 3:
-        return reply(
-          metadataRes.MetadataResponseCodec,
-          metadata(metadataReq.MetadataRequestCodec.decode(body, version)),
-        );
-      case 0: {
-        const req = produceReq.ProduceRequestCodec.decode(body, version);
-        // acks=0: Kafka sends no response at all.
-        return req.acks === 0 ? undefined : reply(produceRes.ProduceResponseCodec, produce(req));
-      }
-      case 1:
-        return fetch(fetchReq.FetchRequestCodec.decode(body, version));
-      case 2:
-        return reply(
-          listOffsetsRes.ListOffsetsResponseCodec,
-          listOffsets(listOffsetsReq.ListOffsetsRequestCodec.decode(body, version), version),
-        );
-      case 10:
-        return reply(
-          findCoordinatorRes.FindCoordinatorResponseCodec,
-          findCoordinator(findCoordinatorReq.FindCoordinatorRequestCodec.decode(body, version), version),
-        );
-      case 22: {
-        const producerId = PRODUCER_ID;
-        return reply(initProducerIdRes.InitProducerIdResponseCodec, {
-          ...initProducerIdRes.InitProducerIdResponseCodec.defaults(),
-          producerId,
-        });
-      }
-      default:
-        throw new Error(`API ${apiKey} v${version} is not answered by the capture server`);
-    }
+  const apiVersions: Handler = (_body, version) => {
+    // Kafka answers a too-new ApiVersions at v0 (see serve) so that any client can read the error.
+    const errorCode =
+      version > apiVersionsRes.ApiVersionsResponseCodec.maxVersion ? ErrorCode.UNSUPPORTED_VERSION : 0;
+    const response = { ...apiVersionsRes.defaultApiVersionsResponse(), errorCode, apiKeys: SUPPORTED_APIS };
+    return reply(apiVersionsRes.ApiVersionsResponseCodec, response);
   };
+
+  const initProducerId: Handler = () => {
+    const response = { ...initProducerIdRes.defaultInitProducerIdResponse(), producerId: PRODUCER_ID };
+    return reply(initProducerIdRes.InitProducerIdResponseCodec, response);
+  };
+
+  const handlers = new Map<number, Handler>([
+    [0, produce],
+    [1, fetch],
+    [2, listOffsets],
+    [3, metadata],
+    [10, findCoordinator],
+    [18, apiVersions],
+    [22, initProducerId],
+  ]);
 
   const serve = (socket: Socket): void => {
     const frames = new FrameReader();
@@ -283,26 +260,16 @@ export async function startCaptureServer(options: CaptureServerOptions): Promise
         for (const payload of frames.push(chunk)) {
           const { header, body } = readRequest(payload);
           const { requestApiKey: apiKey, requestApiVersion: version, correlationId } = header;
-          const prefix = Buffer.alloc(4);
-          prefix.writeInt32BE(payload.length);
-          options.onFrame({
-            apiKey,
-            apiVersion: version,
-            correlationId,
-            clientId: header.clientId,
-            frame: Buffer.concat([prefix, payload]),
-          });
-          const response = answer(apiKey, version, body);
+          const frame = Buffer.concat([Buffer.alloc(4), payload]);
+          frame.writeInt32BE(payload.length, 0);
+          options.onFrame({ apiKey, apiVersion: version, correlationId, clientId: header.clientId, frame });
+          const handler = handlers.get(apiKey);
+          if (!handler) throw new Error(`API ${apiKey} v${version} is not answered by the capture server`);
+          const response = handler(body, version);
           if (!response) continue;
-          const tooNew = apiKey === 18 && version > response.codec.maxVersion;
-          const chunks = encodeResponse(
-            correlationId,
-            apiKey,
-            tooNew ? 0 : version,
-            response.codec,
-            response.body,
-          );
-          const delayMs = response.delayMs;
+          const { codec, body: answer, delayMs } = response;
+          const at = apiKey === 18 && version > codec.maxVersion ? 0 : version;
+          const chunks = encodeResponse(correlationId, apiKey, at, codec, answer);
           queue = queue
             .then(() => (delayMs > 0 ? new Promise((resolve) => setTimeout(resolve, delayMs)) : undefined))
             .then(() => {
@@ -347,17 +314,10 @@ async function main(): Promise<void> {
   const server = await startCaptureServer({
     port: Number(values.port),
     topics: ['skiff-capture'],
-    onFrame: (f) => {
-      const line = {
-        apiKey: f.apiKey,
-        apiVersion: f.apiVersion,
-        clientId: f.clientId,
-        frameHex: f.frame.toString('hex'),
-      };
-      if (out !== undefined) appendFileSync(join(out, 'frames.jsonl'), `${JSON.stringify(line)}\n`);
-      process.stdout.write(
-        `${API_MESSAGES.get(f.apiKey)?.name ?? f.apiKey} v${f.apiVersion} from ${f.clientId}\n`,
-      );
+    onFrame: ({ apiKey, apiVersion, clientId, frame }) => {
+      const line = JSON.stringify({ apiKey, apiVersion, clientId, frameHex: frame.toString('hex') });
+      if (out !== undefined) appendFileSync(join(out, 'frames.jsonl'), `${line}\n`);
+      process.stdout.write(`${API_MESSAGES.get(apiKey)?.name ?? apiKey} v${apiVersion} from ${clientId}\n`);
     },
   });
   process.stdout.write(`capture server on 127.0.0.1:${server.port}\n`);

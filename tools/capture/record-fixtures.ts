@@ -77,6 +77,8 @@ function run(cmd: string, args: string[], input = ''): Promise<string> {
       if (code === 0) resolve(stdout);
       else reject(new Error(`${cmd} ${args.join(' ')} exited ${code ?? signal}: ${stderr}`));
     });
+    // A child that exits before reading its input fails through its exit code, not EPIPE here.
+    child.stdin.on('error', () => {});
     child.stdin.end(input);
   });
 }
@@ -105,6 +107,10 @@ function packageVersion(name: string): string {
   return `${name} ${pkg.version}`;
 }
 
+// librdkafka's 5 ms default may split the three lines into several batches; one batch keeps the
+// fixture the same from one recording to the next.
+const LINGER = 'linger.ms=200';
+
 async function kcatSession(): Promise<ClientSession> {
   const v = (await run('kcat', ['-V'])).match(/Version (\S+) .*librdkafka (\S+)/);
   const topic = 'skiff-kcat';
@@ -116,8 +122,8 @@ async function kcatSession(): Promise<ClientSession> {
     steps: [
       { label: 'kcat -L', run: async (b) => void (await run('kcat', ['-b', b, '-L'])) },
       {
-        label: `kcat -P -K: -t ${topic}`,
-        run: async (b) => void (await run('kcat', ['-b', b, '-P', '-K:', '-t', topic], keyed)),
+        label: `kcat -P -K: -X ${LINGER} -t ${topic}`,
+        run: async (b) => void (await run('kcat', ['-b', b, '-P', '-K:', '-X', LINGER, '-t', topic], keyed)),
       },
       {
         label: `kcat -C -o beginning -e -K: -t ${topic}`,
@@ -130,13 +136,13 @@ async function kcatSession(): Promise<ClientSession> {
   };
 }
 
-// Assign (no group) so that the consumer needs only ListOffsets and Fetch.
+// Assign (no group) so that the consumer needs only ListOffsets and Fetch; linger_ms as for kcat.
 const KAFKA_PYTHON_SCRIPT = `
 import sys
 from kafka import KafkaProducer, KafkaConsumer, TopicPartition
 broker, topic, mode = sys.argv[1], sys.argv[2], sys.argv[3]
 if mode == 'produce':
-    p = KafkaProducer(bootstrap_servers=broker)
+    p = KafkaProducer(bootstrap_servers=broker, linger_ms=200)
     for k, v in [('k0', 'v0'), ('k1', 'v1'), ('k2', 'v2')]:
         p.send(topic, key=k.encode(), value=v.encode())
     p.flush()
