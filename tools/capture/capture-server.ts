@@ -1,10 +1,10 @@
 /**
  * A fixture recorder, not the broker. It accepts real Kafka clients on 127.0.0.1, records every
  * request frame they send, and answers just enough (ApiVersions, Metadata, Produce, Fetch,
- * ListOffsets, FindCoordinator, InitProducerId) for a client to connect,
- * produce and consume one partition per topic. Everything is in memory, nothing is checked, and
- * it stays under ~300 lines on purpose: the point is the recorded request bytes
- * (test/fixtures/clients), which test our decoders against what real peers actually send.
+ * ListOffsets, FindCoordinator, InitProducerId) for a client to connect, produce and consume one
+ * partition per topic. Everything is in memory and nothing is checked; keep it about 300 lines:
+ * the point is the recorded request bytes (test/fixtures/clients), which test our decoders against
+ * what real peers send. Broker behaviour belongs in src/, not here.
  *
  * Run: node dist/tools/capture/capture-server.js --port P --out DIR   (appends DIR/frames.jsonl)
  */
