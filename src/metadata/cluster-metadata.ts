@@ -1,0 +1,115 @@
+/**
+ * What a broker knows about the cluster, and how it asks for changes. The broker's request
+ * handlers read the current MetadataImage and never write it; every change goes through the
+ * controller (ControllerClient) and comes back as a new image, applied in revision order.
+ * Implementations: the store-backed one (embedded store or etcd, issue 5) and, for a single
+ * process, an in-memory one with the same contract.
+ */
+
+export interface BrokerInfo {
+  readonly id: number;
+  readonly host: string;
+  readonly port: number;
+  readonly rack: string | null;
+  /** Incarnation of this broker's registration; fences requests from a replaced process. */
+  readonly epoch: bigint;
+  /** True while the broker is shutting down in a controlled way (no new leadership). */
+  readonly inControlledShutdown: boolean;
+}
+
+export interface PartitionState {
+  readonly topic: string;
+  readonly partition: number;
+  /** -1 when no replica can lead ("Leader: none"). */
+  readonly leader: number;
+  readonly leaderEpoch: number;
+  /** Bumped on every change to this state (ISR, leader, replicas). */
+  readonly partitionEpoch: number;
+  /** Assignment order; the first live ISR member is the preferred leader. */
+  readonly replicas: readonly number[];
+  readonly isr: readonly number[];
+  readonly addingReplicas: readonly number[];
+  readonly removingReplicas: readonly number[];
+}
+
+export interface TopicInfo {
+  readonly name: string;
+  /** Kafka Uuid in its base64url form. */
+  readonly topicId: string;
+  readonly internal: boolean;
+  /** Indexed by partition number. */
+  readonly partitions: readonly PartitionState[];
+}
+
+/** Dynamic configs as stored: only the keys that were set. */
+export type ConfigMap = Readonly<Record<string, string>>;
+
+export interface MetadataImage {
+  readonly clusterId: string;
+  /** The store revision this image reflects: the broker's "metadata offset". */
+  readonly revision: bigint;
+  readonly controllerId: number;
+  /** Registered (live, unfenced) brokers. */
+  readonly brokers: ReadonlyMap<number, BrokerInfo>;
+  readonly topics: ReadonlyMap<string, TopicInfo>;
+  readonly topicConfigs: ReadonlyMap<string, ConfigMap>;
+  /** Per-broker dynamic configs by broker id as a string, and cluster defaults under '<default>'. */
+  readonly brokerConfigs: ReadonlyMap<string, ConfigMap>;
+}
+
+export interface CreateTopicRequest {
+  readonly name: string;
+  /** -1: the broker default num.partitions. */
+  readonly numPartitions: number;
+  /** -1: the broker default default.replication.factor. */
+  readonly replicationFactor: number;
+  /** Explicit assignment, partition index → replicas; when given, the two counts above are -1. */
+  readonly assignments?: ReadonlyMap<number, readonly number[]>;
+  readonly configs: ConfigMap;
+}
+
+/** A Kafka error code (0 = none) and an optional message, per topic or entity. */
+export interface ApiResult {
+  readonly errorCode: number;
+  readonly errorMessage: string | null;
+}
+
+export interface CreateTopicResult extends ApiResult {
+  readonly name: string;
+  readonly topicId: string;
+  readonly numPartitions: number;
+  readonly replicationFactor: number;
+}
+
+export type ConfigResource =
+  | { readonly type: 'topic'; readonly name: string }
+  | { readonly type: 'broker'; readonly id: string };
+
+export interface ConfigAlteration {
+  readonly name: string;
+  /** null deletes the dynamic value. */
+  readonly value: string | null;
+}
+
+export interface ControllerClient {
+  createTopics(requests: readonly CreateTopicRequest[], validateOnly: boolean): Promise<CreateTopicResult[]>;
+  deleteTopics(names: readonly string[]): Promise<(ApiResult & { name: string })[]>;
+  createPartitions(
+    requests: readonly { name: string; totalCount: number; assignments?: readonly (readonly number[])[] }[],
+    validateOnly: boolean,
+  ): Promise<(ApiResult & { name: string })[]>;
+  /** Replaces (incremental=false) or edits (incremental=true) the dynamic configs of a resource. */
+  alterConfigs(
+    resource: ConfigResource,
+    alterations: readonly ConfigAlteration[],
+    incremental: boolean,
+    validateOnly: boolean,
+  ): Promise<ApiResult>;
+}
+
+export interface ClusterMetadata {
+  image(): MetadataImage;
+  /** Called after each new image is applied, in revision order. Returns an unsubscribe function. */
+  onChange(listener: (image: MetadataImage, previous: MetadataImage) => void): () => void;
+  readonly controller: ControllerClient;
+}
