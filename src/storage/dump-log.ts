@@ -30,6 +30,7 @@ import {
 } from './checkpoint.js';
 import type { FileSystem } from './fs.js';
 import { OFFSET_INDEX_ENTRY_SIZE, TIME_INDEX_ENTRY_SIZE } from './index-file.js';
+import { decodeSnapshot, SNAPSHOT_FILE_SUFFIX } from './producer-state.js';
 
 /**
  * `skiff dump-log`: Kafka's DumpLogSegments line formats for `.log`, `.index` and `.timeindex`,
@@ -63,6 +64,7 @@ export function dumpLog(fs: FileSystem, files: readonly string[], options: DumpL
     if (name.endsWith('.log')) dumpLogFile(fs, file, options, output);
     else if (name.endsWith('.index')) dumpOffsetIndex(fs, file, options, output);
     else if (name.endsWith('.timeindex')) dumpTimeIndex(fs, file, options, output);
+    else if (name.endsWith(SNAPSHOT_FILE_SUFFIX)) dumpProducerSnapshot(fs, file, output);
     else if (name === LEADER_EPOCH_CHECKPOINT)
       dumpCheckpoint(
         fs,
@@ -335,5 +337,27 @@ function dumpCheckpoint<T>(
     for (const e of entries) output.out.push(format(e));
   } catch (e) {
     output.out.push(e instanceof Error ? e.message : String(e));
+  }
+}
+
+/** Kafka's producer snapshot lines: one per producer, with its last batch. */
+function dumpProducerSnapshot(fs: FileSystem, file: string, output: DumpOutput): void {
+  try {
+    for (const e of decodeSnapshot(fs.readFile(file))) {
+      const txn =
+        e.currentTxnFirstOffset >= 0n ? `OptionalLong[${e.currentTxnFirstOffset}]` : 'OptionalLong.empty';
+      let line =
+        `producerId: ${e.producerId} producerEpoch: ${e.producerEpoch} coordinatorEpoch: ${e.coordinatorEpoch} ` +
+        `currentTxnFirstOffset: ${txn} lastTimestamp: ${e.lastTimestamp} `;
+      const b = e.batches.at(-1);
+      if (b) {
+        line +=
+          `firstSequence: ${b.firstSeq} lastSequence: ${b.lastSeq} lastOffset: ${b.lastOffset} ` +
+          `offsetDelta: ${b.lastOffset - b.firstOffset} timestamp: ${b.timestamp}`;
+      }
+      output.out.push(line.trimEnd());
+    }
+  } catch (e) {
+    output.err.push(`${file}: ${e instanceof Error ? e.message : String(e)}`);
   }
 }

@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import type { KafkaError } from '../protocol/kafka-error.js';
 import {
+  type BatchHeader,
   batchSize,
   lastOffset,
   readBatchHeader,
@@ -24,6 +25,7 @@ import { type EpochEndOffset, LeaderEpochFileCache } from './leader-epoch-cache.
 import type { LocalLog, LogOffsetMetadata, LogReadResult, StorageContext } from './local-log.js';
 import type { LogConfig } from './log-config.js';
 import { loadLog } from './log-loader.js';
+import { type BatchMetadata, ProducerStateManager } from './producer-state.js';
 
 export interface LogAppendInfo {
   readonly firstOffset: bigint;
@@ -36,6 +38,8 @@ export interface LogAppendInfo {
   readonly validBytes: number;
   readonly batches: number;
   readonly records: number;
+  /** The batch was already written (same producer, epoch and sequences): acknowledged, not appended. */
+  readonly duplicate: boolean;
 }
 
 export type FetchIsolation = 'log-end' | 'high-watermark';
@@ -90,11 +94,13 @@ export class Log {
     readonly partition: number,
     readonly local: LocalLog,
     readonly leaderEpochCache: LeaderEpochFileCache,
+    readonly producerState: ProducerStateManager,
     logStartOffset: bigint,
     private readonly ctx: StorageContext,
   ) {
     this.logStart = logStartOffset;
     this.hw = logStartOffset;
+    this.rebuildProducerState();
   }
 
   static open(p: OpenLogParams): Log {
@@ -116,7 +122,8 @@ export class Log {
       logStartOffsetCheckpoint: p.logStartOffset ?? 0n,
       hadCleanShutdown: p.hadCleanShutdown,
     });
-    return new Log(p.topic, p.partition, loaded.local, cache, loaded.logStartOffset, p.ctx);
+    const producers = new ProducerStateManager(p.ctx.fs, p.dir, p.ctx.logger, name);
+    return new Log(p.topic, p.partition, loaded.local, cache, producers, loaded.logStartOffset, p.ctx);
   }
 
   get name(): string {
@@ -189,11 +196,20 @@ export class Log {
       }
       pos += v.size;
     }
+    const pending = new Map<bigint, { epoch: number; lastSeq: number }>();
+    for (let pos = 0; pos < records.length; ) {
+      const h = readBatchHeader(records, pos);
+      const duplicate = this.producerState.checkClientBatch(h, pending);
+      if (duplicate) return this.duplicateInfo(duplicate);
+      pos += batchSize(h);
+    }
+    const headers: BatchHeader[] = [];
     for (let pos = 0; pos < records.length; ) {
       setBaseOffset(records, pos, next);
       setPartitionLeaderEpoch(records, pos, leaderEpoch);
       if (logAppendTime) setLogAppendTime(records, pos, now);
       const h = readBatchHeader(records, pos);
+      headers.push(h);
       this.addToScan(scan, h.baseOffset, lastOffset(h), h.maxTimestamp, h.recordsCount);
       next = lastOffset(h) + 1n;
       pos += batchSize(h);
@@ -201,6 +217,7 @@ export class Log {
     if (scan.batches === 0) return this.appendInfo(scan, records.length, -1n);
     if (leaderEpoch >= 0) this.leaderEpochCache.assign(leaderEpoch, scan.firstOffset);
     this.write(records, scan);
+    for (const h of headers) this.producerState.update(h);
     return this.appendInfo(scan, records.length, logAppendTime ? now : -1n);
   }
 
@@ -214,6 +231,7 @@ export class Log {
     const scan = this.emptyScan(this.logEndOffset);
     let previousLast: bigint | null = null;
     const epochs: { epoch: number; baseOffset: bigint }[] = [];
+    const headers: BatchHeader[] = [];
     for (let pos = 0; pos < records.length; ) {
       const v = validateBatch(records, pos, records.length - pos);
       if (!v.ok) throw rejectBatch(this.name, v, pos);
@@ -226,6 +244,7 @@ export class Log {
       previousLast = lastOffset(h);
       this.addToScan(scan, h.baseOffset, previousLast, h.maxTimestamp, h.recordsCount);
       epochs.push({ epoch: h.partitionLeaderEpoch, baseOffset: h.baseOffset });
+      headers.push(h);
       pos += v.size;
     }
     if (scan.batches === 0) return this.appendInfo(scan, records.length, -1n);
@@ -246,6 +265,7 @@ export class Log {
     }
     for (const e of epochs) if (e.epoch >= 0) this.leaderEpochCache.assign(e.epoch, e.baseOffset);
     this.write(records, scan);
+    for (const h of headers) this.producerState.update(h);
     return this.appendInfo(scan, records.length, -1n);
   }
 
@@ -272,7 +292,15 @@ export class Log {
   }
 
   private write(records: Buffer, scan: ScannedAppend): void {
-    this.local.maybeRoll(records.length, scan.firstOffset, scan.lastOffset, scan.maxTimestamp);
+    const before = this.local.segments.active();
+    const segment = this.local.maybeRoll(
+      records.length,
+      scan.firstOffset,
+      scan.lastOffset,
+      scan.maxTimestamp,
+    );
+    // Kafka snapshots producer state at every roll, at the new segment's base offset.
+    if (segment !== before) this.producerState.takeSnapshot();
     this.local.append(scan.lastOffset, records, scan.records);
     this.local.maybeFlush();
   }
@@ -288,7 +316,48 @@ export class Log {
       validBytes,
       batches: scan.batches,
       records: scan.records,
+      duplicate: false,
     };
+  }
+
+  private duplicateInfo(d: BatchMetadata): LogAppendInfo {
+    return {
+      firstOffset: d.firstOffset,
+      lastOffset: d.lastOffset,
+      maxTimestamp: d.timestamp,
+      offsetOfMaxTimestamp: d.lastOffset,
+      logAppendTimeMs: -1n,
+      logStartOffset: this.logStart,
+      validBytes: 0,
+      batches: 0,
+      records: 0,
+      duplicate: true,
+    };
+  }
+
+  /**
+   * Brings producer state to the LEO: the newest snapshot at or below it, then the batch headers
+   * after it (Kafka's rebuildProducerState). Snapshots beyond the LEO are stale and go first.
+   */
+  private rebuildProducerState(): void {
+    const ps = this.producerState;
+    const leo = this.logEndOffset;
+    ps.deleteSnapshotsAbove(leo);
+    let from = ps.loadLatestSnapshot(leo);
+    if (from === null || from < this.logStart) {
+      ps.reset(this.logStart);
+      from = this.logStart;
+    }
+    for (const segment of this.local.segments.range(from, leo)) {
+      const reader = segment.reader();
+      for (let pos = segment.offsetIndex.lookup(from).position; pos < segment.size; ) {
+        const check = reader.check(pos, false);
+        if (!check.ok) break;
+        if (lastOffset(check.header) >= from) ps.update(check.header);
+        pos += check.size;
+      }
+    }
+    ps.onLogStartOffsetIncremented(this.logStart);
   }
 
   /**
@@ -366,6 +435,7 @@ export class Log {
     if (target <= this.logStart) return false;
     this.logStart = target;
     this.leaderEpochCache.truncateFromStart(target);
+    this.producerState.onLogStartOffsetIncremented(target);
     this.ctx.logger.info(`${this.name}: incremented log start offset to ${target} due to ${reason}`);
     return true;
   }
@@ -389,6 +459,7 @@ export class Log {
     // entry starting at or past the LEO would describe data that is gone.
     this.leaderEpochCache.truncateFromEnd(this.logEndOffset);
     if (this.logStart > targetOffset) this.logStart = targetOffset;
+    this.rebuildProducerState();
     if (this.hw > this.logEndOffset) this.hw = this.logEndOffset;
     this.hwMetadata = null;
     this.ctx.logger.info(
@@ -405,6 +476,8 @@ export class Log {
     const before = this.logEndOffset;
     const discarded = this.local.truncateFullyAndStartAt(newOffset);
     this.leaderEpochCache.clearAndFlush();
+    this.producerState.deleteAllSnapshots();
+    this.producerState.reset(newOffset);
     this.logStart = newOffset;
     this.hw = newOffset;
     this.hwMetadata = null;
@@ -445,6 +518,7 @@ export class Log {
     if (newStart > this.logStart) {
       this.logStart = newStart;
       this.leaderEpochCache.truncateFromStart(newStart);
+      this.producerState.onLogStartOffsetIncremented(newStart);
       this.ctx.logger.info(
         `${this.name}: incremented log start offset to ${newStart} due to segment deletion`,
       );
@@ -464,6 +538,7 @@ export class Log {
   /** Clean close: flush, final index entries, trimmed indexes, files closed. */
   close(): void {
     this.local.flush();
+    this.producerState.takeSnapshot();
     this.local.close();
   }
 }

@@ -1,0 +1,297 @@
+import * as path from 'node:path';
+import { crc32c } from '@node-rs/crc32';
+import { KafkaError } from '../protocol/kafka-error.js';
+import { type BatchHeader, isTransactional, lastOffset } from '../protocol/records/batch.js';
+import type { FileSystem } from './fs.js';
+import type { StorageLogger } from './logger.js';
+import { filenamePrefixFromOffset } from './segment.js';
+
+export const SNAPSHOT_FILE_SUFFIX = '.snapshot';
+const SNAPSHOT_VERSION = 1;
+const SNAPSHOT_ENTRY_SIZE = 46;
+/** Kafka keeps the last five batches per producer for duplicate detection. */
+const BATCHES_KEPT = 5;
+/** Snapshots kept per log; an older truncation point replays from the log instead. */
+const SNAPSHOTS_KEPT = 3;
+
+export interface BatchMetadata {
+  readonly firstSeq: number;
+  readonly lastSeq: number;
+  readonly firstOffset: bigint;
+  readonly lastOffset: bigint;
+  readonly timestamp: bigint;
+}
+
+export interface ProducerStateEntry {
+  readonly producerId: bigint;
+  producerEpoch: number;
+  /** The most recent batches, oldest first, at most five. */
+  batches: BatchMetadata[];
+  coordinatorEpoch: number;
+  currentTxnFirstOffset: bigint;
+  lastTimestamp: bigint;
+}
+
+function inSequence(lastSeq: number, nextSeq: number): boolean {
+  return nextSeq === lastSeq + 1 || (nextSeq === 0 && lastSeq === 0x7fffffff);
+}
+
+function lastSequence(h: BatchHeader): number {
+  if (h.baseSequence < 0) return -1;
+  const s = h.baseSequence + h.lastOffsetDelta;
+  return s > 0x7fffffff ? s - 0x80000000 : s;
+}
+
+/**
+ * The idempotent-producer state of one partition (Kafka's ProducerStateManager, without
+ * transactions): per producer id its epoch and last five batches, for duplicate detection and
+ * sequence checks on the leader. Persisted as `<offset>.snapshot` files in Kafka's binary layout
+ * (version 1, CRC-32C) when a segment rolls and when the log closes; rebuilt after a crash or a
+ * truncation from the latest snapshot at or below the LEO plus the batch headers after it.
+ * Owned by one Log; single-threaded.
+ */
+export class ProducerStateManager {
+  private producers = new Map<bigint, ProducerStateEntry>();
+  /** The state reflects every batch below this offset. */
+  private mapEndOffset = 0n;
+
+  constructor(
+    private readonly fs: FileSystem,
+    private readonly dir: string,
+    private readonly logger: StorageLogger,
+    private readonly name: string,
+  ) {}
+
+  get endOffset(): bigint {
+    return this.mapEndOffset;
+  }
+
+  entry(producerId: bigint): ProducerStateEntry | undefined {
+    return this.producers.get(producerId);
+  }
+
+  activeProducers(): ProducerStateEntry[] {
+    return [...this.producers.values()];
+  }
+
+  /**
+   * The leader's check of a client batch (Kafka's ProducerAppendInfo): a batch already written
+   * returns its metadata (the duplicate is acknowledged, not appended); an older epoch is
+   * INVALID_PRODUCER_EPOCH; a sequence gap is OUT_OF_ORDER_SEQUENCE_NUMBER. `pending` carries the
+   * effect of earlier batches of the same append.
+   */
+  checkClientBatch(
+    h: BatchHeader,
+    pending: Map<bigint, { epoch: number; lastSeq: number }>,
+  ): BatchMetadata | null {
+    if (h.producerId < 0n) return null;
+    const current = this.producers.get(h.producerId);
+    const before = pending.get(h.producerId);
+    if (!before && current) {
+      const dup = current.batches.find(
+        (b) =>
+          current.producerEpoch === h.producerEpoch &&
+          b.firstSeq === h.baseSequence &&
+          b.lastSeq === lastSequence(h),
+      );
+      if (dup) return dup;
+    }
+    const epoch = before ? before.epoch : current ? current.producerEpoch : -1;
+    if (h.producerEpoch < epoch) {
+      throw KafkaError.fromCode(
+        47,
+        `${this.name}: epoch ${h.producerEpoch} of producer ${h.producerId} is older than the current ${epoch}`,
+      );
+    }
+    if (h.producerEpoch !== epoch) {
+      if (h.baseSequence !== 0 && epoch !== -1) {
+        throw KafkaError.fromCode(
+          45,
+          `${this.name}: invalid sequence ${h.baseSequence} for new epoch ${h.producerEpoch} of producer ${h.producerId}: a new epoch starts at 0`,
+        );
+      }
+    } else {
+      const lastSeq = before ? before.lastSeq : (current?.batches.at(-1)?.lastSeq ?? -1);
+      if (
+        (current !== undefined || before !== undefined) &&
+        lastSeq !== -1 &&
+        !inSequence(lastSeq, h.baseSequence)
+      ) {
+        throw KafkaError.fromCode(
+          45,
+          `${this.name}: out of order sequence ${h.baseSequence} for producer ${h.producerId} at epoch ${h.producerEpoch}, expected ${lastSeq + 1}`,
+        );
+      }
+    }
+    pending.set(h.producerId, { epoch: h.producerEpoch, lastSeq: lastSequence(h) });
+    return null;
+  }
+
+  /** Applies a batch that is now in the log (leader, follower, recovery or replay). */
+  update(h: BatchHeader): void {
+    const last = lastOffset(h);
+    if (last >= this.mapEndOffset) this.mapEndOffset = last + 1n;
+    if (h.producerId < 0n) return;
+    let e = this.producers.get(h.producerId);
+    if (!e || h.producerEpoch > e.producerEpoch) {
+      e = {
+        producerId: h.producerId,
+        producerEpoch: h.producerEpoch,
+        batches: [],
+        coordinatorEpoch: e?.coordinatorEpoch ?? -1,
+        currentTxnFirstOffset: -1n,
+        lastTimestamp: -1n,
+      };
+      this.producers.set(h.producerId, e);
+    }
+    if (h.baseSequence >= 0) {
+      e.batches.push({
+        firstSeq: h.baseSequence,
+        lastSeq: lastSequence(h),
+        firstOffset: h.baseOffset,
+        lastOffset: last,
+        timestamp: h.maxTimestamp,
+      });
+      if (e.batches.length > BATCHES_KEPT) e.batches.shift();
+    }
+    e.lastTimestamp = h.maxTimestamp;
+    // Transactions are not tracked yet: a transactional batch only records its first offset.
+    if (isTransactional(h.attributes) && e.currentTxnFirstOffset < 0n) e.currentTxnFirstOffset = h.baseOffset;
+  }
+
+  /** Forgets producers whose last batch is below the new log start offset (Kafka evicts them too). */
+  onLogStartOffsetIncremented(logStartOffset: bigint): void {
+    for (const [id, e] of this.producers) {
+      const last = e.batches.at(-1)?.lastOffset ?? -1n;
+      if (last < logStartOffset) this.producers.delete(id);
+    }
+    if (this.mapEndOffset < logStartOffset) this.mapEndOffset = logStartOffset;
+    for (const o of this.snapshotOffsets()) if (o < logStartOffset) this.deleteSnapshot(o);
+  }
+
+  /** Empties the state and starts it at `offset` (truncate fully, or before a replay). */
+  reset(offset: bigint): void {
+    this.producers.clear();
+    this.mapEndOffset = offset;
+  }
+
+  snapshotOffsets(): bigint[] {
+    return this.fs
+      .list(this.dir)
+      .filter((f) => f.endsWith(SNAPSHOT_FILE_SUFFIX) && /^\d{20}\.snapshot$/.test(f))
+      .map((f) => BigInt(f.slice(0, 20)))
+      .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  }
+
+  private snapshotPath(offset: bigint): string {
+    return path.join(this.dir, `${filenamePrefixFromOffset(offset)}${SNAPSHOT_FILE_SUFFIX}`);
+  }
+
+  private deleteSnapshot(offset: bigint): void {
+    const p = this.snapshotPath(offset);
+    if (this.fs.exists(p)) this.fs.unlink(p);
+  }
+
+  /** Writes `<mapEndOffset>.snapshot` and keeps only the newest few. */
+  takeSnapshot(): void {
+    this.fs.writeFileAtomic(this.snapshotPath(this.mapEndOffset), encodeSnapshot(this.activeProducers()));
+    const all = this.snapshotOffsets();
+    for (const o of all.slice(0, Math.max(0, all.length - SNAPSHOTS_KEPT))) this.deleteSnapshot(o);
+  }
+
+  /** Snapshots above `offset` describe batches that are gone. */
+  deleteSnapshotsAbove(offset: bigint): void {
+    for (const o of this.snapshotOffsets()) if (o > offset) this.deleteSnapshot(o);
+  }
+
+  deleteAllSnapshots(): void {
+    for (const o of this.snapshotOffsets()) this.deleteSnapshot(o);
+  }
+
+  /**
+   * Loads the newest readable snapshot at or below `maxOffset`; a damaged one is deleted and the
+   * next older tried. Returns the offset the state now reflects, or null (state empty).
+   */
+  loadLatestSnapshot(maxOffset: bigint): bigint | null {
+    for (const o of this.snapshotOffsets().reverse()) {
+      if (o > maxOffset) continue;
+      try {
+        const entries = decodeSnapshot(this.fs.readFile(this.snapshotPath(o)));
+        this.producers = new Map(entries.map((e) => [e.producerId, e]));
+        this.mapEndOffset = o;
+        return o;
+      } catch (e) {
+        this.logger.warn(
+          `${this.name}: deleting unreadable producer snapshot ${o}: ${e instanceof Error ? e.message : String(e)}`,
+        );
+        this.deleteSnapshot(o);
+      }
+    }
+    this.producers.clear();
+    return null;
+  }
+}
+
+/** Kafka's producer snapshot, version 1: int16 version, uint32 CRC-32C of the rest, int32 count, entries. */
+export function encodeSnapshot(entries: readonly ProducerStateEntry[]): Buffer {
+  const buf = Buffer.alloc(2 + 4 + 4 + entries.length * SNAPSHOT_ENTRY_SIZE);
+  buf.writeInt16BE(SNAPSHOT_VERSION, 0);
+  buf.writeInt32BE(entries.length, 6);
+  let at = 10;
+  for (const e of entries) {
+    const last = e.batches.at(-1);
+    buf.writeBigInt64BE(e.producerId, at);
+    buf.writeInt16BE(e.producerEpoch, at + 8);
+    buf.writeInt32BE(last ? last.lastSeq : -1, at + 10);
+    buf.writeBigInt64BE(last ? last.lastOffset : -1n, at + 14);
+    buf.writeInt32BE(last ? Number(last.lastOffset - last.firstOffset) : 0, at + 22);
+    buf.writeBigInt64BE(last ? last.timestamp : e.lastTimestamp, at + 26);
+    buf.writeInt32BE(e.coordinatorEpoch, at + 34);
+    buf.writeBigInt64BE(e.currentTxnFirstOffset, at + 38);
+    at += SNAPSHOT_ENTRY_SIZE;
+  }
+  buf.writeUInt32BE(crc32c(buf.subarray(6)) >>> 0, 2);
+  return buf;
+}
+
+export function decodeSnapshot(buf: Buffer): ProducerStateEntry[] {
+  if (buf.length < 10) throw new Error(`snapshot of ${buf.length} bytes is too short`);
+  const version = buf.readInt16BE(0);
+  if (version !== SNAPSHOT_VERSION)
+    throw new Error(`snapshot version ${version}, expected ${SNAPSHOT_VERSION}`);
+  const crc = buf.readUInt32BE(2);
+  const computed = crc32c(buf.subarray(6)) >>> 0;
+  if (crc !== computed) throw new Error(`snapshot CRC mismatch: stored ${crc}, computed ${computed}`);
+  const count = buf.readInt32BE(6);
+  if (count < 0 || buf.length !== 10 + count * SNAPSHOT_ENTRY_SIZE) {
+    throw new Error(`snapshot claims ${count} entries in ${buf.length} bytes`);
+  }
+  const entries: ProducerStateEntry[] = [];
+  for (let i = 0, at = 10; i < count; i++, at += SNAPSHOT_ENTRY_SIZE) {
+    const lastSeq = buf.readInt32BE(at + 10);
+    const lastOff = buf.readBigInt64BE(at + 14);
+    const delta = buf.readInt32BE(at + 22);
+    const timestamp = buf.readBigInt64BE(at + 26);
+    const batches: BatchMetadata[] =
+      lastOff >= 0n && lastSeq >= 0
+        ? [
+            {
+              firstSeq: Math.max(0, lastSeq - delta),
+              lastSeq,
+              firstOffset: lastOff - BigInt(delta),
+              lastOffset: lastOff,
+              timestamp,
+            },
+          ]
+        : [];
+    entries.push({
+      producerId: buf.readBigInt64BE(at),
+      producerEpoch: buf.readInt16BE(at + 8),
+      batches,
+      coordinatorEpoch: buf.readInt32BE(at + 34),
+      currentTxnFirstOffset: buf.readBigInt64BE(at + 38),
+      lastTimestamp: timestamp,
+    });
+  }
+  return entries;
+}
