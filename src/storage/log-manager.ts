@@ -190,6 +190,26 @@ export class LogManager {
     return log;
   }
 
+  /**
+   * Removes a partition's log because its topic was deleted: closed, its directory renamed to
+   * `<topic>-<p>.<hex>-delete` (which loading skips, so a crash mid-way leaves no live log), then
+   * its files removed. Returns whether there was such a log.
+   */
+  deleteLog(topic: string, partition: number): boolean {
+    const key = `${topic}-${partition}`;
+    const entry = this.logs.get(key);
+    if (!entry) return false;
+    this.logs.delete(key);
+    entry.log.close();
+    entry.log.local.deletePendingNow();
+    const renamed = `${entry.log.dir}.${this.ctx.clock.nowMs().toString(16)}-delete`;
+    this.ctx.fs.rename(entry.log.dir, renamed);
+    for (const f of this.ctx.fs.list(renamed)) this.ctx.fs.unlink(path.join(renamed, f));
+    this.ctx.fs.rmdir(renamed);
+    this.ctx.logger.info(`deleted log for partition ${key} in ${entry.logDir}`);
+    return true;
+  }
+
   checkpointRecoveryPoints(): void {
     this.writeOffsets(RECOVERY_POINT_CHECKPOINT, (log) => log.recoveryPoint);
   }
