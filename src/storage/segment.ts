@@ -9,6 +9,8 @@ export const LOG_FILE_SUFFIX = '.log';
 export const INDEX_FILE_SUFFIX = '.index';
 export const TIME_INDEX_FILE_SUFFIX = '.timeindex';
 export const DELETED_FILE_SUFFIX = '.deleted';
+const SCAN_CHUNK_BYTES = 8 * 1024;
+const RECOVERY_CHUNK_BYTES = 1024 * 1024;
 
 /** `00000000000000000042`: Kafka's 20-digit, zero-padded base offset file name stem. */
 export function filenamePrefixFromOffset(offset: bigint): string {
@@ -176,9 +178,11 @@ export class LogSegment {
     const max = this.maxTimestamp!;
     if (header.maxTimestamp > max.timestamp)
       this.maxTimestamp = { timestamp: header.maxTimestamp, offset: batchLast };
-    if (this.bytesSinceLastIndexEntry > this.config.indexIntervalBytes) {
+    // A full index only happens inside one multi-batch append: the next append rolls.
+    if (this.bytesSinceLastIndexEntry > this.config.indexIntervalBytes && !this.offsetIndex.isFull()) {
       this.offsetIndex.append(batchLast, position);
-      this.timeIndex.maybeAppend(this.maxTimestamp!.timestamp, this.maxTimestamp!.offset);
+      if (!this.timeIndex.isFull())
+        this.timeIndex.maybeAppend(this.maxTimestamp!.timestamp, this.maxTimestamp!.offset);
       this.bytesSinceLastIndexEntry = 0;
     }
     this.bytesSinceLastIndexEntry += batchSize(header);
@@ -208,8 +212,13 @@ export class LogSegment {
     this.maxTimestamp = max;
   }
 
-  reader(end = this.sizeBytes): LogFileReader {
-    return new LogFileReader(this.log, end);
+  /**
+   * A reader of this segment's file. Header scans (reads, offset and timestamp lookups) use a
+   * small chunk: an index lookup leaves at most index.interval.bytes plus one batch to scan.
+   * Validation of whole batches (recovery) uses a large one.
+   */
+  reader(end = this.sizeBytes, chunkBytes = SCAN_CHUNK_BYTES): LogFileReader {
+    return new LogFileReader(this.log, end, chunkBytes);
   }
 
   /**
@@ -363,7 +372,7 @@ export class LogSegment {
     onBatch: ((header: BatchHeader) => void) | undefined,
   ): SegmentRecoveryResult {
     const fileSize = this.log.size();
-    const reader = this.reader(fileSize);
+    const reader = this.reader(fileSize, RECOVERY_CHUNK_BYTES);
     let max = maxTimestampBefore;
     let position = startPosition;
     let lastIndexed = lastIndexedPosition;
@@ -384,9 +393,11 @@ export class LogSegment {
       }
       if (h.maxTimestamp > max.timestamp) max = { timestamp: h.maxTimestamp, offset: last };
       if (position === 0) this.rollingBasedTimestamp = h.maxTimestamp;
-      if (position - lastIndexed > this.config.indexIntervalBytes) {
+      // A full index (segment.index.bytes lowered since the segment was written) stops indexing,
+      // it does not stop recovery: lookups then scan further.
+      if (position - lastIndexed > this.config.indexIntervalBytes && !this.offsetIndex.isFull()) {
         this.offsetIndex.append(last, position);
-        this.timeIndex.maybeAppend(max.timestamp, max.offset);
+        if (!this.timeIndex.isFull()) this.timeIndex.maybeAppend(max.timestamp, max.offset);
         lastIndexed = position;
       }
       onBatch?.(h);
@@ -399,8 +410,9 @@ export class LogSegment {
     this.sizeBytes = position;
     this.bytesSinceLastIndexEntry = position - lastIndexed;
     this.maxTimestamp = max;
-    if (max.timestamp >= 0n && max.offset >= this.baseOffset)
+    if (max.timestamp >= 0n && max.offset >= this.baseOffset && !this.timeIndex.isFull()) {
       this.timeIndex.maybeAppend(max.timestamp, max.offset);
+    }
     return { validBytes: position, truncatedBytes, batches, stopReason, nextOffset: expectedMinOffset };
   }
 

@@ -147,3 +147,40 @@ test('truncateTo cuts at the batch holding the offset and drops its index entrie
     cleanup();
   }
 });
+
+test('read by offset costs an index lookup and at most one scan chunk, whatever the segment size', () => {
+  const { dir, cleanup } = tempDir();
+  const ctx = testContext();
+  try {
+    let bytesRead = 0;
+    let reads = 0;
+    const counting = Object.create(ctx.fs) as typeof ctx.fs;
+    counting.open = (p: string, create: boolean) => {
+      const h = ctx.fs.open(p, create);
+      const read = h.read.bind(h);
+      h.read = (buf, off, len, pos) => {
+        reads++;
+        const n = read(buf, off, len, pos);
+        bytesRead += n;
+        return n;
+      };
+      return h;
+    };
+    const seg = LogSegment.open(counting, dir, 0n, config, ctx.clock, true);
+    const { positions, next } = fill(seg, 0n, 6000); // ~6.6 MB of 1.1 KiB batches
+    assert.ok(seg.size > 6_000_000);
+    for (const target of [1n, 7_777n, 12_345n, next - 1n]) {
+      bytesRead = 0;
+      reads = 0;
+      const location = seg.translateOffset(target)!;
+      assert.ok(location.baseOffset <= target && location.lastOffset >= target);
+      assert.ok(positions.includes(location.position));
+      // the index entry is at most index.interval.bytes + one batch before the target batch
+      assert.ok(reads <= 2, `${reads} reads for ${target}`);
+      assert.ok(bytesRead <= 2 * 8192, `${bytesRead} bytes scanned for ${target}`);
+    }
+    seg.close();
+  } finally {
+    cleanup();
+  }
+});
