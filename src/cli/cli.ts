@@ -1,4 +1,5 @@
 import { DUMP_LOG_SUMMARY, runDumpLog } from '../storage/dump-log-cli.js';
+import { BROKER_SUMMARY, runBroker } from './broker-command.js';
 
 /** The `skiff` command: dispatches to one subcommand per Kafka tool name. */
 export interface CliIo {
@@ -12,6 +13,7 @@ interface Command {
 }
 
 const commands: Record<string, Command> = {
+  broker: { summary: BROKER_SUMMARY, run: runBroker },
   'dump-log': { summary: DUMP_LOG_SUMMARY, run: runDumpLog },
   up: {
     summary: 'run a local multi-broker cluster (not built yet)',

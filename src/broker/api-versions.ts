@@ -1,0 +1,67 @@
+/**
+ * The one list of what this broker implements: API key → supported version range. ApiVersions
+ * reports exactly this (plus the group APIs when a GroupApi is plugged in), and the router closes
+ * a connection that asks for anything else. Kafka 4.0's floors are kept where older versions need
+ * message formats v0/v1 (Produce < 3, Fetch < 4), which Skiff does not store.
+ */
+export interface VersionRange {
+  readonly min: number;
+  readonly max: number;
+}
+
+export const ApiKey = {
+  Produce: 0,
+  Fetch: 1,
+  ListOffsets: 2,
+  Metadata: 3,
+  OffsetCommit: 8,
+  OffsetFetch: 9,
+  FindCoordinator: 10,
+  JoinGroup: 11,
+  Heartbeat: 12,
+  LeaveGroup: 13,
+  SyncGroup: 14,
+  DescribeGroups: 15,
+  ListGroups: 16,
+  ApiVersions: 18,
+  CreateTopics: 19,
+  DeleteTopics: 20,
+  DeleteRecords: 21,
+  InitProducerId: 22,
+  OffsetForLeaderEpoch: 23,
+  CreatePartitions: 37,
+  DeleteGroups: 42,
+  OffsetDelete: 47,
+  DescribeCluster: 60,
+} as const;
+
+/** Implemented by the broker itself. */
+export const BROKER_API_VERSIONS: ReadonlyMap<number, VersionRange> = new Map([
+  [ApiKey.Produce, { min: 3, max: 11 }],
+  [ApiKey.Fetch, { min: 4, max: 17 }],
+  [ApiKey.ListOffsets, { min: 1, max: 8 }],
+  [ApiKey.Metadata, { min: 0, max: 12 }],
+  [ApiKey.ApiVersions, { min: 0, max: 4 }],
+  [ApiKey.CreateTopics, { min: 0, max: 7 }],
+  [ApiKey.DeleteTopics, { min: 0, max: 6 }],
+  [ApiKey.DeleteRecords, { min: 0, max: 2 }],
+  [ApiKey.InitProducerId, { min: 0, max: 5 }],
+  [ApiKey.OffsetForLeaderEpoch, { min: 0, max: 4 }],
+  [ApiKey.CreatePartitions, { min: 0, max: 3 }],
+  [ApiKey.DescribeCluster, { min: 0, max: 1 }],
+]);
+
+/** Routed to the GroupApi when one is plugged in; absent from ApiVersions otherwise. */
+export const GROUP_API_KEYS: readonly number[] = [
+  ApiKey.OffsetCommit,
+  ApiKey.OffsetFetch,
+  ApiKey.FindCoordinator,
+  ApiKey.JoinGroup,
+  ApiKey.Heartbeat,
+  ApiKey.LeaveGroup,
+  ApiKey.SyncGroup,
+  ApiKey.DescribeGroups,
+  ApiKey.ListGroups,
+  ApiKey.DeleteGroups,
+  ApiKey.OffsetDelete,
+];

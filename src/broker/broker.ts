@@ -1,0 +1,135 @@
+/**
+ * The composition root of one broker: the log manager, the replica manager following the cluster
+ * metadata, the request router and the socket server. Everything it needs from the outside world
+ * (clock, scheduler, file system, randomness, metadata, logger) is passed in, so tests run it on a
+ * manual clock and the CLI on the real one. Owned by whoever starts it; `stop()` is a clean
+ * shutdown (connections closed, logs flushed, checkpoints and the clean-shutdown marker written).
+ */
+import type { Clock } from '../common/clock.js';
+import type { BrokerInfo, ClusterMetadata } from '../metadata/cluster-metadata.js';
+import { type BoundAddress, SocketServer } from '../network/socket-server.js';
+import type { FileSystem } from '../storage/fs.js';
+import { LogManager } from '../storage/log-manager.js';
+import type { StorageLogger } from '../storage/logger.js';
+import type { Scheduler } from '../storage/scheduler.js';
+import { type BrokerConfig, topicLogConfig } from './config.js';
+import { FetchSessionCache } from './fetch-session.js';
+import type { GroupApi } from './group-api.js';
+import type { BrokerServices } from './handler-context.js';
+import { ReplicaManager } from './replica-manager.js';
+import { RequestRouter } from './router.js';
+
+export interface BrokerDeps {
+  readonly config: BrokerConfig;
+  readonly clock: Clock;
+  readonly scheduler: Scheduler;
+  readonly fs: FileSystem;
+  readonly metadata: ClusterMetadata;
+  readonly logger: StorageLogger;
+  /** crypto.randomBytes in production; seeded in tests. */
+  readonly randomBytes: (n: number) => Buffer;
+  /** The consumer-group coordinator, once one exists; its APIs are not offered without it. */
+  readonly groupApi?: GroupApi | null;
+  /**
+   * Announces this broker's endpoint once it listens (the in-process metadata); the store-backed
+   * metadata registers brokers itself and leaves this out.
+   */
+  readonly registerBroker?: (info: Omit<BrokerInfo, 'epoch' | 'inControlledShutdown'>) => void;
+}
+
+export class Broker {
+  readonly logManager: LogManager;
+  readonly replicaManager: ReplicaManager;
+  readonly router: RequestRouter;
+  private readonly server: SocketServer;
+  private unsubscribe: (() => void) | null = null;
+  private state: 'new' | 'running' | 'stopped' = 'new';
+  private producerIdCounter = 0n;
+  private readonly producerIdBase: bigint;
+
+  constructor(private readonly deps: BrokerDeps) {
+    const { config, clock, scheduler, fs, metadata, logger } = deps;
+    const topicConfig = (topic: string) =>
+      topicLogConfig(config.log, metadata.image().topicConfigs.get(topic));
+    this.logManager = new LogManager(
+      config.logDirs,
+      config.log,
+      { fs, clock, scheduler, logger },
+      undefined,
+      topicConfig,
+    );
+    this.replicaManager = new ReplicaManager(config.nodeId, this.logManager, topicConfig, logger);
+    // Producer ids: start time in the high bits, so a restarted broker never hands out an id it
+    // gave before (unless it issued more than 1024 ids per millisecond of uptime), and the node id
+    // in the low bits, so brokers of one cluster never collide.
+    this.producerIdBase = (BigInt(clock.nowMs()) << 20n) + BigInt(config.nodeId % 1024);
+    const services: BrokerServices = {
+      config,
+      clock,
+      scheduler,
+      logger,
+      metadata,
+      replicaManager: this.replicaManager,
+      fetchSessions: new FetchSessionCache(
+        config.maxIncrementalFetchSessionCacheSlots,
+        clock,
+        () => deps.randomBytes(4).readInt32BE(0) & 0x7fffffff,
+      ),
+      nextProducerId: () => this.producerIdBase + (this.producerIdCounter++ << 10n),
+    };
+    this.router = new RequestRouter(services, deps.groupApi ?? null);
+    this.server = new SocketServer(
+      {
+        host: config.host,
+        port: config.port,
+        maxFrameBytes: config.socketRequestMaxBytes,
+        maxQueuedRequestsPerConnection: config.queuedMaxRequestsPerConnection,
+        connectionsMaxIdleMs: config.connectionsMaxIdleMs,
+        maxConnections: config.maxConnections,
+      },
+      this.router,
+      clock,
+      scheduler,
+      logger,
+    );
+  }
+
+  get address(): BoundAddress {
+    return this.server.address;
+  }
+
+  get connectionCount(): number {
+    return this.server.connectionCount;
+  }
+
+  /** Loads the logs, applies the current metadata, then listens and registers. */
+  async start(): Promise<BoundAddress> {
+    if (this.state !== 'new') throw new Error(`broker ${this.deps.config.nodeId} was already started`);
+    this.state = 'running';
+    this.logManager.startup();
+    this.replicaManager.applyImage(this.deps.metadata.image());
+    this.unsubscribe = this.deps.metadata.onChange((image) => this.replicaManager.applyImage(image));
+    const bound = await this.server.listen();
+    const advertisedPort = this.deps.config.port === 0 ? bound.port : this.deps.config.port;
+    this.deps.registerBroker?.({
+      id: this.deps.config.nodeId,
+      host: this.deps.config.advertisedHost,
+      port: advertisedPort,
+      rack: null,
+    });
+    this.deps.logger.info(
+      `broker ${this.deps.config.nodeId} listening on ${bound.host}:${bound.port} (${this.replicaManager.partitionCount} partitions)`,
+    );
+    return bound;
+  }
+
+  /** Clean shutdown: stop accepting, close connections, flush and close every log, write the marker. */
+  async stop(): Promise<void> {
+    if (this.state !== 'running') return;
+    this.state = 'stopped';
+    this.unsubscribe?.();
+    await this.server.close();
+    this.logManager.shutdown();
+    this.deps.logger.info(`broker ${this.deps.config.nodeId} stopped cleanly`);
+  }
+}

@@ -1,0 +1,30 @@
+import type { Clock } from '../common/clock.js';
+import type { ClusterMetadata } from '../metadata/cluster-metadata.js';
+import type { ConnectionInfo } from '../network/request-handler.js';
+import type { StorageLogger } from '../storage/logger.js';
+import type { Scheduler } from '../storage/scheduler.js';
+import type { BrokerConfig } from './config.js';
+import type { FetchSessionCache } from './fetch-session.js';
+import type { ReplicaManager } from './replica-manager.js';
+
+/** One request as the handlers see it, besides its decoded body. */
+export interface RequestContext {
+  readonly apiKey: number;
+  readonly apiVersion: number;
+  readonly correlationId: number;
+  readonly clientId: string | null;
+  readonly connection: ConnectionInfo;
+}
+
+/** What every handler module may use: the broker's services, injected by the composition root. */
+export interface BrokerServices {
+  readonly config: BrokerConfig;
+  readonly clock: Clock;
+  readonly scheduler: Scheduler;
+  readonly logger: StorageLogger;
+  readonly metadata: ClusterMetadata;
+  readonly replicaManager: ReplicaManager;
+  readonly fetchSessions: FetchSessionCache;
+  /** A producer id never handed out before by this cluster. */
+  nextProducerId(): bigint;
+}

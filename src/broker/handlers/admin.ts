@@ -1,0 +1,191 @@
+/**
+ * Topic administration (CreateTopics, DeleteTopics, CreatePartitions) through the controller, and
+ * DeleteRecords on the partition leaders. Duplicate names in one request are refused with
+ * INVALID_REQUEST for each copy, as Kafka does.
+ */
+import type { CreatePartitionsRequest } from '../../protocol/generated/CreatePartitionsRequest.js';
+import type { CreatePartitionsResponse } from '../../protocol/generated/CreatePartitionsResponse.js';
+import type { CreateTopicsRequest } from '../../protocol/generated/CreateTopicsRequest.js';
+import type {
+  CreatableTopicResult,
+  CreateTopicsResponse,
+} from '../../protocol/generated/CreateTopicsResponse.js';
+import type { DeleteRecordsRequest } from '../../protocol/generated/DeleteRecordsRequest.js';
+import type { DeleteRecordsResponse } from '../../protocol/generated/DeleteRecordsResponse.js';
+import type { DeleteTopicsRequest } from '../../protocol/generated/DeleteTopicsRequest.js';
+import type {
+  DeletableTopicResult,
+  DeleteTopicsResponse,
+} from '../../protocol/generated/DeleteTopicsResponse.js';
+import { ZERO_UUID } from '../../protocol/uuid.js';
+import type { BrokerServices, RequestContext } from '../handler-context.js';
+import { errorCodeOf, notHostedError } from './produce.js';
+
+const INVALID_REQUEST = 42;
+const TOPIC_DELETION_DISABLED = 73;
+const UNKNOWN_TOPIC_ID = 100;
+
+function duplicates(names: readonly string[]): Set<string> {
+  const seen = new Set<string>();
+  const dup = new Set<string>();
+  for (const n of names) (seen.has(n) ? dup : seen).add(n);
+  return dup;
+}
+
+export async function handleCreateTopics(
+  b: BrokerServices,
+  _ctx: RequestContext,
+  req: CreateTopicsRequest,
+): Promise<CreateTopicsResponse> {
+  const dup = duplicates(req.topics.map((t) => t.name));
+  const unique = req.topics.filter((t) => !dup.has(t.name));
+  const results = await b.metadata.controller.createTopics(
+    unique.map((t) => ({
+      name: t.name,
+      numPartitions: t.numPartitions,
+      replicationFactor: t.replicationFactor,
+      ...(t.assignments.length > 0 && {
+        assignments: new Map(t.assignments.map((a) => [a.partitionIndex, a.brokerIds])),
+      }),
+      configs: Object.fromEntries(t.configs.filter((c) => c.value !== null).map((c) => [c.name, c.value!])),
+    })),
+    req.validateOnly,
+  );
+  const byName = new Map(results.map((r) => [r.name, r]));
+  const seen = new Set<string>();
+  const topics: CreatableTopicResult[] = [];
+  for (const t of req.topics) {
+    // Kafka answers a duplicated name once.
+    if (seen.has(t.name)) continue;
+    seen.add(t.name);
+    const r = byName.get(t.name);
+    const base = {
+      name: t.name,
+      topicId: ZERO_UUID,
+      topicConfigErrorCode: 0,
+      numPartitions: -1,
+      replicationFactor: -1,
+      configs: [],
+    };
+    if (!r) {
+      topics.push({
+        ...base,
+        errorCode: INVALID_REQUEST,
+        errorMessage: `Create topics request from client contains multiple entries for the topic ${t.name}.`,
+      });
+      continue;
+    }
+    topics.push({
+      ...base,
+      errorCode: r.errorCode,
+      errorMessage: r.errorMessage,
+      ...(r.errorCode === 0 && {
+        topicId: r.topicId,
+        numPartitions: r.numPartitions,
+        replicationFactor: r.replicationFactor,
+      }),
+    });
+  }
+  return { throttleTimeMs: 0, topics };
+}
+
+export async function handleDeleteTopics(
+  b: BrokerServices,
+  ctx: RequestContext,
+  req: DeleteTopicsRequest,
+): Promise<DeleteTopicsResponse> {
+  const image = b.metadata.image();
+  const byId = new Map([...image.topics.values()].map((t) => [t.topicId, t.name]));
+  // v6 names topics by name or id; before, by name only.
+  const wanted: { name: string | null; topicId: string }[] =
+    ctx.apiVersion >= 6 ? req.topics : req.topicNames.map((name) => ({ name, topicId: ZERO_UUID }));
+  const responses: DeletableTopicResult[] = [];
+  const toDelete: string[] = [];
+  for (const w of wanted) {
+    const name = w.name ?? byId.get(w.topicId) ?? null;
+    const base = { name, topicId: w.topicId, errorCode: 0, errorMessage: null as string | null };
+    if (!b.config.deleteTopicEnable) {
+      responses.push({ ...base, errorCode: TOPIC_DELETION_DISABLED });
+    } else if (name === null) {
+      responses.push({ ...base, errorCode: UNKNOWN_TOPIC_ID });
+    } else {
+      responses.push({ ...base, topicId: image.topics.get(name)?.topicId ?? w.topicId });
+      toDelete.push(name);
+    }
+  }
+  const dup = duplicates(toDelete);
+  const results = await b.metadata.controller.deleteTopics([...new Set(toDelete)].filter((n) => !dup.has(n)));
+  const byName = new Map(results.map((r) => [r.name, r]));
+  for (const r of responses) {
+    if (r.errorCode !== 0 || r.name === null) continue;
+    const res = byName.get(r.name);
+    if (!res) {
+      r.errorCode = INVALID_REQUEST;
+      r.errorMessage = `Duplicate topic name ${r.name} in the request`;
+    } else {
+      r.errorCode = res.errorCode;
+      r.errorMessage = res.errorMessage;
+      if (res.errorCode === 0)
+        b.logger.info(`deleted topic ${r.name} at the request of ${ctx.connection.remoteAddress}`);
+    }
+  }
+  return { throttleTimeMs: 0, responses };
+}
+
+export async function handleCreatePartitions(
+  b: BrokerServices,
+  _ctx: RequestContext,
+  req: CreatePartitionsRequest,
+): Promise<CreatePartitionsResponse> {
+  const dup = duplicates(req.topics.map((t) => t.name));
+  const results = await b.metadata.controller.createPartitions(
+    req.topics
+      .filter((t) => !dup.has(t.name))
+      .map((t) => ({
+        name: t.name,
+        totalCount: t.count,
+        ...(t.assignments !== null && { assignments: t.assignments.map((a) => a.brokerIds) }),
+      })),
+    req.validateOnly,
+  );
+  const byName = new Map(results.map((r) => [r.name, r]));
+  return {
+    throttleTimeMs: 0,
+    results: [...new Set(req.topics.map((t) => t.name))].map((name) => {
+      const r = byName.get(name);
+      if (!r)
+        return { name, errorCode: INVALID_REQUEST, errorMessage: `Duplicate topic ${name} in the request` };
+      return { name, errorCode: r.errorCode, errorMessage: r.errorMessage };
+    }),
+  };
+}
+
+export async function handleDeleteRecords(
+  b: BrokerServices,
+  _ctx: RequestContext,
+  req: DeleteRecordsRequest,
+): Promise<DeleteRecordsResponse> {
+  return {
+    throttleTimeMs: 0,
+    topics: req.topics.map((t) => ({
+      name: t.name,
+      partitions: t.partitions.map((rp) => {
+        const base = { partitionIndex: rp.partitionIndex, lowWatermark: -1n, errorCode: 0 };
+        const p = b.replicaManager.getPartition(t.name, rp.partitionIndex);
+        if (!p) return { ...base, errorCode: notHostedError(b, t.name, rp.partitionIndex) };
+        try {
+          p.checkLeader();
+          if (p.log.maybeIncrementLogStartOffset(rp.offset, 'client delete records request')) {
+            b.replicaManager.partitionChanged(p);
+          }
+          return { ...base, lowWatermark: p.log.logStartOffset };
+        } catch (e) {
+          return {
+            ...base,
+            errorCode: errorCodeOf(e, b, `delete records of ${t.name}-${rp.partitionIndex}`).code,
+          };
+        }
+      }),
+    })),
+  };
+}

@@ -1,0 +1,87 @@
+/** ApiVersions, DescribeCluster and InitProducerId: answers about the broker and the cluster. */
+import type { ApiVersionsRequest } from '../../protocol/generated/ApiVersionsRequest.js';
+import {
+  type ApiVersion,
+  type ApiVersionsResponse,
+  defaultApiVersionsResponse,
+} from '../../protocol/generated/ApiVersionsResponse.js';
+import type { DescribeClusterRequest } from '../../protocol/generated/DescribeClusterRequest.js';
+import type { DescribeClusterResponse } from '../../protocol/generated/DescribeClusterResponse.js';
+import type { InitProducerIdRequest } from '../../protocol/generated/InitProducerIdRequest.js';
+import type { InitProducerIdResponse } from '../../protocol/generated/InitProducerIdResponse.js';
+import type { BrokerServices, RequestContext } from '../handler-context.js';
+
+const UNSUPPORTED_VERSION = 35;
+const TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53;
+const UNSUPPORTED_ENDPOINT_TYPE = 115;
+const INT32_MIN = -2147483648;
+const ENDPOINT_TYPE_BROKER = 1;
+
+export function apiVersionsResponse(apiKeys: ApiVersion[], errorCode = 0): ApiVersionsResponse {
+  return { ...defaultApiVersionsResponse(), errorCode, apiKeys };
+}
+
+/** ApiVersions for a version the broker does not know: v0 body with UNSUPPORTED_VERSION and the ranges. */
+export function unsupportedApiVersionsResponse(apiKeys: ApiVersion[]): ApiVersionsResponse {
+  return apiVersionsResponse(apiKeys, UNSUPPORTED_VERSION);
+}
+
+export async function handleApiVersions(
+  apiKeys: () => ApiVersion[],
+  _ctx: RequestContext,
+  _req: ApiVersionsRequest,
+): Promise<ApiVersionsResponse> {
+  return apiVersionsResponse(apiKeys());
+}
+
+export async function handleDescribeCluster(
+  b: BrokerServices,
+  _ctx: RequestContext,
+  req: DescribeClusterRequest,
+): Promise<DescribeClusterResponse> {
+  const image = b.metadata.image();
+  const base: DescribeClusterResponse = {
+    throttleTimeMs: 0,
+    errorCode: 0,
+    errorMessage: null,
+    endpointType: req.endpointType,
+    clusterId: image.clusterId,
+    controllerId: image.controllerId,
+    brokers: [],
+    clusterAuthorizedOperations: INT32_MIN,
+  };
+  if (req.endpointType !== ENDPOINT_TYPE_BROKER) {
+    return {
+      ...base,
+      errorCode: UNSUPPORTED_ENDPOINT_TYPE,
+      errorMessage: 'The broker only handles broker endpoints.',
+    };
+  }
+  return {
+    ...base,
+    brokers: [...image.brokers.values()]
+      .sort((a, b) => a.id - b.id)
+      .map((br) => ({ brokerId: br.id, host: br.host, port: br.port, rack: br.rack })),
+  };
+}
+
+/**
+ * Idempotent producers get a fresh producer id at epoch 0. Transactions are not implemented yet,
+ * so a transactional id is refused with a non-retriable error rather than a coordinator error a
+ * client would retry forever.
+ */
+export async function handleInitProducerId(
+  b: BrokerServices,
+  _ctx: RequestContext,
+  req: InitProducerIdRequest,
+): Promise<InitProducerIdResponse> {
+  if (req.transactionalId !== null) {
+    return {
+      throttleTimeMs: 0,
+      errorCode: TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+      producerId: -1n,
+      producerEpoch: -1,
+    };
+  }
+  return { throttleTimeMs: 0, errorCode: 0, producerId: b.nextProducerId(), producerEpoch: 0 };
+}

@@ -1,0 +1,166 @@
+/**
+ * Fetch (Kafka's KafkaApis.handleFetchRequest + ReplicaManager.fetchMessages + DelayedFetch):
+ * reads each partition up to its per-partition limit and the response limit, consumers up to
+ * the HW and followers up to the LEO; when fewer than minBytes are available and maxWaitMs > 0
+ * the request is parked and re-read whenever one of its partitions changes, until minBytes or
+ * the timeout. Fetch sessions (v7+) decide which partitions a response carries.
+ */
+import type { FetchRequest } from '../../protocol/generated/FetchRequest.js';
+import {
+  defaultFetchResponse,
+  defaultPartitionData,
+  type FetchableTopicResponse,
+  type FetchResponse,
+  type PartitionData,
+} from '../../protocol/generated/FetchResponse.js';
+import { ZERO_UUID } from '../../protocol/uuid.js';
+import type { FetchIsolation } from '../../storage/log.js';
+import { type FetchContext, type SessionPartition, sessionPartitionKey } from '../fetch-session.js';
+import type { BrokerServices, RequestContext } from '../handler-context.js';
+import { awaitCondition } from '../purgatory.js';
+import { partitionKey } from '../replica-manager.js';
+import { errorCodeOf, notHostedError } from './produce.js';
+
+const UNKNOWN_TOPIC_ID = 100;
+const EMPTY = Buffer.alloc(0);
+
+interface PartitionRead {
+  readonly sp: SessionPartition;
+  readonly errorCode: number;
+  readonly highWatermark: bigint;
+  readonly logStartOffset: bigint;
+  readonly records: Buffer;
+}
+
+export async function handleFetch(
+  b: BrokerServices,
+  ctx: RequestContext,
+  req: FetchRequest,
+): Promise<FetchResponse> {
+  const useTopicIds = ctx.apiVersion >= 13;
+  const replicaId = ctx.apiVersion >= 15 ? req.replicaState.replicaId : req.replicaId;
+  const isolation: FetchIsolation = replicaId >= 0 ? 'log-end' : 'high-watermark';
+  const image = b.metadata.image();
+  const nameOfId = new Map<string, string>();
+  if (useTopicIds) for (const t of image.topics.values()) nameOfId.set(t.topicId, t.name);
+
+  const requested: SessionPartition[] = [];
+  for (const t of req.topics) {
+    const topic = useTopicIds ? (nameOfId.get(t.topicId) ?? '') : t.topic;
+    const topicId = useTopicIds ? t.topicId : (image.topics.get(topic)?.topicId ?? ZERO_UUID);
+    for (const p of t.partitions) {
+      requested.push({
+        key: sessionPartitionKey(t.topic, t.topicId, p.partition, useTopicIds),
+        topic,
+        topicId,
+        partition: p.partition,
+        fetchOffset: p.fetchOffset,
+        maxBytes: p.partitionMaxBytes,
+        currentLeaderEpoch: p.currentLeaderEpoch,
+        logStartOffset: p.logStartOffset,
+        sentHighWatermark: -1n,
+        sentLogStartOffset: -1n,
+      });
+    }
+  }
+  const forgotten = req.forgottenTopicsData.flatMap((f) =>
+    f.partitions.map((p) => sessionPartitionKey(f.topic, f.topicId, p, useTopicIds)),
+  );
+  const fc = b.fetchSessions.context(req.sessionId, req.sessionEpoch, requested, forgotten);
+  if (fc.kind === 'error') return { ...defaultFetchResponse(), errorCode: fc.errorCode, sessionId: 0 };
+
+  const readAll = (): PartitionRead[] => readPartitions(b, fc.partitions, req.maxBytes, isolation, replicaId);
+  let reads = readAll();
+  const enough = (rs: PartitionRead[]): boolean =>
+    rs.some((r) => r.errorCode !== 0) || rs.reduce((n, r) => n + r.records.length, 0) >= req.minBytes;
+  if (req.maxWaitMs > 0 && fc.partitions.length > 0 && !enough(reads)) {
+    const keys = fc.partitions.map((sp) => partitionKey(sp.topic, sp.partition));
+    const passed = await awaitCondition(b.replicaManager.purgatory, b.scheduler, keys, req.maxWaitMs, () => {
+      reads = readAll();
+      return enough(reads);
+    });
+    if (!passed) reads = readAll();
+  }
+  return buildResponse(fc, reads);
+}
+
+function readPartitions(
+  b: BrokerServices,
+  partitions: readonly SessionPartition[],
+  responseMaxBytes: number,
+  isolation: FetchIsolation,
+  replicaId: number,
+): PartitionRead[] {
+  let remaining = Math.max(0, responseMaxBytes);
+  // Kafka returns at least one whole batch for the first partition with data, even above the
+  // limits, so a consumer can never be stuck behind a batch larger than its fetch size.
+  let minOneMessage = true;
+  return partitions.map((sp) => {
+    const fail = (errorCode: number): PartitionRead => ({
+      sp,
+      errorCode,
+      highWatermark: -1n,
+      logStartOffset: -1n,
+      records: EMPTY,
+    });
+    if (sp.topic === '') return fail(UNKNOWN_TOPIC_ID);
+    const p = b.replicaManager.getPartition(sp.topic, sp.partition);
+    if (!p) return fail(notHostedError(b, sp.topic, sp.partition));
+    try {
+      p.checkLeader();
+      p.checkLeaderEpoch(sp.currentLeaderEpoch);
+      const limit = Math.min(Math.max(0, sp.maxBytes), remaining);
+      const result = p.read(sp.fetchOffset, limit, isolation, minOneMessage);
+      if (replicaId >= 0 && p.updateFollowerFetchState(replicaId, sp.fetchOffset)) {
+        b.replicaManager.partitionChanged(p);
+      }
+      if (result.records.length > 0) minOneMessage = false;
+      remaining = Math.max(0, remaining - result.records.length);
+      return {
+        sp,
+        errorCode: 0,
+        highWatermark: p.log.highWatermark,
+        logStartOffset: p.log.logStartOffset,
+        records: result.records,
+      };
+    } catch (e) {
+      const { code } = errorCodeOf(e, b, `fetch from ${sp.topic}-${sp.partition}`);
+      return {
+        sp,
+        errorCode: code,
+        highWatermark: p.log.highWatermark,
+        logStartOffset: p.log.logStartOffset,
+        records: EMPTY,
+      };
+    }
+  });
+}
+
+function buildResponse(fc: Exclude<FetchContext, { kind: 'error' }>, reads: PartitionRead[]): FetchResponse {
+  const responses: FetchableTopicResponse[] = [];
+  for (const r of reads) {
+    const changed =
+      r.errorCode !== 0 ||
+      r.records.length > 0 ||
+      r.highWatermark !== r.sp.sentHighWatermark ||
+      r.logStartOffset !== r.sp.sentLogStartOffset;
+    if (fc.kind === 'incremental' && !changed) continue;
+    r.sp.sentHighWatermark = r.highWatermark;
+    r.sp.sentLogStartOffset = r.logStartOffset;
+    const data: PartitionData = {
+      ...defaultPartitionData(),
+      partitionIndex: r.sp.partition,
+      errorCode: r.errorCode,
+      highWatermark: r.highWatermark,
+      // No transactions yet: the last stable offset is the HW.
+      lastStableOffset: r.highWatermark,
+      logStartOffset: r.logStartOffset,
+      records: r.records,
+    };
+    const last = responses.at(-1);
+    if (last && last.topic === r.sp.topic && last.topicId === r.sp.topicId) last.partitions.push(data);
+    else responses.push({ topic: r.sp.topic, topicId: r.sp.topicId, partitions: [data] });
+  }
+  const sessionId = fc.kind === 'sessionless' ? 0 : (fc.session?.id ?? 0);
+  return { ...defaultFetchResponse(), sessionId, responses };
+}

@@ -1,0 +1,124 @@
+/**
+ * ListOffsets and OffsetForLeaderEpoch: offset lookups on a partition leader.
+ * ListOffsets' special timestamps: -2 earliest (log start offset), -1 latest (HW; the LSO for
+ * read_committed, equal to the HW until transactions exist), -3 the record with the largest
+ * timestamp, -4 earliest local (the log start offset: no tiered storage).
+ */
+
+import type { ListOffsetsRequest } from '../../protocol/generated/ListOffsetsRequest.js';
+import {
+  defaultListOffsetsPartitionResponse,
+  type ListOffsetsPartitionResponse,
+  type ListOffsetsResponse,
+} from '../../protocol/generated/ListOffsetsResponse.js';
+import type { OffsetForLeaderEpochRequest } from '../../protocol/generated/OffsetForLeaderEpochRequest.js';
+import type { OffsetForLeaderEpochResponse } from '../../protocol/generated/OffsetForLeaderEpochResponse.js';
+import type { Log } from '../../storage/log.js';
+import type { BrokerServices, RequestContext } from '../handler-context.js';
+import { errorCodeOf, notHostedError } from './produce.js';
+
+export const EARLIEST_TIMESTAMP = -2n;
+export const LATEST_TIMESTAMP = -1n;
+export const MAX_TIMESTAMP = -3n;
+export const EARLIEST_LOCAL_TIMESTAMP = -4n;
+
+/** Replica id of Kafka's debugging consumers, which may read from followers. */
+const DEBUGGING_REPLICA_ID = -2;
+const INVALID_REQUEST = 42;
+
+/** The record with the largest timestamp (first of equals), or null for an empty log. */
+function maxTimestampOffset(log: Log): { timestamp: bigint; offset: bigint } | null {
+  let best: { timestamp: bigint; offset: bigint } | null = null;
+  for (const segment of log.local.segments.values()) {
+    if (segment.size === 0) continue;
+    const t = segment.largestTimestamp();
+    if (t.offset < log.logStartOffset) continue;
+    if (best === null || t.timestamp > best.timestamp) best = t;
+  }
+  return best;
+}
+
+function lookup(log: Log, timestamp: bigint, leaderEpoch: number): Partial<ListOffsetsPartitionResponse> {
+  const epochAt = (offset: bigint): number => log.leaderEpochCache.epochForOffset(offset) ?? -1;
+  switch (timestamp) {
+    case EARLIEST_TIMESTAMP:
+    case EARLIEST_LOCAL_TIMESTAMP:
+      return { timestamp: -1n, offset: log.logStartOffset, leaderEpoch: epochAt(log.logStartOffset) };
+    case LATEST_TIMESTAMP:
+      return { timestamp: -1n, offset: log.highWatermark, leaderEpoch };
+    case MAX_TIMESTAMP: {
+      const found = maxTimestampOffset(log);
+      if (!found) return { timestamp: -1n, offset: -1n, leaderEpoch: -1 };
+      return { timestamp: found.timestamp, offset: found.offset, leaderEpoch: epochAt(found.offset) };
+    }
+    default: {
+      if (timestamp < 0n)
+        throw Object.assign(new Error(`unknown special timestamp ${timestamp}`), { invalid: true });
+      const found = log.fetchOffsetByTimestamp(timestamp);
+      // Consumers may only see offsets below the HW.
+      if (!found || found.offset >= log.highWatermark)
+        return { timestamp: -1n, offset: -1n, leaderEpoch: -1 };
+      return { timestamp: found.timestamp, offset: found.offset, leaderEpoch: found.leaderEpoch ?? -1 };
+    }
+  }
+}
+
+export async function handleListOffsets(
+  b: BrokerServices,
+  ctx: RequestContext,
+  req: ListOffsetsRequest,
+): Promise<ListOffsetsResponse> {
+  return {
+    throttleTimeMs: 0,
+    topics: req.topics.map((t) => ({
+      name: t.name,
+      partitions: t.partitions.map((rp) => {
+        const base = { ...defaultListOffsetsPartitionResponse(), partitionIndex: rp.partitionIndex };
+        const p = b.replicaManager.getPartition(t.name, rp.partitionIndex);
+        if (!p) return { ...base, errorCode: notHostedError(b, t.name, rp.partitionIndex) };
+        try {
+          if (req.replicaId !== DEBUGGING_REPLICA_ID) p.checkLeader();
+          p.checkLeaderEpoch(rp.currentLeaderEpoch);
+          const found = lookup(p.log, rp.timestamp, p.leaderEpoch);
+          // The leader epoch is a v4+ field; the codec refuses a value it cannot carry.
+          return { ...base, ...found, ...(ctx.apiVersion < 4 && { leaderEpoch: -1 }) };
+        } catch (e) {
+          if ((e as { invalid?: boolean }).invalid) return { ...base, errorCode: INVALID_REQUEST };
+          return {
+            ...base,
+            errorCode: errorCodeOf(e, b, `list offsets of ${t.name}-${rp.partitionIndex}`).code,
+          };
+        }
+      }),
+    })),
+  };
+}
+
+export async function handleOffsetForLeaderEpoch(
+  b: BrokerServices,
+  _ctx: RequestContext,
+  req: OffsetForLeaderEpochRequest,
+): Promise<OffsetForLeaderEpochResponse> {
+  return {
+    throttleTimeMs: 0,
+    topics: req.topics.map((t) => ({
+      topic: t.topic,
+      partitions: t.partitions.map((rp) => {
+        const base = { errorCode: 0, partition: rp.partition, leaderEpoch: -1, endOffset: -1n };
+        const p = b.replicaManager.getPartition(t.topic, rp.partition);
+        if (!p) return { ...base, errorCode: notHostedError(b, t.topic, rp.partition) };
+        try {
+          p.checkLeader();
+          p.checkLeaderEpoch(rp.currentLeaderEpoch);
+          const e = p.log.endOffsetForEpoch(rp.leaderEpoch);
+          return { ...base, leaderEpoch: e.epoch, endOffset: e.endOffset };
+        } catch (e) {
+          return {
+            ...base,
+            errorCode: errorCodeOf(e, b, `offset for leader epoch of ${t.topic}-${rp.partition}`).code,
+          };
+        }
+      }),
+    })),
+  };
+}

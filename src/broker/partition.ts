@@ -1,0 +1,162 @@
+/**
+ * One partition replica hosted by this broker (Kafka's Partition): its log, its role (leader or
+ * follower) and leader epoch from the metadata image, and the HW rule
+ * of a leader — the smallest LEO among the ISR. Follower LEOs arrive through follower fetches
+ * (`updateFollowerFetchState`); with an ISR of one the HW follows the LEO at once.
+ * Owned by the ReplicaManager; every call is synchronous, so calls are serialised by the event loop.
+ */
+import type { PartitionState } from '../metadata/cluster-metadata.js';
+import { KafkaError } from '../protocol/kafka-error.js';
+import { batchSize, readBatchHeader } from '../protocol/records/batch.js';
+import type { LogReadResult } from '../storage/local-log.js';
+import type { FetchIsolation, Log, LogAppendInfo } from '../storage/log.js';
+
+const NOT_LEADER_OR_FOLLOWER = 6;
+const NOT_ENOUGH_REPLICAS = 19;
+const INVALID_TXN_STATE = 48;
+const FENCED_LEADER_EPOCH = 74;
+const UNKNOWN_LEADER_EPOCH = 75;
+const INVALID_RECORD = 87;
+
+export class Partition {
+  private state: PartitionState;
+  /** Follower LEOs as last reported by their fetches, for the HW. */
+  private readonly followerLeos = new Map<number, bigint>();
+
+  constructor(
+    readonly topicId: string,
+    readonly log: Log,
+    readonly localBrokerId: number,
+    state: PartitionState,
+  ) {
+    this.state = state;
+    this.maybeIncrementHighWatermark();
+  }
+
+  get topic(): string {
+    return this.state.topic;
+  }
+
+  get index(): number {
+    return this.state.partition;
+  }
+
+  get leaderId(): number {
+    return this.state.leader;
+  }
+
+  get leaderEpoch(): number {
+    return this.state.leaderEpoch;
+  }
+
+  get isr(): readonly number[] {
+    return this.state.isr;
+  }
+
+  get isLeader(): boolean {
+    return this.state.leader === this.localBrokerId;
+  }
+
+  /** Applies a new partition state from the metadata image (leader, epoch, ISR). */
+  applyState(state: PartitionState): void {
+    const becameLeader = state.leader === this.localBrokerId && state.leaderEpoch !== this.state.leaderEpoch;
+    this.state = state;
+    for (const id of [...this.followerLeos.keys()])
+      if (!state.replicas.includes(id)) this.followerLeos.delete(id);
+    if (becameLeader) this.followerLeos.clear();
+    this.maybeIncrementHighWatermark();
+  }
+
+  /** NOT_LEADER_OR_FOLLOWER unless this replica leads. */
+  checkLeader(): void {
+    if (!this.isLeader) {
+      throw KafkaError.fromCode(
+        NOT_LEADER_OR_FOLLOWER,
+        `${this.log.name}: broker ${this.localBrokerId} is not the leader (leader is ${this.state.leader})`,
+      );
+    }
+  }
+
+  /** Kafka's currentLeaderEpoch check: -1 skips it, older is fenced, newer is not known yet. */
+  checkLeaderEpoch(requestEpoch: number): void {
+    if (requestEpoch === -1) return;
+    if (requestEpoch < this.state.leaderEpoch) {
+      throw KafkaError.fromCode(
+        FENCED_LEADER_EPOCH,
+        `${this.log.name}: request epoch ${requestEpoch} is older than the current leader epoch ${this.state.leaderEpoch}`,
+      );
+    }
+    if (requestEpoch > this.state.leaderEpoch) {
+      throw KafkaError.fromCode(
+        UNKNOWN_LEADER_EPOCH,
+        `${this.log.name}: request epoch ${requestEpoch} is newer than the current leader epoch ${this.state.leaderEpoch}`,
+      );
+    }
+  }
+
+  /**
+   * A leader append (Produce): offsets, epoch and idempotence checks are the log's (a retried
+   * batch already in the log comes back with `duplicate` and its first append's offsets).
+   */
+  appendAsLeader(records: Buffer, requiredAcks: number, minInsyncReplicas: number): LogAppendInfo {
+    this.checkLeader();
+    if (requiredAcks === -1 && this.state.isr.length < minInsyncReplicas) {
+      throw KafkaError.fromCode(
+        NOT_ENOUGH_REPLICAS,
+        `${this.log.name}: the ISR [${this.state.isr.join(',')}] is smaller than min.insync.replicas ${minInsyncReplicas}`,
+      );
+    }
+    this.refuseTransactionalBatches(records);
+    const info = this.log.appendAsLeader(records, this.state.leaderEpoch);
+    this.maybeIncrementHighWatermark();
+    return info;
+  }
+
+  // Transactions (markers, LSO, aborted lists) are not implemented: refuse their batches instead
+  // of storing data whose visibility rules we would get wrong. The log validates everything else.
+  private refuseTransactionalBatches(records: Buffer): void {
+    for (let pos = 0; pos + 61 <= records.length; ) {
+      const h = readBatchHeader(records, pos);
+      if (h.batchLength <= 0) return;
+      if ((h.attributes & 0x10) !== 0) {
+        throw KafkaError.fromCode(INVALID_TXN_STATE, `${this.log.name}: transactions are not supported yet`);
+      }
+      if ((h.attributes & 0x20) !== 0) {
+        throw KafkaError.fromCode(
+          INVALID_RECORD,
+          `${this.log.name}: producers may not write control batches`,
+        );
+      }
+      pos += batchSize(h);
+    }
+  }
+
+  /** Reads for a consumer (up to the HW) or a follower (up to the LEO). */
+  read(
+    fetchOffset: bigint,
+    maxBytes: number,
+    isolation: FetchIsolation,
+    minOneMessage: boolean,
+  ): LogReadResult {
+    return this.log.read(fetchOffset, maxBytes, isolation, minOneMessage);
+  }
+
+  /** A follower fetched at `fetchOffset`: its LEO; may move the HW. Returns whether the HW moved. */
+  updateFollowerFetchState(replicaId: number, fetchOffset: bigint): boolean {
+    if (!this.state.replicas.includes(replicaId)) return false;
+    this.followerLeos.set(replicaId, fetchOffset);
+    return this.maybeIncrementHighWatermark();
+  }
+
+  /** HW = min LEO over the ISR, moving forward only; only a leader advances it. */
+  maybeIncrementHighWatermark(): boolean {
+    if (!this.isLeader) return false;
+    let hw = this.log.logEndOffset;
+    for (const id of this.state.isr) {
+      if (id === this.localBrokerId) continue;
+      const leo = this.followerLeos.get(id) ?? this.log.logStartOffset;
+      if (leo < hw) hw = leo;
+    }
+    return this.log.maybeIncrementHighWatermark(hw);
+  }
+}

@@ -1,0 +1,85 @@
+/**
+ * The partitions this broker hosts (Kafka's ReplicaManager, leader side): follows the metadata
+ * image — creating a Partition and its log for every replica assigned here, applying leader /
+ * epoch / ISR changes, deleting logs of deleted topics — and wakes parked requests (delayed
+ * fetches, acks=all produces) when a partition's LEO or HW moves. Replica fetchers (issue 6) will
+ * hang off the follower role. Owned by the Broker; applied images arrive in revision order.
+ */
+import type { MetadataImage } from '../metadata/cluster-metadata.js';
+import type { LogConfig } from '../storage/log-config.js';
+import type { LogManager } from '../storage/log-manager.js';
+import type { StorageLogger } from '../storage/logger.js';
+import { Partition } from './partition.js';
+import { Purgatory } from './purgatory.js';
+
+export function partitionKey(topic: string, partition: number): string {
+  return `${topic}-${partition}`;
+}
+
+export class ReplicaManager {
+  private readonly partitions = new Map<string, Partition>();
+  readonly purgatory = new Purgatory();
+
+  constructor(
+    readonly brokerId: number,
+    private readonly logManager: LogManager,
+    private readonly topicConfig: (topic: string) => LogConfig,
+    private readonly logger: StorageLogger,
+  ) {}
+
+  get partitionCount(): number {
+    return this.partitions.size;
+  }
+
+  getPartition(topic: string, partition: number): Partition | undefined {
+    return this.partitions.get(partitionKey(topic, partition));
+  }
+
+  allPartitions(): Partition[] {
+    return [...this.partitions.values()];
+  }
+
+  /** Brings the hosted partitions in line with `image`. */
+  applyImage(image: MetadataImage): void {
+    const wanted = new Set<string>();
+    for (const topic of image.topics.values()) {
+      for (const state of topic.partitions) {
+        if (!state.replicas.includes(this.brokerId)) continue;
+        const key = partitionKey(topic.name, state.partition);
+        wanted.add(key);
+        let p = this.partitions.get(key);
+        if (p && p.topicId !== topic.topicId) {
+          // Same name, new topic id: the topic was deleted and created again.
+          this.remove(key, p);
+          p = undefined;
+        }
+        if (!p) {
+          const log = this.logManager.getOrCreateLog(
+            topic.name,
+            state.partition,
+            this.topicConfig(topic.name),
+          );
+          p = new Partition(topic.topicId, log, this.brokerId, state);
+          this.partitions.set(key, p);
+        } else {
+          p.applyState(state);
+        }
+        this.purgatory.checkAndComplete(key);
+      }
+    }
+    for (const [key, p] of [...this.partitions]) if (!wanted.has(key)) this.remove(key, p);
+  }
+
+  private remove(key: string, p: Partition): void {
+    this.partitions.delete(key);
+    this.logManager.deleteLog(p.topic, p.index);
+    this.logger.info(`stopped hosting ${key} (topic id ${p.topicId}): its log was deleted`);
+    // Parked requests on it complete now and find the partition gone.
+    this.purgatory.checkAndComplete(key);
+  }
+
+  /** A partition's LEO or HW moved: parked requests on it may complete. */
+  partitionChanged(p: Partition): void {
+    this.purgatory.checkAndComplete(partitionKey(p.topic, p.index));
+  }
+}

@@ -1,0 +1,174 @@
+/**
+ * The request router (Kafka's KafkaApis.handle): reads the header, refuses what is not
+ * implemented, decodes the body, calls the handler of its API and encodes the response.
+ * What Kafka answers and what it closes the connection for:
+ *  - ApiVersions at a version above ours: a v0 response with UNSUPPORTED_VERSION and our ranges.
+ *  - an unknown API key, or an API or version not implemented: the connection is closed.
+ *  - a body that does not decode: the connection is closed.
+ * Owned by the Broker; stateless between requests.
+ */
+
+import {
+  CloseConnectionError,
+  type ConnectionInfo,
+  type RequestHandler,
+} from '../network/request-handler.js';
+import type { MessageCodec } from '../protocol/codec-runtime.js';
+import type { ApiVersion } from '../protocol/generated/ApiVersionsResponse.js';
+import { ApiVersionsResponseCodec } from '../protocol/generated/ApiVersionsResponse.js';
+import { API_MESSAGES } from '../protocol/generated/index.js';
+import { encodeResponse, readRequest } from '../protocol/messages.js';
+import { ProtocolError } from '../protocol/protocol-error.js';
+import { ApiKey, BROKER_API_VERSIONS, GROUP_API_KEYS, type VersionRange } from './api-versions.js';
+import type { GroupApi, GroupRequestContext } from './group-api.js';
+import type { BrokerServices, RequestContext } from './handler-context.js';
+import {
+  handleCreatePartitions,
+  handleCreateTopics,
+  handleDeleteRecords,
+  handleDeleteTopics,
+} from './handlers/admin.js';
+import {
+  handleApiVersions,
+  handleDescribeCluster,
+  handleInitProducerId,
+  unsupportedApiVersionsResponse,
+} from './handlers/cluster.js';
+import { handleFetch } from './handlers/fetch.js';
+import { handleMetadata } from './handlers/metadata.js';
+import { handleListOffsets, handleOffsetForLeaderEpoch } from './handlers/offsets.js';
+import { handleProduce } from './handlers/produce.js';
+
+// biome-ignore lint/suspicious/noExplicitAny: each route is typed by its own handler; the table erases it.
+type Handler = (ctx: RequestContext, body: any) => Promise<unknown | null>;
+
+interface Route {
+  readonly versions: VersionRange;
+  readonly handler: Handler;
+}
+
+function groupHandler(g: GroupApi, apiKey: number): Handler {
+  const gctx = (ctx: RequestContext): GroupRequestContext => ({
+    apiVersion: ctx.apiVersion,
+    clientId: ctx.clientId,
+    clientHost: ctx.connection.remoteAddress,
+  });
+  const table: Record<number, Handler> = {
+    [ApiKey.FindCoordinator]: (c, r) => g.findCoordinator(gctx(c), r),
+    [ApiKey.JoinGroup]: (c, r) => g.joinGroup(gctx(c), r),
+    [ApiKey.SyncGroup]: (c, r) => g.syncGroup(gctx(c), r),
+    [ApiKey.Heartbeat]: (c, r) => g.heartbeat(gctx(c), r),
+    [ApiKey.LeaveGroup]: (c, r) => g.leaveGroup(gctx(c), r),
+    [ApiKey.OffsetCommit]: (c, r) => g.offsetCommit(gctx(c), r),
+    [ApiKey.OffsetFetch]: (c, r) => g.offsetFetch(gctx(c), r),
+    [ApiKey.ListGroups]: (c, r) => g.listGroups(gctx(c), r),
+    [ApiKey.DescribeGroups]: (c, r) => g.describeGroups(gctx(c), r),
+    [ApiKey.DeleteGroups]: (c, r) => g.deleteGroups(gctx(c), r),
+    [ApiKey.OffsetDelete]: (c, r) => g.offsetDelete(gctx(c), r),
+  };
+  return table[apiKey]!;
+}
+
+export class RequestRouter implements RequestHandler {
+  private readonly routes = new Map<number, Route>();
+  private readonly apiKeys: ApiVersion[];
+
+  constructor(
+    b: BrokerServices,
+    groupApi: GroupApi | null,
+  ) {
+    const handlers: Record<number, Handler> = {
+      [ApiKey.Produce]: (c, r) => handleProduce(b, c, r),
+      [ApiKey.Fetch]: (c, r) => handleFetch(b, c, r),
+      [ApiKey.ListOffsets]: (c, r) => handleListOffsets(b, c, r),
+      [ApiKey.Metadata]: (c, r) => handleMetadata(b, c, r),
+      [ApiKey.ApiVersions]: (c, r) => handleApiVersions(() => this.apiKeys, c, r),
+      [ApiKey.CreateTopics]: (c, r) => handleCreateTopics(b, c, r),
+      [ApiKey.DeleteTopics]: (c, r) => handleDeleteTopics(b, c, r),
+      [ApiKey.DeleteRecords]: (c, r) => handleDeleteRecords(b, c, r),
+      [ApiKey.InitProducerId]: (c, r) => handleInitProducerId(b, c, r),
+      [ApiKey.OffsetForLeaderEpoch]: (c, r) => handleOffsetForLeaderEpoch(b, c, r),
+      [ApiKey.CreatePartitions]: (c, r) => handleCreatePartitions(b, c, r),
+      [ApiKey.DescribeCluster]: (c, r) => handleDescribeCluster(b, c, r),
+    };
+    for (const [apiKey, versions] of BROKER_API_VERSIONS) {
+      const handler = handlers[apiKey];
+      if (!handler) throw new Error(`BROKER_API_VERSIONS lists API ${apiKey} but no handler exists`);
+      this.routes.set(apiKey, { versions, handler });
+    }
+    if (groupApi) {
+      for (const apiKey of GROUP_API_KEYS) {
+        const v = groupApi.versions.get(apiKey);
+        const codec = API_MESSAGES.get(apiKey)!.request;
+        if (!v) continue;
+        const versions = { min: Math.max(v.min, codec.minVersion), max: Math.min(v.max, codec.maxVersion) };
+        if (versions.min <= versions.max)
+          this.routes.set(apiKey, { versions, handler: groupHandler(groupApi, apiKey) });
+      }
+    }
+    this.apiKeys = [...this.routes.entries()]
+      .sort((a, b) => a[0] - b[0])
+      .map(([apiKey, r]) => ({ apiKey, minVersion: r.versions.min, maxVersion: r.versions.max }));
+  }
+
+  /** What ApiVersions reports: exactly the routed APIs. */
+  supportedApis(): readonly ApiVersion[] {
+    return this.apiKeys;
+  }
+
+  async handle(frame: Buffer, connection: ConnectionInfo): Promise<Buffer[] | null> {
+    if (frame.length < 8)
+      throw new ProtocolError(`request frame of ${frame.length} bytes is too short for a header`);
+    const apiKey = frame.readInt16BE(0);
+    const apiVersion = frame.readInt16BE(2);
+    const api = API_MESSAGES.get(apiKey);
+    const route = this.routes.get(apiKey);
+    const name = api ? api.name : `unknown API key ${apiKey}`;
+    const refuse = (): CloseConnectionError =>
+      new CloseConnectionError(
+        `request for ${name} (key ${apiKey}) v${apiVersion}, which this broker does not implement`,
+      );
+    let parsed: ReturnType<typeof readRequest>;
+    try {
+      parsed = readRequest(frame);
+    } catch (e) {
+      if (!route || !api) throw refuse();
+      throw e;
+    }
+    const { header, body } = parsed;
+    connection.clientId = header.clientId;
+    if (!route || !api) throw refuse();
+    if (apiVersion < route.versions.min || apiVersion > route.versions.max) {
+      if (apiKey === ApiKey.ApiVersions && apiVersion > route.versions.max) {
+        // KIP-511: answer at v0 so any client can read the ranges and retry with a version we know.
+        return encodeResponse(
+          header.correlationId,
+          apiKey,
+          0,
+          ApiVersionsResponseCodec,
+          unsupportedApiVersionsResponse(this.apiKeys),
+        );
+      }
+      throw new CloseConnectionError(
+        `unsupported version ${apiVersion} of ${name} (supported ${route.versions.min}-${route.versions.max})`,
+      );
+    }
+    const decoded = api.request.decode(body, apiVersion);
+    const ctx: RequestContext = {
+      apiKey,
+      apiVersion,
+      correlationId: header.correlationId,
+      clientId: header.clientId,
+      connection,
+    };
+    const response = await route.handler(ctx, decoded);
+    if (response === null) return null;
+    return encodeResponse(
+      header.correlationId,
+      apiKey,
+      apiVersion,
+      api.response as MessageCodec<unknown>,
+      response,
+    );
+  }
+}

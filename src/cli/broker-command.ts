@@ -1,0 +1,87 @@
+/**
+ * `skiff broker --config server.properties [--override key=value]...`: one broker in this process.
+ * Until the store-backed metadata lands it keeps the cluster's topics in the in-process metadata,
+ * persisted as skiff-metadata.json in the first log dir. This is a composition root: the only place
+ * (with the CLI entry) that creates the real clock, timers, file system and randomness.
+ * Prints one ready line when listening; SIGTERM/SIGINT stop it cleanly.
+ */
+import { randomBytes } from 'node:crypto';
+import * as path from 'node:path';
+import { Broker } from '../broker/broker.js';
+import { brokerConfigFromProperties, parseProperties } from '../broker/config.js';
+import { SystemClock } from '../common/clock.js';
+import { InMemoryClusterMetadata } from '../metadata/in-memory-metadata.js';
+import { NodeFileSystem } from '../storage/fs.js';
+import type { StorageLogger } from '../storage/logger.js';
+import { TimerScheduler } from '../storage/scheduler.js';
+import type { CliIo } from './cli.js';
+
+export const BROKER_SUMMARY = 'run one broker (--config server.properties)';
+export const METADATA_FILE = 'skiff-metadata.json';
+
+function usage(io: CliIo): void {
+  io.out('Usage: skiff broker --config <server.properties> [--override key=value]...');
+  io.out('  Runs one Kafka-compatible broker until SIGTERM or SIGINT (clean shutdown).');
+}
+
+export async function runBroker(args: string[], io: CliIo): Promise<number> {
+  let configPath: string | null = null;
+  const overrides: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === '--help' || a === '-h') {
+      usage(io);
+      return 0;
+    }
+    if (a === '--config' && i + 1 < args.length) configPath = args[++i]!;
+    else if (a === '--override' && i + 1 < args.length) overrides.push(args[++i]!);
+    else if (configPath === null && !a.startsWith('-')) configPath = a;
+    else {
+      io.err(`skiff broker: unexpected argument '${a}'`);
+      usage(io);
+      return 2;
+    }
+  }
+  const fs = new NodeFileSystem();
+  const props =
+    configPath === null
+      ? new Map<string, string>()
+      : parseProperties(fs.readFile(configPath).toString('utf8'));
+  for (const o of overrides) for (const [k, v] of parseProperties(o)) props.set(k, v);
+  const clock = new SystemClock();
+  const logger: StorageLogger = {
+    info: (line) => io.out(`[${new Date(clock.nowMs()).toISOString()}] INFO ${line}`),
+    warn: (line) => io.out(`[${new Date(clock.nowMs()).toISOString()}] WARN ${line}`),
+  };
+  const config = brokerConfigFromProperties(props, (line) => logger.warn(line));
+  fs.mkdirp(config.logDirs[0]!);
+  const metadata = new InMemoryClusterMetadata({
+    clusterId: randomBytes(16).toString('base64url'),
+    filePath: path.join(config.logDirs[0]!, METADATA_FILE),
+    fs,
+    randomBytes,
+    defaultNumPartitions: config.numPartitions,
+    defaultReplicationFactor: config.defaultReplicationFactor,
+  });
+  const broker = new Broker({
+    config,
+    clock,
+    scheduler: new TimerScheduler(),
+    fs,
+    metadata,
+    logger,
+    randomBytes,
+    registerBroker: (info) => metadata.registerBroker(info),
+  });
+  const bound = await broker.start();
+  io.out(
+    `skiff broker ${config.nodeId} ready: listening on PLAINTEXT://${bound.host}:${bound.port} (cluster ${metadata.image().clusterId})`,
+  );
+  const signal = await new Promise<string>((resolve) => {
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+    process.once('SIGINT', () => resolve('SIGINT'));
+  });
+  logger.info(`received ${signal}, shutting down`);
+  await broker.stop();
+  return 0;
+}

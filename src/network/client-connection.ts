@@ -1,0 +1,195 @@
+import * as net from 'node:net';
+import type { MessageCodec } from '../protocol/codec-runtime.js';
+import { DEFAULT_MAX_FRAME_BYTES, FrameReader } from '../protocol/framing.js';
+import { encodeRequest, readResponse } from '../protocol/messages.js';
+import { ProtocolError } from '../protocol/protocol-error.js';
+
+export interface ClientConnectionOptions {
+  readonly clientId: string;
+  /** Requests sent and not yet answered; further sends wait for a slot. */
+  readonly maxInFlight?: number;
+  /** Largest response frame accepted. */
+  readonly maxFrameBytes?: number;
+}
+
+interface Pending {
+  apiKey: number;
+  apiVersion: number;
+  codec: MessageCodec<unknown>;
+  resolve: (body: unknown) => void;
+  reject: (e: Error) => void;
+}
+
+/** The connection was closed (by either side) before a response arrived. */
+export class ConnectionClosedError extends Error {
+  override readonly name = 'ConnectionClosedError';
+}
+
+/**
+ * The client side of one Kafka connection, for tools, tests and (later) replica fetchers: sends
+ * requests with increasing correlation ids and resolves each with the response that carries its
+ * id. Kafka answers a connection's requests in order, so a response for any other id than the
+ * oldest pending one is a protocol violation and closes the connection. Owned by its caller,
+ * which must `close()` it; a failure rejects every pending request.
+ */
+export class ClientConnection {
+  private nextCorrelationId = 1;
+  private readonly pending = new Map<number, Pending>();
+  private readonly waiters: (() => void)[] = [];
+  private readonly reader: FrameReader;
+  private failure: Error | null = null;
+  private readonly maxInFlight: number;
+
+  private constructor(
+    private readonly socket: net.Socket,
+    private readonly options: ClientConnectionOptions,
+  ) {
+    this.maxInFlight = options.maxInFlight ?? 5;
+    this.reader = new FrameReader({ maxFrameBytes: options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES });
+    socket.setNoDelay(true);
+    socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    socket.on('error', (e) => this.fail(e));
+    socket.on('close', () => this.fail(new ConnectionClosedError('connection closed')));
+  }
+
+  static connect(host: string, port: number, options: ClientConnectionOptions): Promise<ClientConnection> {
+    return new Promise((resolve, reject) => {
+      const socket = net.connect({ host, port });
+      const onError = (e: Error): void => reject(e);
+      socket.once('error', onError);
+      socket.once('connect', () => {
+        socket.off('error', onError);
+        resolve(new ClientConnection(socket, options));
+      });
+    });
+  }
+
+  get inFlight(): number {
+    return this.pending.size;
+  }
+
+  /** Sends a request and resolves with the decoded response body. */
+  async send<Req, Resp>(
+    apiKey: number,
+    apiVersion: number,
+    requestCodec: MessageCodec<Req>,
+    request: Req,
+    responseCodec: MessageCodec<Resp>,
+  ): Promise<Resp> {
+    await this.slot();
+    const correlationId = this.nextCorrelationId++;
+    const chunks = encodeRequest(
+      {
+        requestApiKey: apiKey,
+        requestApiVersion: apiVersion,
+        correlationId,
+        clientId: this.options.clientId,
+      },
+      requestCodec,
+      request,
+    );
+    const response = new Promise<Resp>((resolve, reject) => {
+      this.pending.set(correlationId, {
+        apiKey,
+        apiVersion,
+        codec: responseCodec as MessageCodec<unknown>,
+        resolve: resolve as (body: unknown) => void,
+        reject,
+      });
+    });
+    this.writeChunks(chunks);
+    return response;
+  }
+
+  /** Sends a request that gets no response (Produce with acks=0). */
+  async sendOneWay<Req>(
+    apiKey: number,
+    apiVersion: number,
+    requestCodec: MessageCodec<Req>,
+    request: Req,
+  ): Promise<void> {
+    if (this.failure) throw this.failure;
+    const correlationId = this.nextCorrelationId++;
+    this.writeChunks(
+      encodeRequest(
+        {
+          requestApiKey: apiKey,
+          requestApiVersion: apiVersion,
+          correlationId,
+          clientId: this.options.clientId,
+        },
+        requestCodec,
+        request,
+      ),
+    );
+  }
+
+  /** Writes raw bytes (tests of malformed input). */
+  writeRaw(bytes: Buffer): void {
+    this.socket.write(bytes);
+  }
+
+  private writeChunks(chunks: Buffer[]): void {
+    this.socket.cork();
+    for (const c of chunks) this.socket.write(c);
+    this.socket.uncork();
+  }
+
+  private async slot(): Promise<void> {
+    for (;;) {
+      if (this.failure) throw this.failure;
+      if (this.pending.size < this.maxInFlight) return;
+      await new Promise<void>((resolve) => this.waiters.push(resolve));
+    }
+  }
+
+  private onData(chunk: Buffer): void {
+    let frames: Buffer[];
+    try {
+      frames = this.reader.push(chunk);
+    } catch (e) {
+      this.fail(e as Error);
+      return;
+    }
+    for (const f of frames) {
+      if (f.length < 4) {
+        this.fail(new ProtocolError(`response frame of ${f.length} bytes`));
+        return;
+      }
+      const correlationId = f.readInt32BE(0);
+      const oldest = this.pending.keys().next();
+      const p = this.pending.get(correlationId);
+      if (!p || oldest.value !== correlationId) {
+        this.fail(new ProtocolError(`response with unexpected correlation id ${correlationId}`));
+        return;
+      }
+      this.pending.delete(correlationId);
+      try {
+        p.resolve(readResponse(f, p.apiKey, p.apiVersion, p.codec).body);
+      } catch (e) {
+        p.reject(e as Error);
+      }
+      this.waiters.shift()?.();
+    }
+  }
+
+  private fail(e: Error): void {
+    if (this.failure) return;
+    this.failure = e;
+    for (const p of this.pending.values()) p.reject(e);
+    this.pending.clear();
+    for (const w of this.waiters.splice(0)) w();
+    this.socket.destroy();
+  }
+
+  /** Closes the socket; pending requests are rejected. */
+  close(): void {
+    this.fail(new ConnectionClosedError('connection closed by the client'));
+  }
+
+  /** Resolves when the peer closes the connection (tests of server-side closes). */
+  closed(): Promise<void> {
+    if (this.socket.destroyed) return Promise.resolve();
+    return new Promise((resolve) => this.socket.once('close', () => resolve()));
+  }
+}

@@ -1,0 +1,29 @@
+/** What a server connection needs from the broker: one call per request frame, in order. */
+
+/** Who sent a request: for log lines and for per-client decisions (never for authorization). */
+export interface ConnectionInfo {
+  /** Unique per server, e.g. `127.0.0.1:9092-127.0.0.1:50412-7`, as Kafka names its channels. */
+  readonly id: string;
+  readonly remoteAddress: string;
+  /** The clientId of the last request read on this connection, once one was decoded. */
+  clientId: string | null;
+}
+
+/**
+ * Thrown by a handler when the connection must be closed instead of answered (an unknown API key,
+ * a version Kafka does not answer, a malformed body, acks=0 with an error). The server writes one
+ * log line with the reason and closes only this connection.
+ */
+export class CloseConnectionError extends Error {
+  override readonly name = 'CloseConnectionError';
+}
+
+export interface RequestHandler {
+  /**
+   * Handles one request frame (size prefix removed). Resolves to the response as chunks ready to
+   * write (size prefix included), or null when the request gets no response (Produce with acks=0).
+   * The server calls this strictly in arrival order per connection and never has two requests of
+   * one connection in flight, as Kafka mutes a channel while its request is processed.
+   */
+  handle(frame: Buffer, connection: ConnectionInfo): Promise<Buffer[] | null>;
+}

@@ -1,0 +1,151 @@
+import type { Socket } from 'node:net';
+import type { Clock } from '../common/clock.js';
+import { FrameReader } from '../protocol/framing.js';
+import { ProtocolError } from '../protocol/protocol-error.js';
+import type { StorageLogger } from '../storage/logger.js';
+import { CloseConnectionError, type ConnectionInfo, type RequestHandler } from './request-handler.js';
+
+export interface ServerConnectionLimits {
+  /** socket.request.max.bytes */
+  readonly maxFrameBytes: number;
+  /** Frames read but not yet handled; reading stops (socket paused) at this many. */
+  readonly maxQueuedRequests: number;
+}
+
+/**
+ * One accepted socket (Kafka's KafkaChannel + the Processor's per-channel part). Frames are
+ * handled strictly one at a time in arrival order: pipelined frames wait in a bounded queue, and
+ * the socket stops being read while that queue is full or while the client is not reading its
+ * responses (the socket's write buffer is over its high-water mark). Owned by the SocketServer,
+ * which closes it on shutdown or idle expiry.
+ */
+export class ServerConnection implements ConnectionInfo {
+  readonly remoteAddress: string;
+  clientId: string | null = null;
+  private readonly reader: FrameReader;
+  private readonly queue: Buffer[] = [];
+  private processing = false;
+  private waitingForDrain = false;
+  private paused = false;
+  private closedFlag = false;
+  private lastActiveMs: number;
+
+  constructor(
+    readonly id: string,
+    private readonly socket: Socket,
+    private readonly handler: RequestHandler,
+    private readonly limits: ServerConnectionLimits,
+    private readonly clock: Clock,
+    private readonly logger: StorageLogger,
+    private readonly onClose: (conn: ServerConnection) => void,
+  ) {
+    this.remoteAddress = `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`;
+    this.reader = new FrameReader({ maxFrameBytes: limits.maxFrameBytes });
+    this.lastActiveMs = clock.nowMs();
+    socket.setNoDelay(true);
+    socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    socket.on('drain', () => {
+      this.waitingForDrain = false;
+      this.lastActiveMs = this.clock.nowMs();
+      this.updateReading();
+      this.pump();
+    });
+    // A reset or a half-close from the client ends the connection; nothing to answer any more.
+    socket.on('error', () => this.close(null));
+    socket.on('end', () => this.close(null));
+    socket.on('close', () => this.close(null));
+  }
+
+  get closed(): boolean {
+    return this.closedFlag;
+  }
+
+  get queuedRequests(): number {
+    return this.queue.length;
+  }
+
+  /** Idle: nothing in flight, nothing queued, no bytes either way for `idleMs`. */
+  isIdle(nowMs: number, idleMs: number): boolean {
+    return !this.processing && this.queue.length === 0 && nowMs - this.lastActiveMs > idleMs;
+  }
+
+  private onData(chunk: Buffer): void {
+    if (this.closedFlag) return;
+    this.lastActiveMs = this.clock.nowMs();
+    let frames: Buffer[];
+    try {
+      frames = this.reader.push(chunk);
+    } catch (e) {
+      this.close(e instanceof Error ? e.message : String(e));
+      return;
+    }
+    for (const f of frames) this.queue.push(f);
+    this.updateReading();
+    this.pump();
+  }
+
+  // Reading stops when the queue is full or responses are not being read; resumes when neither.
+  private updateReading(): void {
+    if (this.closedFlag) return;
+    const stop = this.queue.length >= this.limits.maxQueuedRequests || this.waitingForDrain;
+    if (stop && !this.paused) {
+      this.paused = true;
+      this.socket.pause();
+    } else if (!stop && this.paused) {
+      this.paused = false;
+      this.socket.resume();
+    }
+  }
+
+  private pump(): void {
+    if (this.processing || this.waitingForDrain || this.closedFlag) return;
+    const frame = this.queue.shift();
+    if (frame === undefined) return;
+    this.processing = true;
+    this.updateReading();
+    this.handler.handle(frame, this).then(
+      (response) => {
+        this.processing = false;
+        if (this.closedFlag) return;
+        if (response !== null) this.write(response);
+        this.pump();
+      },
+      (e: unknown) => {
+        this.processing = false;
+        this.close(this.reasonOf(e));
+      },
+    );
+  }
+
+  private reasonOf(e: unknown): string {
+    if (e instanceof CloseConnectionError || e instanceof ProtocolError) return e.message;
+    // Anything else is a bug in a handler: close this connection only, and say so loudly.
+    const detail = e instanceof Error ? (e.stack ?? e.message) : String(e);
+    return `unexpected error while handling a request: ${detail}`;
+  }
+
+  private write(chunks: Buffer[]): void {
+    this.lastActiveMs = this.clock.nowMs();
+    this.socket.cork();
+    for (const c of chunks) this.socket.write(c);
+    this.socket.uncork();
+    if (this.socket.writableNeedDrain) {
+      this.waitingForDrain = true;
+      this.updateReading();
+    }
+  }
+
+  /** Closes the socket; `reason` non-null logs the one line that names the client and why. */
+  close(reason: string | null): void {
+    if (this.closedFlag) return;
+    this.closedFlag = true;
+    this.queue.length = 0;
+    if (reason !== null) {
+      this.logger.warn(
+        `closing connection ${this.id} from ${this.remoteAddress} (clientId ${JSON.stringify(this.clientId)}): ${reason}`,
+      );
+    }
+    this.socket.destroy();
+    this.onClose(this);
+  }
+}

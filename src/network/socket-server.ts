@@ -1,0 +1,142 @@
+import * as net from 'node:net';
+import type { Clock } from '../common/clock.js';
+import type { StorageLogger } from '../storage/logger.js';
+import type { Scheduler } from '../storage/scheduler.js';
+import type { RequestHandler } from './request-handler.js';
+import { ServerConnection } from './server-connection.js';
+
+export interface SocketServerConfig {
+  readonly host: string;
+  /** 0 picks a free port (tests). */
+  readonly port: number;
+  /** socket.request.max.bytes */
+  readonly maxFrameBytes: number;
+  /** Per connection: frames read but not yet handled before reading pauses. */
+  readonly maxQueuedRequestsPerConnection: number;
+  /** connections.max.idle.ms */
+  readonly connectionsMaxIdleMs: number;
+  /** max.connections: new sockets beyond this are closed at once. */
+  readonly maxConnections: number;
+}
+
+export interface BoundAddress {
+  readonly host: string;
+  readonly port: number;
+}
+
+/**
+ * The listener (Kafka's SocketServer with its Acceptor and Processors folded into Node's event
+ * loop): accepts sockets up to max.connections, gives each a ServerConnection, and closes
+ * connections idle for longer than connections.max.idle.ms, checked periodically through the
+ * injected scheduler. Owned by the broker; `close()` stops accepting and closes every connection.
+ */
+export class SocketServer {
+  private readonly server: net.Server;
+  private readonly connections = new Set<ServerConnection>();
+  private nextConnectionIndex = 0;
+  private cancelSweep: (() => void) | null = null;
+  private bound: BoundAddress | null = null;
+  private rejected = 0;
+
+  constructor(
+    private readonly config: SocketServerConfig,
+    private readonly handler: RequestHandler,
+    private readonly clock: Clock,
+    private readonly scheduler: Scheduler,
+    private readonly logger: StorageLogger,
+  ) {
+    this.server = net.createServer({ noDelay: true }, (socket) => this.accept(socket));
+    this.server.on('error', (e) => this.logger.warn(`listener error: ${e.message}`));
+  }
+
+  get connectionCount(): number {
+    return this.connections.size;
+  }
+
+  /** Sockets closed at accept because max.connections was reached. */
+  get rejectedConnections(): number {
+    return this.rejected;
+  }
+
+  get address(): BoundAddress {
+    if (!this.bound) throw new Error('the socket server is not listening');
+    return this.bound;
+  }
+
+  listen(): Promise<BoundAddress> {
+    return new Promise((resolve, reject) => {
+      const onError = (e: Error): void => reject(e);
+      this.server.once('error', onError);
+      this.server.listen(this.config.port, this.config.host, () => {
+        this.server.off('error', onError);
+        const a = this.server.address() as net.AddressInfo;
+        this.bound = { host: this.config.host, port: a.port };
+        this.scheduleSweep();
+        resolve(this.bound);
+      });
+    });
+  }
+
+  private accept(socket: net.Socket): void {
+    if (this.connections.size >= this.config.maxConnections) {
+      this.rejected++;
+      this.logger.warn(
+        `rejecting connection from ${socket.remoteAddress}:${socket.remotePort}: max.connections ${this.config.maxConnections} reached`,
+      );
+      socket.destroy();
+      return;
+    }
+    const local = this.bound ? `${this.bound.host}:${this.bound.port}` : '?';
+    const id = `${local}-${socket.remoteAddress}:${socket.remotePort}-${this.nextConnectionIndex++}`;
+    const conn = new ServerConnection(
+      id,
+      socket,
+      this.handler,
+      {
+        maxFrameBytes: this.config.maxFrameBytes,
+        maxQueuedRequests: this.config.maxQueuedRequestsPerConnection,
+      },
+      this.clock,
+      this.logger,
+      (c) => this.connections.delete(c),
+    );
+    this.connections.add(conn);
+  }
+
+  // A sweep at a quarter of the idle limit closes a connection at most 25% late, and costs one
+  // pass over the connections per period.
+  private scheduleSweep(): void {
+    const idleMs = this.config.connectionsMaxIdleMs;
+    if (!Number.isFinite(idleMs) || idleMs < 0) return;
+    const periodMs = Math.max(1, Math.min(Math.floor(idleMs / 4), 30_000));
+    const run = (): void => {
+      this.closeIdle();
+      this.cancelSweep = this.scheduler.schedule('idle-connection-sweep', periodMs, run);
+    };
+    this.cancelSweep = this.scheduler.schedule('idle-connection-sweep', periodMs, run);
+  }
+
+  /** Closes connections idle longer than connections.max.idle.ms; returns how many. */
+  closeIdle(): number {
+    const now = this.clock.nowMs();
+    let closed = 0;
+    for (const conn of [...this.connections]) {
+      if (conn.isIdle(now, this.config.connectionsMaxIdleMs)) {
+        this.logger.info(
+          `closing idle connection ${conn.id} (clientId ${JSON.stringify(conn.clientId)}): no activity for more than connections.max.idle.ms ${this.config.connectionsMaxIdleMs}`,
+        );
+        conn.close(null);
+        closed++;
+      }
+    }
+    return closed;
+  }
+
+  async close(): Promise<void> {
+    this.cancelSweep?.();
+    this.cancelSweep = null;
+    const closing = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    for (const conn of [...this.connections]) conn.close(null);
+    await closing;
+  }
+}
