@@ -236,9 +236,19 @@ export abstract class IndexFile {
     }
   }
 
+  /** Makes the entries durable; a trimmed index (no open handle) is opened just for the fsync. */
   flush(): void {
     if (this.loaded) this.writeDirty();
-    this.handle?.sync();
+    if (this.handle) {
+      this.handle.sync();
+    } else if (this.fs.exists(this.filePath)) {
+      const h = this.fs.open(this.filePath, false);
+      try {
+        h.sync();
+      } finally {
+        h.close();
+      }
+    }
   }
 
   close(): void {

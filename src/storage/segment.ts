@@ -232,7 +232,11 @@ export class LogSegment {
     const reader = this.reader();
     for (let pos = startingPosition; pos < this.sizeBytes; ) {
       const check = reader.check(pos, false);
-      if (!check.ok) return null;
+      if (!check.ok) {
+        // An index entry that does not point at a batch (a damaged index of a segment recovery
+        // did not look at) must not hide the data: scan from the start instead.
+        return pos === startingPosition && startingPosition > 0 ? this.translateOffset(offset, 0) : null;
+      }
       const last = lastOffset(check.header);
       if (last >= offset)
         return { baseOffset: check.header.baseOffset, lastOffset: last, position: pos, size: check.size };

@@ -184,3 +184,22 @@ test('read by offset costs an index lookup and at most one scan chunk, whatever 
     cleanup();
   }
 });
+
+test('an index entry that points at no batch does not hide the data', () => {
+  const { dir, cleanup } = tempDir();
+  const ctx = testContext();
+  try {
+    const seg = LogSegment.open(ctx.fs, dir, 0n, config, ctx.clock, true);
+    fill(seg, 0n, 20);
+    seg.close();
+    const idx = path.join(dir, '00000000000000000000.index');
+    const raw = fs.readFileSync(idx);
+    raw.writeInt32BE(raw.readInt32BE(raw.length - 4) + 5, raw.length - 4); // last entry off by 5 bytes
+    fs.writeFileSync(idx, raw);
+    const again = LogSegment.open(ctx.fs, dir, 0n, config, ctx.clock, false);
+    assert.equal(again.translateOffset(59n)?.lastOffset, 59n);
+    again.close();
+  } finally {
+    cleanup();
+  }
+});
