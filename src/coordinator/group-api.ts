@@ -1,0 +1,27 @@
+/**
+ * The shape of src/broker/group-api.ts (GroupRequestContext), restated here so the coordinator
+ * does not import from the broker layer above it; TypeScript's structural typing makes the
+ * GroupCoordinator assignable to the broker's GroupApi (test/coordinator checks that it is).
+ */
+export interface GroupRequestContext {
+  readonly apiVersion: number;
+  readonly clientId: string | null;
+  /** The client's address, for DescribeGroups' clientHost. */
+  readonly clientHost: string;
+}
+
+/** API keys of the consumer-group set, with the versions the coordinator implements. */
+export const GROUP_API_VERSIONS: ReadonlyMap<number, { readonly min: number; readonly max: number }> =
+  new Map([
+    [8, { min: 0, max: 9 }], // OffsetCommit
+    [9, { min: 0, max: 9 }], // OffsetFetch
+    [10, { min: 0, max: 6 }], // FindCoordinator
+    [11, { min: 0, max: 9 }], // JoinGroup
+    [12, { min: 0, max: 4 }], // Heartbeat
+    [13, { min: 0, max: 5 }], // LeaveGroup
+    [14, { min: 0, max: 5 }], // SyncGroup
+    [15, { min: 0, max: 5 }], // DescribeGroups
+    [16, { min: 0, max: 5 }], // ListGroups
+    [42, { min: 0, max: 2 }], // DeleteGroups
+    [47, { min: 0, max: 0 }], // OffsetDelete
+  ]);

@@ -1,0 +1,558 @@
+/**
+ * The classic consumer group coordinator: the GroupApi the broker routes the consumer-group
+ * requests to. It owns every group of the __consumer_offsets partitions this broker leads
+ * (load() when it becomes leader, unload() when it stops), and writes through a CoordinatorLog.
+ * Deterministic: time comes only from the injected Clock and Scheduler, member ids from the
+ * injected uuid source. Single-threaded; the broker calls it from one event loop.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../common/clock.js';
+import type { DeleteGroupsRequest } from '../protocol/generated/DeleteGroupsRequest.js';
+import type { DeleteGroupsResponse } from '../protocol/generated/DeleteGroupsResponse.js';
+import type { DescribeGroupsRequest } from '../protocol/generated/DescribeGroupsRequest.js';
+import type { DescribedGroup, DescribeGroupsResponse } from '../protocol/generated/DescribeGroupsResponse.js';
+import { ErrorCode } from '../protocol/generated/errors.js';
+import type { FindCoordinatorRequest } from '../protocol/generated/FindCoordinatorRequest.js';
+import type { FindCoordinatorResponse } from '../protocol/generated/FindCoordinatorResponse.js';
+import type { HeartbeatRequest } from '../protocol/generated/HeartbeatRequest.js';
+import type { HeartbeatResponse } from '../protocol/generated/HeartbeatResponse.js';
+import type { JoinGroupRequest } from '../protocol/generated/JoinGroupRequest.js';
+import type { JoinGroupResponse } from '../protocol/generated/JoinGroupResponse.js';
+import type { LeaveGroupRequest } from '../protocol/generated/LeaveGroupRequest.js';
+import type { LeaveGroupResponse } from '../protocol/generated/LeaveGroupResponse.js';
+import type { ListGroupsRequest } from '../protocol/generated/ListGroupsRequest.js';
+import type { ListGroupsResponse } from '../protocol/generated/ListGroupsResponse.js';
+import type { OffsetCommitRequest } from '../protocol/generated/OffsetCommitRequest.js';
+import type { OffsetCommitResponse } from '../protocol/generated/OffsetCommitResponse.js';
+import type { OffsetDeleteRequest } from '../protocol/generated/OffsetDeleteRequest.js';
+import type { OffsetDeleteResponse } from '../protocol/generated/OffsetDeleteResponse.js';
+import type { OffsetFetchRequest } from '../protocol/generated/OffsetFetchRequest.js';
+import type { OffsetFetchResponse } from '../protocol/generated/OffsetFetchResponse.js';
+import type { SyncGroupRequest } from '../protocol/generated/SyncGroupRequest.js';
+import type { SyncGroupResponse } from '../protocol/generated/SyncGroupResponse.js';
+import { KafkaError } from '../protocol/kafka-error.js';
+import type { Scheduler } from '../storage/scheduler.js';
+import { type GroupCoordinatorConfig, groupCoordinatorConfig } from './config.js';
+import { type CoordinatorNode, findCoordinator } from './find-coordinator.js';
+import { ClassicGroup, type GROUP_STATES } from './group.js';
+import { GROUP_API_VERSIONS, type GroupRequestContext } from './group-api.js';
+import { type ReplayRecord, replayPartition } from './loader.js';
+import { type CoordinatorLogger, Membership } from './membership.js';
+import { OffsetManager } from './offsets.js';
+import { partitionForGroup } from './partitioner.js';
+import {
+  type CoordinatorLog,
+  type CoordinatorRecord,
+  groupMetadataRecord,
+  groupTombstone,
+  offsetTombstone,
+} from './records.js';
+import * as responses from './responses.js';
+
+export interface GroupCoordinatorOptions {
+  clock: Clock;
+  scheduler: Scheduler;
+  log: CoordinatorLog;
+  config?: Partial<GroupCoordinatorConfig>;
+  logger?: CoordinatorLogger;
+  /** Source of the uuid part of member ids; crypto.randomUUID unless a test wants them predictable. */
+  newUuid?: () => string;
+  /**
+   * The broker that leads a __consumer_offsets partition, for FindCoordinator; null when there is
+   * none (the topic is not created yet, or the partition has no leader): COORDINATOR_NOT_AVAILABLE.
+   */
+  locateCoordinator?: (partition: number) => CoordinatorNode | null;
+  /** Whether a topic partition exists, for OffsetCommit/OffsetDelete's UNKNOWN_TOPIC_OR_PARTITION. */
+  partitionExists?: (topic: string, partition: number) => boolean;
+}
+
+type PartitionState = { state: 'loading' | 'active'; epoch: number };
+
+const silent: CoordinatorLogger = { info() {}, warn() {} };
+
+export class GroupCoordinator {
+  readonly versions = GROUP_API_VERSIONS;
+  readonly config: GroupCoordinatorConfig;
+  private readonly clock: Clock;
+  private readonly scheduler: Scheduler;
+  private readonly log: CoordinatorLog;
+  private readonly logger: CoordinatorLogger;
+  private readonly membership: Membership;
+  private readonly offsets: OffsetManager;
+  private readonly groups = new Map<string, ClassicGroup>();
+  private readonly partitions = new Map<number, PartitionState>();
+  private nextEpoch = 0;
+  private active = true;
+  private cancelCleanup: (() => void) | null = null;
+
+  constructor(private readonly options: GroupCoordinatorOptions) {
+    this.config = groupCoordinatorConfig(options.config);
+    this.clock = options.clock;
+    this.scheduler = options.scheduler;
+    this.log = options.log;
+    this.logger = options.logger ?? silent;
+    const newUuid = options.newUuid ?? randomUUID;
+    this.membership = new Membership({
+      config: this.config,
+      clock: this.clock,
+      scheduler: this.scheduler,
+      logger: this.logger,
+      newMemberId: (prefix) => `${prefix}-${newUuid()}`,
+      storeGroup: (group, assignment) => this.storeGroup(group, assignment),
+    });
+    const partitionExists = options.partitionExists ?? (() => true);
+    this.offsets = new OffsetManager({
+      config: this.config,
+      clock: this.clock,
+      membership: this.membership,
+      groupStatus: (id) => this.groupStatus(id, true),
+      getGroup: (id) => this.groups.get(id),
+      createGroup: (id) => this.createGroup(id),
+      removeGroup: (g) => this.removeGroup(g),
+      appendOffsets: (partition, records) => this.append(partition, records, offsetAppendError),
+      partitionExists,
+    });
+    this.scheduleCleanup();
+  }
+
+  /** The __consumer_offsets partition that holds a group (Kafka's partitionFor). */
+  partitionFor(groupId: string): number {
+    return partitionForGroup(groupId, this.config.offsetsTopicNumPartitions);
+  }
+
+  // ---- Partition ownership ------------------------------------------------------------------
+
+  /**
+   * Takes ownership of a __consumer_offsets partition this broker now leads: replays its records
+   * (oldest first) and starts serving its groups. Requests for its groups get
+   * COORDINATOR_LOAD_IN_PROGRESS until the replay ends. Loading again replaces the old state.
+   */
+  async load(
+    partition: number,
+    records: Iterable<ReplayRecord> | AsyncIterable<ReplayRecord>,
+  ): Promise<void> {
+    this.unload(partition);
+    const epoch = ++this.nextEpoch;
+    this.partitions.set(partition, { state: 'loading', epoch });
+    const { groups, skipped } = await replayPartition(partition, records, this.clock.nowMs());
+    // Unloaded (or loaded again) while replaying: this replay is stale.
+    if (this.partitions.get(partition)?.epoch !== epoch) return;
+    for (const s of skipped) {
+      this.logger.warn(`__consumer_offsets-${partition}: skipped record ${s.index} on load: ${s.reason}`);
+    }
+    for (const group of groups) {
+      this.groups.set(group.groupId, group);
+      for (const m of group.members.values()) this.membership.scheduleHeartbeat(group, m, m.sessionTimeoutMs);
+      if (group.size > this.config.groupMaxSize) {
+        this.membership.prepareRebalance(
+          group,
+          `loaded group is over group.max.size (${this.config.groupMaxSize})`,
+        );
+      }
+    }
+    this.partitions.set(partition, { state: 'active', epoch });
+    this.logger.info(`__consumer_offsets-${partition}: loaded ${groups.length} groups`);
+  }
+
+  /** Gives up a partition (leadership moved): its groups' parked requests get NOT_COORDINATOR. */
+  unload(partition: number): void {
+    if (!this.partitions.delete(partition)) return;
+    let n = 0;
+    for (const group of [...this.groups.values()]) {
+      if (group.partition !== partition) continue;
+      this.membership.shutdownGroup(group, ErrorCode.NOT_COORDINATOR);
+      group.state = 'Dead';
+      this.groups.delete(group.groupId);
+      n++;
+    }
+    this.logger.info(`__consumer_offsets-${partition}: unloaded ${n} groups`);
+  }
+
+  ownedPartitions(): number[] {
+    return [...this.partitions].filter(([, s]) => s.state === 'active').map(([p]) => p);
+  }
+
+  /** Stops serving: every parked request is answered, every timer cancelled. */
+  shutdown(): void {
+    for (const p of [...this.partitions.keys()]) this.unload(p);
+    this.active = false;
+    this.cancelCleanup?.();
+    this.cancelCleanup = null;
+  }
+
+  // ---- Group lookup and persistence ---------------------------------------------------------
+
+  /**
+   * Whether requests for this group can be served here. An empty group id is valid only for the
+   * offset and admin APIs (old clients commit offsets for the group ""), as in Kafka.
+   */
+  private groupStatus(groupId: string, allowEmptyId: boolean): number {
+    if (!allowEmptyId && groupId === '') return ErrorCode.INVALID_GROUP_ID;
+    if (!this.active) return ErrorCode.COORDINATOR_NOT_AVAILABLE;
+    const p = this.partitions.get(this.partitionFor(groupId));
+    if (p === undefined) return ErrorCode.NOT_COORDINATOR;
+    if (p.state === 'loading') return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS;
+    return ErrorCode.NONE;
+  }
+
+  private createGroup(groupId: string): ClassicGroup {
+    const group = new ClassicGroup(groupId, this.partitionFor(groupId), 'Empty', this.clock.nowMs());
+    this.groups.set(groupId, group);
+    return group;
+  }
+
+  private removeGroup(group: ClassicGroup): void {
+    if (this.groups.get(group.groupId) === group) this.groups.delete(group.groupId);
+  }
+
+  private storeGroup(group: ClassicGroup, assignment: ReadonlyMap<string, Buffer>): Promise<number> {
+    const record = groupMetadataRecord(group.groupId, group.toRecordValue(assignment));
+    return this.append(group.partition, [record], groupAppendError);
+  }
+
+  /** Appends and resolves to NONE or the Kafka error to answer with; never rejects. */
+  private async append(
+    partition: number,
+    records: CoordinatorRecord[],
+    mapError: (code: number) => number,
+  ): Promise<number> {
+    try {
+      await this.log.append(partition, records);
+      return ErrorCode.NONE;
+    } catch (err) {
+      const code = err instanceof KafkaError ? err.code : ErrorCode.UNKNOWN_SERVER_ERROR;
+      this.logger.warn(
+        `__consumer_offsets-${partition}: append of ${records.length} records failed: ${(err as Error).message}`,
+      );
+      return mapError(code);
+    }
+  }
+
+  // ---- Offset retention ---------------------------------------------------------------------
+
+  private scheduleCleanup(): void {
+    this.cancelCleanup = this.scheduler.schedule(
+      'group-metadata-cleanup',
+      this.config.offsetsRetentionCheckIntervalMs,
+      () => {
+        this.cancelCleanup = null;
+        void this.cleanupExpiredOffsets().finally(() => {
+          if (this.active) this.scheduleCleanup();
+        });
+      },
+    );
+  }
+
+  /** Deletes expired offsets (and groups left empty without offsets). Returns the offsets removed. */
+  async cleanupExpiredOffsets(): Promise<number> {
+    const nowMs = this.clock.nowMs();
+    let removed = 0;
+    for (const group of [...this.groups.values()]) {
+      if (this.groupStatus(group.groupId, true) !== ErrorCode.NONE || group.is('Dead')) continue;
+      const { records, expired, deleteGroup } = this.offsets.expiredRecords(group, nowMs);
+      if (records.length === 0) continue;
+      if (deleteGroup) group.transitionTo('Dead', nowMs);
+      const error = await this.append(group.partition, records, offsetAppendError);
+      if (error !== ErrorCode.NONE) {
+        if (deleteGroup) group.state = 'Empty';
+        continue;
+      }
+      for (const [topic, partition] of expired) group.removeOffset(topic, partition);
+      if (deleteGroup) this.removeGroup(group);
+      removed += expired.length;
+    }
+    if (removed > 0) this.logger.info(`removed ${removed} expired offsets`);
+    return removed;
+  }
+
+  // ---- GroupApi -----------------------------------------------------------------------------
+
+  async findCoordinator(
+    ctx: GroupRequestContext,
+    req: FindCoordinatorRequest,
+  ): Promise<FindCoordinatorResponse> {
+    const locate = this.options.locateCoordinator ?? (() => null);
+    return findCoordinator(ctx.apiVersion, req, (key) => locate(this.partitionFor(key)));
+  }
+
+  async joinGroup(ctx: GroupRequestContext, req: JoinGroupRequest): Promise<JoinGroupResponse> {
+    const v = ctx.apiVersion;
+    const status = this.groupStatus(req.groupId, false);
+    if (status !== ErrorCode.NONE) return responses.join(v, req.memberId, status);
+    const { groupMinSessionTimeoutMs: min, groupMaxSessionTimeoutMs: max } = this.config;
+    if (req.sessionTimeoutMs < min || req.sessionTimeoutMs > max) {
+      return responses.join(v, req.memberId, ErrorCode.INVALID_SESSION_TIMEOUT);
+    }
+    let group = this.groups.get(req.groupId);
+    if (group === undefined) {
+      // A member id for a group that does not exist is stale: let the client reset it.
+      if (req.memberId !== '') return responses.join(v, req.memberId, ErrorCode.UNKNOWN_MEMBER_ID);
+      group = this.createGroup(req.groupId);
+    }
+    const result = await this.membership.join(group, {
+      memberId: req.memberId,
+      groupInstanceId: v >= 5 ? req.groupInstanceId : null,
+      clientId: ctx.clientId ?? '',
+      clientHost: ctx.clientHost,
+      // v0 has no rebalance timeout: the session timeout bounds the join phase, as in Kafka.
+      rebalanceTimeoutMs:
+        v >= 1 && req.rebalanceTimeoutMs >= 0 ? req.rebalanceTimeoutMs : req.sessionTimeoutMs,
+      sessionTimeoutMs: req.sessionTimeoutMs,
+      protocolType: req.protocolType,
+      protocols: req.protocols.map((p) => ({ name: p.name, metadata: Buffer.from(p.metadata) })),
+      requireKnownMemberId: v >= 4,
+      supportSkippingAssignment: v >= 9,
+      reason: v >= 8 ? req.reason : null,
+    });
+    // A group created for this join and left with no one (an error, or MEMBER_ID_REQUIRED expired) is dropped.
+    if (
+      group.is('Empty') &&
+      group.size === 0 &&
+      group.pendingMembers.size === 0 &&
+      group.generationId === 0 &&
+      group.offsetCount() === 0
+    ) {
+      this.removeGroup(group);
+    }
+    return responses.joinResult(v, result, group.protocolType);
+  }
+
+  async syncGroup(ctx: GroupRequestContext, req: SyncGroupRequest): Promise<SyncGroupResponse> {
+    const v = ctx.apiVersion;
+    const status = this.groupStatus(req.groupId, false);
+    // A loading coordinator has lost the rebalance in progress: send the member back to JoinGroup.
+    if (status === ErrorCode.COORDINATOR_LOAD_IN_PROGRESS)
+      return responses.sync(v, ErrorCode.REBALANCE_IN_PROGRESS);
+    if (status !== ErrorCode.NONE) return responses.sync(v, status);
+    const group = this.groups.get(req.groupId);
+    if (group === undefined) return responses.sync(v, ErrorCode.UNKNOWN_MEMBER_ID);
+    const result = await this.membership.sync(group, {
+      memberId: req.memberId,
+      groupInstanceId: v >= 3 ? req.groupInstanceId : null,
+      generationId: req.generationId,
+      protocolType: v >= 5 ? req.protocolType : null,
+      protocolName: v >= 5 ? req.protocolName : null,
+      assignments: req.assignments,
+    });
+    return responses.sync(v, result.errorCode, result.assignment, group.protocolType, group.protocolName);
+  }
+
+  async heartbeat(ctx: GroupRequestContext, req: HeartbeatRequest): Promise<HeartbeatResponse> {
+    const status = this.groupStatus(req.groupId, false);
+    // Kafka answers NONE while loading: the member keeps its session and learns the rest later.
+    if (status === ErrorCode.COORDINATOR_LOAD_IN_PROGRESS)
+      return { throttleTimeMs: 0, errorCode: ErrorCode.NONE };
+    if (status !== ErrorCode.NONE) return { throttleTimeMs: 0, errorCode: status };
+    const group = this.groups.get(req.groupId);
+    const errorCode =
+      group === undefined
+        ? ErrorCode.UNKNOWN_MEMBER_ID
+        : this.membership.heartbeat(
+            group,
+            req.memberId,
+            ctx.apiVersion >= 3 ? req.groupInstanceId : null,
+            req.generationId,
+          );
+    return { throttleTimeMs: 0, errorCode };
+  }
+
+  async leaveGroup(ctx: GroupRequestContext, req: LeaveGroupRequest): Promise<LeaveGroupResponse> {
+    const v = ctx.apiVersion;
+    const leaving =
+      v >= 3
+        ? req.members.map((m) => ({
+            memberId: m.memberId,
+            groupInstanceId: m.groupInstanceId,
+            reason: v >= 5 ? m.reason : null,
+          }))
+        : [{ memberId: req.memberId, groupInstanceId: null, reason: null }];
+    const status = this.groupStatus(req.groupId, false);
+    const group = this.groups.get(req.groupId);
+    let topLevel: number = status;
+    let memberErrors: number[] = [];
+    if (status === ErrorCode.NONE) {
+      if (group?.is('Dead')) topLevel = ErrorCode.COORDINATOR_NOT_AVAILABLE;
+      else
+        memberErrors = leaving.map((m) =>
+          group === undefined
+            ? ErrorCode.UNKNOWN_MEMBER_ID
+            : this.membership.leave(group, m.memberId, m.groupInstanceId, m.reason),
+        );
+    }
+    return responses.leave(v, topLevel, leaving, memberErrors);
+  }
+
+  async offsetCommit(ctx: GroupRequestContext, req: OffsetCommitRequest): Promise<OffsetCommitResponse> {
+    const topics = await this.offsets.commit(req, ctx.apiVersion);
+    return { throttleTimeMs: 0, topics };
+  }
+
+  async offsetFetch(ctx: GroupRequestContext, req: OffsetFetchRequest): Promise<OffsetFetchResponse> {
+    const v = ctx.apiVersion;
+    if (v >= 8) {
+      const groups = req.groups.map((g) => {
+        const r = this.offsets.fetch(g.groupId, g.topics);
+        return {
+          groupId: g.groupId,
+          errorCode: r.errorCode,
+          topics: r.topics.map((t) => ({
+            ...t,
+            partitions: t.partitions.map((p) => responses.fetchPartition(v, p)),
+          })),
+        };
+      });
+      return { throttleTimeMs: 0, topics: [], errorCode: ErrorCode.NONE, groups };
+    }
+    // v0 and v1 cannot ask for all topics; an empty list there is just an empty list.
+    const r = this.offsets.fetch(req.groupId, v >= 2 ? req.topics : (req.topics ?? []));
+    const topics = r.topics.map((t) => ({
+      ...t,
+      partitions: t.partitions.map((p) => responses.fetchPartition(v, p)),
+    }));
+    return { throttleTimeMs: 0, topics, errorCode: v >= 2 ? r.errorCode : ErrorCode.NONE, groups: [] };
+  }
+
+  async listGroups(ctx: GroupRequestContext, req: ListGroupsRequest): Promise<ListGroupsResponse> {
+    const v = ctx.apiVersion;
+    if (!this.active)
+      return { throttleTimeMs: 0, errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE, groups: [] };
+    const states =
+      v >= 4 && req.statesFilter.length > 0 ? new Set(req.statesFilter.map((s) => s.toLowerCase())) : null;
+    const types =
+      v >= 5 && req.typesFilter.length > 0 ? new Set(req.typesFilter.map((s) => s.toLowerCase())) : null;
+    if (types !== null && !types.has('classic'))
+      return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, groups: [] };
+    const loading = [...this.partitions.values()].some((p) => p.state === 'loading');
+    const groups = [...this.groups.values()]
+      .filter((g) => !g.is('Dead') && (states === null || states.has(g.state.toLowerCase())))
+      .map((g) => ({
+        groupId: g.groupId,
+        protocolType: g.protocolType ?? '',
+        groupState: v >= 4 ? g.state : '',
+        groupType: v >= 5 ? 'classic' : '',
+      }));
+    return {
+      throttleTimeMs: 0,
+      errorCode: loading ? ErrorCode.COORDINATOR_LOAD_IN_PROGRESS : ErrorCode.NONE,
+      groups,
+    };
+  }
+
+  async describeGroups(
+    ctx: GroupRequestContext,
+    req: DescribeGroupsRequest,
+  ): Promise<DescribeGroupsResponse> {
+    const v = ctx.apiVersion;
+    return { throttleTimeMs: 0, groups: req.groups.map((id) => this.describeGroup(v, id)) };
+  }
+
+  private describeGroup(v: number, groupId: string): DescribedGroup {
+    const base = {
+      groupId,
+      protocolType: '',
+      protocolData: '',
+      members: [],
+      authorizedOperations: -2147483648,
+    };
+    const status = this.groupStatus(groupId, true);
+    if (status !== ErrorCode.NONE) return { ...base, errorCode: status, groupState: '' };
+    const group = this.groups.get(groupId);
+    if (group === undefined) return { ...base, errorCode: ErrorCode.NONE, groupState: 'Dead' };
+    // Member metadata and assignments are only meaningful once the generation's assignment is in.
+    const stable = group.is('Stable') && group.protocolName !== null;
+    return {
+      ...base,
+      errorCode: ErrorCode.NONE,
+      groupState: group.state,
+      protocolType: group.protocolType ?? '',
+      protocolData: stable ? group.protocolName! : '',
+      members: [...group.members.values()].map((m) => ({
+        memberId: m.memberId,
+        groupInstanceId: v >= 4 ? m.groupInstanceId : null,
+        clientId: m.clientId,
+        clientHost: m.clientHost,
+        memberMetadata: stable ? m.metadataFor(group.protocolName!) : Buffer.alloc(0),
+        memberAssignment: stable ? m.assignment : Buffer.alloc(0),
+      })),
+    };
+  }
+
+  async deleteGroups(_ctx: GroupRequestContext, req: DeleteGroupsRequest): Promise<DeleteGroupsResponse> {
+    const results = await Promise.all(
+      req.groupsNames.map(async (groupId) => ({ groupId, errorCode: await this.deleteGroup(groupId) })),
+    );
+    return { throttleTimeMs: 0, results };
+  }
+
+  private async deleteGroup(groupId: string): Promise<number> {
+    const status = this.groupStatus(groupId, true);
+    if (status !== ErrorCode.NONE) return status;
+    const group = this.groups.get(groupId);
+    if (group === undefined || group.is('Dead')) return ErrorCode.GROUP_ID_NOT_FOUND;
+    if (!group.is('Empty')) return ErrorCode.NON_EMPTY_GROUP;
+    // Dead at once, so no join or commit slips in while the tombstones are written.
+    group.transitionTo('Dead', this.clock.nowMs());
+    const records: CoordinatorRecord[] = [];
+    for (const [topic, parts] of group.offsets)
+      for (const p of parts.keys()) records.push(offsetTombstone(groupId, topic, p));
+    records.push(groupTombstone(groupId));
+    const error = await this.append(group.partition, records, offsetAppendError);
+    if (error !== ErrorCode.NONE) {
+      // Nothing could change a Dead group meanwhile, so it is exactly the Empty group it was.
+      group.state = 'Empty';
+      return error;
+    }
+    this.removeGroup(group);
+    this.logger.info(`group ${groupId}: deleted with ${records.length - 1} offsets`);
+    return ErrorCode.NONE;
+  }
+
+  async offsetDelete(_ctx: GroupRequestContext, req: OffsetDeleteRequest): Promise<OffsetDeleteResponse> {
+    return this.offsets.delete(req);
+  }
+
+  /** For tests and the dashboard: a group's state, or undefined when this coordinator does not hold it. */
+  groupState(groupId: string): (typeof GROUP_STATES)[number] | undefined {
+    return this.groups.get(groupId)?.state;
+  }
+}
+
+/** Kafka's mapping of append errors for group metadata writes (GroupMetadataManager.storeGroup). */
+function groupAppendError(code: number): number {
+  switch (code) {
+    case ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
+    case ErrorCode.NOT_ENOUGH_REPLICAS:
+    case ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND:
+      return ErrorCode.COORDINATOR_NOT_AVAILABLE;
+    case ErrorCode.NOT_LEADER_OR_FOLLOWER:
+    case ErrorCode.KAFKA_STORAGE_ERROR:
+      return ErrorCode.NOT_COORDINATOR;
+    case ErrorCode.REQUEST_TIMED_OUT:
+      return ErrorCode.REBALANCE_IN_PROGRESS;
+    case ErrorCode.MESSAGE_TOO_LARGE:
+    case ErrorCode.RECORD_LIST_TOO_LARGE:
+    case ErrorCode.INVALID_FETCH_SIZE:
+      return ErrorCode.UNKNOWN_SERVER_ERROR;
+    default:
+      return code;
+  }
+}
+
+/** Kafka's mapping of append errors for offset writes (GroupMetadataManager.storeOffsets). */
+function offsetAppendError(code: number): number {
+  switch (code) {
+    case ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
+    case ErrorCode.NOT_ENOUGH_REPLICAS:
+    case ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND:
+      return ErrorCode.COORDINATOR_NOT_AVAILABLE;
+    case ErrorCode.NOT_LEADER_OR_FOLLOWER:
+    case ErrorCode.KAFKA_STORAGE_ERROR:
+      return ErrorCode.NOT_COORDINATOR;
+    case ErrorCode.MESSAGE_TOO_LARGE:
+    case ErrorCode.RECORD_LIST_TOO_LARGE:
+    case ErrorCode.INVALID_FETCH_SIZE:
+      return ErrorCode.INVALID_COMMIT_OFFSET_SIZE;
+    default:
+      return code;
+  }
+}

@@ -1,0 +1,263 @@
+/**
+ * OffsetCommit, OffsetFetch, OffsetDelete and offset expiry, as Kafka's GroupCoordinator and
+ * GroupMetadataManager do them. Owned by the GroupCoordinator, which resolves ownership and
+ * passes groups in through OffsetHost. A commit is applied to memory only after its records
+ * are appended, so an OffsetFetch never returns an offset a failover could lose.
+ */
+import type { Clock } from '../common/clock.js';
+import { ErrorCode } from '../protocol/generated/errors.js';
+import type { OffsetCommitRequest } from '../protocol/generated/OffsetCommitRequest.js';
+import type { OffsetCommitResponseTopic } from '../protocol/generated/OffsetCommitResponse.js';
+import type { OffsetDeleteRequest } from '../protocol/generated/OffsetDeleteRequest.js';
+import type { OffsetDeleteResponse } from '../protocol/generated/OffsetDeleteResponse.js';
+import type { OffsetFetchResponsePartition } from '../protocol/generated/OffsetFetchResponse.js';
+import type { GroupCoordinatorConfig } from './config.js';
+import type { ClassicGroup } from './group.js';
+import { type Membership, validateCurrentMember } from './membership.js';
+import {
+  type CoordinatorRecord,
+  groupTombstone,
+  type OffsetAndMetadata,
+  offsetCommitRecord,
+  offsetTombstone,
+} from './records.js';
+
+export interface OffsetHost {
+  readonly config: GroupCoordinatorConfig;
+  readonly clock: Clock;
+  readonly membership: Membership;
+  /** NONE, or why requests for this group cannot be served here (NOT_COORDINATOR, ...). */
+  groupStatus(groupId: string): number;
+  getGroup(groupId: string): ClassicGroup | undefined;
+  /** Adds an Empty group for a standalone consumer's first commit. */
+  createGroup(groupId: string): ClassicGroup;
+  removeGroup(group: ClassicGroup): void;
+  /** Appends to the group's partition; resolves to NONE or the error for an offset request. */
+  appendOffsets(partition: number, records: CoordinatorRecord[]): Promise<number>;
+  partitionExists(topic: string, partition: number): boolean;
+}
+
+interface PendingCommit {
+  topic: string;
+  partition: number;
+  value: OffsetAndMetadata;
+}
+
+export class OffsetManager {
+  constructor(private readonly host: OffsetHost) {}
+
+  async commit(req: OffsetCommitRequest, apiVersion: number): Promise<OffsetCommitResponseTopic[]> {
+    const uniform = (code: number) =>
+      req.topics.map((t) => ({
+        name: t.name,
+        partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: code })),
+      }));
+    const status = this.host.groupStatus(req.groupId);
+    if (status !== ErrorCode.NONE) return uniform(status);
+    const generationId = req.generationIdOrMemberEpoch;
+    let group = this.host.getGroup(req.groupId);
+    let created = false;
+    if (group === undefined) {
+      // No group: a consumer that assigns partitions itself and only stores offsets here.
+      // With a generation, it is a member of a group this coordinator does not know (any more).
+      if (generationId >= 0) return uniform(ErrorCode.ILLEGAL_GENERATION);
+      group = this.host.createGroup(req.groupId);
+      created = true;
+    }
+    const error = this.validateCommit(group, req.memberId, req.groupInstanceId, generationId);
+    if (error !== ErrorCode.NONE) return uniform(error);
+
+    const nowMs = BigInt(this.host.clock.nowMs());
+    const errors = new Map<string, number>();
+    const pending: PendingCommit[] = [];
+    for (const t of req.topics) {
+      for (const p of t.partitions) {
+        const code = this.partitionError(t.name, p.partitionIndex, p.committedMetadata);
+        if (code !== ErrorCode.NONE) {
+          errors.set(`${t.name}\u0000${p.partitionIndex}`, code);
+          continue;
+        }
+        // v1 carries the commit time per partition (-1: now); v2-v4 a retention that sets an expiry.
+        const commitTimestampMs = apiVersion === 1 && p.commitTimestamp >= 0n ? p.commitTimestamp : nowMs;
+        const expireTimestampMs = req.retentionTimeMs >= 0n ? commitTimestampMs + req.retentionTimeMs : -1n;
+        pending.push({
+          topic: t.name,
+          partition: p.partitionIndex,
+          value: {
+            offset: p.committedOffset,
+            leaderEpoch: apiVersion >= 6 ? p.committedLeaderEpoch : -1,
+            metadata: p.committedMetadata ?? '',
+            commitTimestampMs,
+            expireTimestampMs,
+          },
+        });
+      }
+    }
+    let appendError: number = ErrorCode.NONE;
+    if (pending.length > 0) {
+      const records = pending.map((c) => offsetCommitRecord(req.groupId, c.topic, c.partition, c.value));
+      appendError = await this.host.appendOffsets(group.partition, records);
+      if (appendError === ErrorCode.NONE) {
+        for (const c of pending) group.setOffset(c.topic, c.partition, c.value);
+      } else if (created && group.is('Empty') && group.offsetCount() === 0 && group.generationId === 0) {
+        this.host.removeGroup(group);
+      }
+    }
+    return req.topics.map((t) => ({
+      name: t.name,
+      partitions: t.partitions.map((p) => ({
+        partitionIndex: p.partitionIndex,
+        errorCode: errors.get(`${t.name}\u0000${p.partitionIndex}`) ?? appendError,
+      })),
+    }));
+  }
+
+  private validateCommit(
+    group: ClassicGroup,
+    memberId: string,
+    groupInstanceId: string | null,
+    generationId: number,
+  ): number {
+    if (group.is('Dead')) return ErrorCode.COORDINATOR_NOT_AVAILABLE;
+    if (group.isStaticMemberFenced(memberId, groupInstanceId)) return ErrorCode.FENCED_INSTANCE_ID;
+    // Without group management the group only stores offsets; no membership to check.
+    if (generationId < 0 && group.is('Empty')) return ErrorCode.NONE;
+    const memberError = validateCurrentMember(group, memberId, groupInstanceId);
+    if (memberError !== ErrorCode.NONE) return memberError;
+    if (generationId !== group.generationId) return ErrorCode.ILLEGAL_GENERATION;
+    // A member that got its JoinGroup response but not its assignment has nothing valid to commit.
+    if (group.is('CompletingRebalance')) return ErrorCode.REBALANCE_IN_PROGRESS;
+    const member = group.members.get(memberId)!;
+    // During PreparingRebalance commits are still taken: members commit before they rejoin.
+    this.host.membership.scheduleHeartbeat(group, member, member.sessionTimeoutMs);
+    return ErrorCode.NONE;
+  }
+
+  private partitionError(topic: string, partition: number, metadata: string | null): number {
+    if (metadata !== null && Buffer.byteLength(metadata, 'utf8') > this.host.config.offsetMetadataMaxBytes) {
+      return ErrorCode.OFFSET_METADATA_TOO_LARGE;
+    }
+    if (!this.host.partitionExists(topic, partition)) return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+    return ErrorCode.NONE;
+  }
+
+  /**
+   * Committed offsets of one group: the requested partitions (absent ones as -1), or every
+   * committed partition when `topics` is null. Served whatever the group's state, since
+   * standalone consumers fetch without ever joining.
+   */
+  fetch(
+    groupId: string,
+    topics: { name: string; partitionIndexes: number[] }[] | null,
+  ): { errorCode: number; topics: { name: string; partitions: OffsetFetchResponsePartition[] }[] } {
+    const status = this.host.groupStatus(groupId);
+    const group = status === ErrorCode.NONE ? this.host.getGroup(groupId) : undefined;
+    const entry = (partitionIndex: number, o: OffsetAndMetadata | undefined, errorCode: number) => ({
+      partitionIndex,
+      committedOffset: o?.offset ?? -1n,
+      committedLeaderEpoch: o?.leaderEpoch ?? -1,
+      metadata: o?.metadata ?? '',
+      errorCode,
+    });
+    if (topics === null) {
+      if (group === undefined) return { errorCode: status, topics: [] };
+      const all = [...group.offsets].map(([name, parts]) => ({
+        name,
+        partitions: [...parts].sort((a, b) => a[0] - b[0]).map(([i, o]) => entry(i, o, ErrorCode.NONE)),
+      }));
+      return { errorCode: status, topics: all };
+    }
+    return {
+      errorCode: status,
+      topics: topics.map((t) => ({
+        name: t.name,
+        partitions: t.partitionIndexes.map((i) =>
+          status === ErrorCode.NONE
+            ? entry(i, group?.getOffset(t.name, i), ErrorCode.NONE)
+            : entry(i, undefined, status),
+        ),
+      })),
+    };
+  }
+
+  async delete(req: OffsetDeleteRequest): Promise<OffsetDeleteResponse> {
+    const topLevel = (errorCode: number): OffsetDeleteResponse => ({
+      errorCode,
+      throttleTimeMs: 0,
+      topics: [],
+    });
+    const status = this.host.groupStatus(req.groupId);
+    if (status !== ErrorCode.NONE) return topLevel(status);
+    const group = this.host.getGroup(req.groupId);
+    if (group === undefined || group.is('Dead')) return topLevel(ErrorCode.GROUP_ID_NOT_FOUND);
+    // An active group may lose offsets only of topics it does not consume; a non-consumer
+    // protocol's subscriptions cannot be read, so its offsets stay while it has members.
+    if (!group.is('Empty') && !group.isConsumerGroup) return topLevel(ErrorCode.NON_EMPTY_GROUP);
+    const records: CoordinatorRecord[] = [];
+    const removals: [string, number][] = [];
+    const topics = req.topics.map((t) => ({
+      name: t.name,
+      partitions: t.partitions.map((p) => {
+        let errorCode: number = ErrorCode.NONE;
+        if (!this.host.partitionExists(t.name, p.partitionIndex))
+          errorCode = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+        else if (!group.is('Empty') && group.isSubscribedToTopic(t.name))
+          errorCode = ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC;
+        else if (group.getOffset(t.name, p.partitionIndex) !== undefined) {
+          records.push(offsetTombstone(req.groupId, t.name, p.partitionIndex));
+          removals.push([t.name, p.partitionIndex]);
+        }
+        return { partitionIndex: p.partitionIndex, errorCode };
+      }),
+    }));
+    if (records.length > 0) {
+      const error = await this.host.appendOffsets(group.partition, records);
+      if (error !== ErrorCode.NONE) return topLevel(error);
+      for (const [topic, partition] of removals) group.removeOffset(topic, partition);
+    }
+    return { errorCode: ErrorCode.NONE, throttleTimeMs: 0, topics };
+  }
+
+  /**
+   * Kafka's offset retention (KIP-211): offsets of an Empty consumer group expire
+   * offsets.retention.ms after the group became empty; those of a standalone consumer (no
+   * protocol type) that long after their commit; an active consumer group keeps the offsets of
+   * topics it subscribes to. A commit's own expire timestamp (v2-v4 retention) wins.
+   * An Empty group left without offsets is deleted.
+   */
+  expiredRecords(
+    group: ClassicGroup,
+    nowMs: number,
+  ): { records: CoordinatorRecord[]; expired: [string, number][]; deleteGroup: boolean } {
+    const retentionMs = BigInt(this.host.config.offsetsRetentionMs);
+    const now = BigInt(nowMs);
+    let base: ((o: OffsetAndMetadata, topic: string) => bigint | undefined) | undefined;
+    if (group.protocolType === null || group.protocolType === '') {
+      if (group.is('Empty')) base = (o) => o.commitTimestampMs;
+    } else if (group.is('Empty')) {
+      base = () => BigInt(group.currentStateTimestampMs);
+    } else if (group.isConsumerGroup && group.is('Stable') && group.subscribedTopics !== undefined) {
+      base = (o, topic) => (group.isSubscribedToTopic(topic) ? undefined : o.commitTimestampMs);
+    }
+    const records: CoordinatorRecord[] = [];
+    const expired: [string, number][] = [];
+    if (base !== undefined) {
+      for (const [topic, parts] of group.offsets) {
+        for (const [partition, o] of parts) {
+          const from = base(o, topic);
+          if (from === undefined) continue;
+          const isExpired =
+            o.expireTimestampMs >= 0n ? now >= o.expireTimestampMs : now - from >= retentionMs;
+          if (isExpired) {
+            records.push(offsetTombstone(group.groupId, topic, partition));
+            expired.push([topic, partition]);
+          }
+        }
+      }
+    }
+    const deleteGroup =
+      group.is('Empty') && group.offsetCount() === expired.length && group.pendingMembers.size === 0;
+    if (deleteGroup) records.push(groupTombstone(group.groupId));
+    return { records, expired, deleteGroup };
+  }
+}
