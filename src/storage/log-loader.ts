@@ -71,7 +71,9 @@ export function loadLog(p: LoadParams): LoadedLog {
     const segment = all[i]!;
     const isActive = segment === active;
     const needsFullRecovery =
-      (!p.hadCleanShutdown && nextBaseOffset(all, i) > p.recoveryPoint) || !indexesPresent(p, segment);
+      (!p.hadCleanShutdown && nextBaseOffset(all, i) > p.recoveryPoint) ||
+      !indexesPresent(p, segment) ||
+      (!isActive && !segment.indexLooksSane());
     let result: SegmentRecoveryResult | null = null;
     if (needsFullRecovery) {
       result = segment.recover(assignEpochs);

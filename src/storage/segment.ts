@@ -11,6 +11,8 @@ export const TIME_INDEX_FILE_SUFFIX = '.timeindex';
 export const DELETED_FILE_SUFFIX = '.deleted';
 const SCAN_CHUNK_BYTES = 8 * 1024;
 const RECOVERY_CHUNK_BYTES = 1024 * 1024;
+/** An empty index is plausible only for a segment no bigger than one index interval plus a batch. */
+const MAX_HEADER_SCAN_SLACK = 1024 * 1024;
 
 /** `00000000000000000042`: Kafka's 20-digit, zero-padded base offset file name stem. */
 export function filenamePrefixFromOffset(offset: bigint): string {
@@ -315,6 +317,19 @@ export class LogSegment {
       pos += check.size;
     }
     return null;
+  }
+
+  /**
+   * Kafka's index sanity check, made stronger: the last offset index entry must point inside the
+   * file at a batch whose last offset it names. One header read; a failure means rebuild.
+   */
+  indexLooksSane(): boolean {
+    if (this.offsetIndex.entries === 0)
+      return this.sizeBytes <= this.config.indexIntervalBytes + MAX_HEADER_SCAN_SLACK;
+    const last = this.offsetIndex.lastEntry();
+    if (last.position >= this.sizeBytes) return false;
+    const check = this.reader().check(last.position, false);
+    return check.ok && lastOffset(check.header) === last.offset;
   }
 
   /**

@@ -240,3 +240,21 @@ test('a clean reopen keeps LEO, epochs and indexes; leftover .deleted files are 
     again.close();
   });
 });
+
+test('an inactive segment whose index fails the sanity check is rebuilt at open', () => {
+  withLog((dir, ctx) => {
+    const log = openLog(dir, ctx, { segmentBytes: 20_000, indexIntervalBytes: 1000 });
+    for (let i = 0; i < 40; i++) log.appendAsLeader(makeBatch({ count: 2, valueBytes: 400 }), 0);
+    log.close();
+    const idx = path.join(dir, 't-0', '00000000000000000000.index');
+    const good = fs.readFileSync(idx);
+    assert.ok(good.length >= 16);
+    const bad = Buffer.from(good);
+    bad.writeInt32BE(bad.readInt32BE(bad.length - 8) + 1, bad.length - 8); // last entry names the wrong offset
+    fs.writeFileSync(idx, bad);
+    const again = openLog(dir, ctx, { segmentBytes: 20_000, indexIntervalBytes: 1000 });
+    assert.ok(ctx.logger.lines.some((l) => l.includes('recovered segment 0 (full validation)')));
+    again.close();
+    assert.deepEqual(fs.readFileSync(idx), good);
+  });
+});
