@@ -1,0 +1,116 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Broker } from '../../src/broker/broker.js';
+import { type BrokerConfig, brokerConfig } from '../../src/broker/config.js';
+import { SystemClock } from '../../src/common/clock.js';
+import { InMemoryClusterMetadata } from '../../src/metadata/in-memory-metadata.js';
+import { ClientConnection } from '../../src/network/client-connection.js';
+import type { MessageCodec } from '../../src/protocol/codec-runtime.js';
+import { API_MESSAGES } from '../../src/protocol/generated/index.js';
+import { encodeBatch } from '../../src/protocol/records/codec.js';
+import { NodeFileSystem } from '../../src/storage/fs.js';
+import { MemoryLogger } from '../../src/storage/logger.js';
+import { TimerScheduler } from '../../src/storage/scheduler.js';
+
+/** Deterministic bytes (xorshift32) for topic ids and session ids. */
+export function seededRandomBytes(seed = 42): (n: number) => Buffer {
+  let x = seed >>> 0 || 1;
+  return (n) => {
+    const b = Buffer.alloc(n);
+    for (let i = 0; i < n; i++) {
+      x ^= x << 13;
+      x >>>= 0;
+      x ^= x >>> 17;
+      x ^= x << 5;
+      x >>>= 0;
+      b[i] = x & 0xff;
+    }
+    return b;
+  };
+}
+
+export interface TestBroker {
+  readonly broker: Broker;
+  readonly metadata: InMemoryClusterMetadata;
+  readonly logger: MemoryLogger;
+  readonly port: number;
+  readonly dir: string;
+  connect(clientId?: string): Promise<ClientConnection>;
+  /** Sends `body` for the API and version; codecs from the generated table. */
+  call<Resp>(conn: ClientConnection, apiKey: number, version: number, body: unknown): Promise<Resp>;
+  stop(): Promise<void>;
+}
+
+/** A broker on 127.0.0.1 with a free port, real time, logs in `dir` (a fresh temp dir by default). */
+export async function startBroker(
+  overrides: Partial<BrokerConfig> = {},
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'skiff-broker-')),
+): Promise<TestBroker> {
+  const config = brokerConfig({ port: 0, logDirs: [path.join(dir, 'logs')], ...overrides });
+  const nodeFs = new NodeFileSystem();
+  nodeFs.mkdirp(config.logDirs[0]!);
+  const logger = new MemoryLogger();
+  const randomBytes = seededRandomBytes();
+  const metadata = new InMemoryClusterMetadata({
+    clusterId: 'skiff-test-cluster-id0',
+    filePath: path.join(config.logDirs[0]!, 'skiff-metadata.json'),
+    fs: nodeFs,
+    randomBytes,
+    defaultNumPartitions: config.numPartitions,
+    defaultReplicationFactor: config.defaultReplicationFactor,
+  });
+  const broker = new Broker({
+    config,
+    clock: new SystemClock(),
+    scheduler: new TimerScheduler(),
+    fs: nodeFs,
+    metadata,
+    logger,
+    randomBytes,
+    registerBroker: (info) => metadata.registerBroker(info),
+  });
+  const { port } = await broker.start();
+  const conns: ClientConnection[] = [];
+  return {
+    broker,
+    metadata,
+    logger,
+    port,
+    dir,
+    async connect(clientId = 'skiff-test') {
+      const c = await ClientConnection.connect('127.0.0.1', port, { clientId });
+      conns.push(c);
+      return c;
+    },
+    call<Resp>(conn: ClientConnection, apiKey: number, version: number, body: unknown): Promise<Resp> {
+      const api = API_MESSAGES.get(apiKey)!;
+      return conn.send(apiKey, version, api.request, body, api.response as MessageCodec<Resp>);
+    },
+    async stop() {
+      for (const c of conns) c.close();
+      await broker.stop();
+    },
+  };
+}
+
+/** A producer's batch of `count` records `key-i` → `value-i`. */
+export function batch(
+  count: number,
+  opts: { from?: number; producerId?: bigint; baseSequence?: number; timestamp?: bigint } = {},
+): Buffer {
+  const from = opts.from ?? 0;
+  return encodeBatch({
+    baseTimestamp: opts.timestamp ?? 1_700_000_000_000n,
+    ...(opts.producerId !== undefined && {
+      producerId: opts.producerId,
+      producerEpoch: 0,
+      baseSequence: opts.baseSequence ?? 0,
+    }),
+    records: Array.from({ length: count }, (_, i) => ({
+      key: Buffer.from(`key-${from + i}`),
+      value: Buffer.from(`value-${from + i}`),
+      timestampDelta: BigInt(i),
+    })),
+  });
+}
