@@ -166,3 +166,31 @@ test('skiff dump-log is registered in the CLI', async () => {
     cleanup();
   }
 });
+
+test('seed 14.3 on disk: a torn copy of a batch followed by the whole batch again', () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    // Kafka's broker 3: the last batch lost its final 500 bytes, recovery only moved the LEO back,
+    // and the refetched batch was appended behind the torn bytes. Kafka's dump stops at the torn
+    // copy (isvalid: false) and never lists the good one.
+    const f = path.join(dir, '00000000000000000000.log');
+    const before = Buffer.concat(Array.from({ length: 20 }, (_, i) => batchAt(BigInt(i * 2), 2, i)));
+    const last = makeBatch({ baseOffset: 40n, count: 31, valueBytes: 500, seed: 9 });
+    const torn = last.subarray(0, last.length - 500);
+    fs.writeFileSync(f, Buffer.concat([before, torn, last]));
+    const r = dumpLog(fsys, [f], plain);
+    const region = r.out.filter((l) => l.startsWith('Found'));
+    assert.deepEqual(region, [
+      `Found ${torn.length} invalid bytes at positions ${before.length}-${before.length + torn.length - 1} of 00000000000000000000.log (crc-mismatch: ${region[0]!.split('(crc-mismatch: ')[1]!.split(')')[0]}); resuming at position ${before.length + torn.length}`,
+    ]);
+    const lastLine = r.out.at(-1)!;
+    assert.match(
+      lastLine,
+      new RegExp(
+        `^baseOffset: 40 lastOffset: 70 count: 31 .* position: ${before.length + torn.length} .* isvalid: true$`,
+      ),
+    );
+  } finally {
+    cleanup();
+  }
+});
