@@ -1,0 +1,498 @@
+import type { Clock } from '../common/clock.js';
+import type { ConfigMap, MetadataImage } from '../metadata/cluster-metadata.js';
+import { resolveTopicConfig } from '../metadata/config-resolve.js';
+import type {
+  AlterPartitionPartitionResult,
+  ControllerRequest,
+  ControllerRequestBody,
+  ControllerResponse,
+} from '../metadata/controller-requests.js';
+import { Election, type Leadership } from '../metadata/election.js';
+import { MetadataKeys } from '../metadata/keys.js';
+import { type FollowerLogger, MetadataFollower } from '../metadata/metadata-follower.js';
+import {
+  type Compare,
+  type KeyValue,
+  type MetadataStore,
+  type Op,
+  rangeAll,
+  type StoreWatch,
+} from '../metadata/store.js';
+import { ErrorCode } from '../protocol/generated/errors.js';
+import type { Scheduler } from '../storage/scheduler.js';
+import { type BrokerView, reconcilePartition, validateAlterPartition } from './partition-change.js';
+import type { RandomInt } from './replica-assignment.js';
+import {
+  type AdminContext,
+  type Chunk,
+  completeTopic,
+  type Plan,
+  planAlterConfigs,
+  planCreatePartitions,
+  planCreateTopic,
+  planDeleteTopic,
+} from './topic-admin.js';
+
+export interface ControllerOptions {
+  readonly store: MetadataStore;
+  readonly clusterId: string;
+  readonly nodeId: number;
+  readonly clock: Clock;
+  readonly scheduler: Scheduler;
+  readonly logger: FollowerLogger;
+  readonly randomInt: RandomInt;
+  readonly randomBytes: (n: number) => Buffer;
+  /** TTL of the controller's lease: how long a dead controller keeps the role (default 9000). */
+  readonly sessionTimeoutMs?: number;
+  /** How often the lease is kept alive (default 2000). */
+  readonly heartbeatIntervalMs?: number;
+  readonly staticConfig?: ConfigMap;
+  /** Test hook: runs before every controller transaction (to force a lease expiry mid-change). */
+  readonly beforeCommit?: (what: string) => Promise<void>;
+}
+
+/** Most queued controller tasks; beyond this, requests wait in the store until the queue drains. */
+const MAX_QUEUED_TASKS = 10_000;
+/** Attempts of one change when another writer got there first (a CAS conflict). */
+const MAX_CONFLICT_RETRIES = 5;
+/** Partitions per reconcile transaction: 2 ops each plus the guard, under etcd's 128. */
+const PARTITIONS_PER_TXN = 60;
+
+type CommitOutcome = 'ok' | 'conflict' | 'fenced';
+
+/**
+ * The active controller, one per cluster, elected through the store. It is the only writer of
+ * topics, partitions and configs; every write is a transaction that carries the election guard, so
+ * a controller that lost its lease (paused, partitioned) cannot commit anything — the store decides,
+ * not the controller's belief. Work is serial: one task at a time, each reading the image as of
+ * the previous task's commit.
+ *
+ * Every broker process may run one; all but one wait in the election. Owned by its process.
+ */
+export class Controller {
+  private readonly keys: MetadataKeys;
+  private readonly election: Election;
+  private readonly follower: MetadataFollower;
+  private lease = 0n;
+  private leadership: Leadership | null = null;
+  private stopped = false;
+  private abort = new AbortController();
+  private cancelKeepAlive: (() => void) | null = null;
+  private requestWatch: StoreWatch | null = null;
+  private queue: Promise<void> = Promise.resolve();
+  private queued = 0;
+  private knownEpochs = new Map<number, bigint>();
+  private activeWaiters: (() => void)[] = [];
+  private unsubscribe: (() => void) | null = null;
+  private readonly seenRequests = new Set<string>();
+
+  constructor(private readonly options: ControllerOptions) {
+    this.keys = new MetadataKeys(options.clusterId);
+    this.election = new Election(options.store, this.keys.controller);
+    this.follower = new MetadataFollower(options.store, this.keys, options.scheduler, options.logger);
+  }
+
+  async start(): Promise<void> {
+    await this.follower.start();
+    void this.campaignLoop();
+  }
+
+  isActive(): boolean {
+    return this.leadership !== null;
+  }
+
+  /** Resolves once this controller is active (tests and tools). */
+  whenActive(): Promise<void> {
+    if (this.leadership !== null) return Promise.resolve();
+    return new Promise((resolve) => this.activeWaiters.push(resolve));
+  }
+
+  image(): MetadataImage {
+    return this.follower.image();
+  }
+
+  /** Steps down (another candidate takes over at once) and stops campaigning. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.abort.abort();
+    const leadership = this.leadership;
+    this.deactivate('stopping');
+    await this.queue.catch(() => {});
+    this.cancelKeepAlive?.();
+    if (leadership !== null) await this.election.resign(leadership).catch(() => {});
+    if (this.lease !== 0n) await this.options.store.revokeLease(this.lease).catch(() => {});
+    this.follower.close();
+  }
+
+  /** Simulates a crash in tests: stop everything without resigning or revoking the lease. */
+  crash(): void {
+    this.stopped = true;
+    this.abort.abort();
+    this.deactivate('crash');
+    this.cancelKeepAlive?.();
+    this.follower.close();
+  }
+
+  private async campaignLoop(): Promise<void> {
+    while (!this.stopped) {
+      try {
+        if (this.lease === 0n || (await this.options.store.leaseTtlMs(this.lease)) < 0) {
+          this.lease = await this.options.store.grantLease(this.options.sessionTimeoutMs ?? 9000);
+          this.scheduleKeepAlive(this.lease);
+        }
+        const leadership = await this.election.campaign(
+          String(this.options.nodeId),
+          this.lease,
+          this.abort.signal,
+        );
+        if (this.stopped) return;
+        await this.activate(leadership);
+        // Wait until this term ends; campaign again afterwards.
+        await new Promise<void>((resolve) => this.lostWaiters.push(resolve));
+      } catch (e) {
+        if (this.stopped) return;
+        this.options.logger.warn(
+          `controller ${this.options.nodeId}: election failed: ${(e as Error).message}`,
+        );
+        await new Promise<void>((resolve) =>
+          this.options.scheduler.schedule('controller-retry', 500, resolve),
+        );
+      }
+    }
+  }
+
+  private lostWaiters: (() => void)[] = [];
+
+  private scheduleKeepAlive(lease: bigint): void {
+    this.cancelKeepAlive?.();
+    const tick = (): void => {
+      this.cancelKeepAlive = this.options.scheduler.schedule(
+        'controller-keepalive',
+        this.options.heartbeatIntervalMs ?? 2000,
+        () => {
+          if (this.stopped || lease !== this.lease) return;
+          this.options.store.keepAlive(lease).then(
+            (alive) => {
+              if (alive) tick();
+              else this.deactivate('controller lease expired');
+            },
+            () => tick(),
+          );
+        },
+      );
+    };
+    tick();
+  }
+
+  private async activate(leadership: Leadership): Promise<void> {
+    const current = await this.options.store.currentRevision();
+    await this.follower.waitForRevision(current);
+    this.leadership = leadership;
+    this.options.logger.info(`controller ${this.options.nodeId}: active (term ${leadership.term})`);
+    for (const w of this.activeWaiters.splice(0)) w();
+    this.knownEpochs = new Map([...this.follower.image().brokers].map(([id, b]) => [id, b.epoch]));
+    this.unsubscribe = this.follower.onChange((image, previous) => {
+      if (image.brokers !== previous.brokers || image.brokerConfigs !== previous.brokerConfigs)
+        this.enqueue('reconcile', () => this.reconcile());
+    });
+    this.enqueue('repair', () => this.repairTopics());
+    this.enqueue('reconcile', () => this.reconcile());
+    const pending = await rangeAll(this.options.store, this.keys.requests);
+    for (const kv of pending.kvs) this.onRequest(kv);
+    this.requestWatch = this.options.store.watch(this.keys.requests, pending.revision + 1n, {
+      onEvents: (events) => {
+        for (const e of events) if (e.type === 'put') this.onRequest(e);
+      },
+      onError: (error) => {
+        if (this.leadership === leadership) this.deactivate(`request watch failed: ${error.message}`);
+      },
+    });
+  }
+
+  private deactivate(reason: string): void {
+    if (this.leadership === null) return;
+    this.options.logger.info(`controller ${this.options.nodeId}: inactive (${reason})`);
+    this.leadership = null;
+    this.requestWatch?.close();
+    this.requestWatch = null;
+    this.unsubscribe?.();
+    this.unsubscribe = null;
+    this.seenRequests.clear();
+    for (const w of this.lostWaiters.splice(0)) w();
+  }
+
+  private enqueue(what: string, task: () => Promise<void>): void {
+    if (this.queued >= MAX_QUEUED_TASKS) {
+      this.options.logger.warn(`controller queue full; dropping ${what} (it is retried from the store)`);
+      return;
+    }
+    this.queued++;
+    const leadership = this.leadership;
+    this.queue = this.queue.then(async () => {
+      this.queued--;
+      if (this.leadership === null || this.leadership !== leadership) return;
+      try {
+        await task();
+      } catch (e) {
+        this.options.logger.warn(`controller task ${what} failed: ${(e as Error).stack ?? e}`);
+      }
+    });
+  }
+
+  /** Commits `compare`+`ops` under the election guard; on failure tells a conflict from fencing. */
+  private async commit(
+    what: string,
+    compare: readonly Compare[],
+    ops: readonly Op[],
+  ): Promise<CommitOutcome> {
+    const leadership = this.leadership;
+    if (leadership === null) return 'fenced';
+    await this.options.beforeCommit?.(what);
+    const r = await this.options.store.txn({ compare: [leadership.guard(), ...compare], success: ops });
+    if (r.succeeded) {
+      await this.follower.waitForRevision(r.revision);
+      return 'ok';
+    }
+    const kv = await this.options.store.get(this.keys.controller);
+    if (kv === null || kv.createRevision !== leadership.term) {
+      this.deactivate(`fenced: the election key moved on (term ${leadership.term})`);
+      return 'fenced';
+    }
+    // Someone else wrote a key we compared; catch up before the caller tries again.
+    await this.follower.waitForRevision(await this.options.store.currentRevision());
+    return 'conflict';
+  }
+
+  private async commitChunks(
+    what: string,
+    chunks: readonly Chunk[],
+    extra: readonly Op[] = [],
+  ): Promise<CommitOutcome> {
+    if (chunks.length === 0) return extra.length === 0 ? 'ok' : this.commit(what, [], extra);
+    for (let i = 0; i < chunks.length; i++) {
+      const last = i === chunks.length - 1;
+      const c = chunks[i]!;
+      const outcome = await this.commit(what, c.compare, last ? [...c.ops, ...extra] : c.ops);
+      if (outcome !== 'ok') return outcome;
+    }
+    return 'ok';
+  }
+
+  private view(image: MetadataImage): BrokerView {
+    const restarted = new Set<number>();
+    for (const [id, b] of image.brokers) {
+      const known = this.knownEpochs.get(id);
+      if (known !== undefined && known !== b.epoch) restarted.add(id);
+    }
+    return { brokers: image.brokers, restarted };
+  }
+
+  private adminContext(requestId: string): AdminContext {
+    const image = this.follower.image();
+    return {
+      keys: this.keys,
+      image,
+      state: this.follower.state,
+      view: this.view(image),
+      random: this.options.randomInt,
+      randomBytes: this.options.randomBytes,
+      staticConfig: this.options.staticConfig ?? {},
+      requestId,
+    };
+  }
+
+  private uncleanEnabled(image: MetadataImage, topic: string): boolean {
+    const layers = {
+      topic: image.topicConfigs.get(topic) ?? {},
+      clusterDefault: image.brokerConfigs.get('<default>') ?? {},
+      staticProps: this.options.staticConfig ?? {},
+    };
+    return resolveTopicConfig('unclean.leader.election.enable', layers).value === 'true';
+  }
+
+  /**
+   * Brings every partition in line with the live brokers: fencing (ISR removal, new leaders),
+   * returns (leaderless partitions regain a leader), controlled shutdown, unclean election.
+   */
+  private async reconcile(): Promise<void> {
+    for (let attempt = 0; attempt < MAX_CONFLICT_RETRIES; attempt++) {
+      const image = this.follower.image();
+      const view = this.view(image);
+      const changes: { key: string; rev: bigint; value: string }[] = [];
+      for (const [name, topic] of image.topics) {
+        const unclean = this.uncleanEnabled(image, name);
+        for (const p of topic.partitions) {
+          const rec = this.follower.state.partitionRecord(name, p.partition);
+          if (rec === undefined) continue;
+          const outcome = reconcilePartition(rec, view, unclean);
+          if (outcome === null) continue;
+          const key = this.keys.partition(name, p.partition);
+          const { next } = outcome;
+          this.options.logger.info(
+            `${outcome.unclean ? 'Unclean leader election' : 'Partition change'} for ${name}-${p.partition}: leader ${rec.leader} -> ${next.leader} (epoch ${next.leaderEpoch}), ISR ${rec.isr.join(',')} -> ${next.isr.join(',')}`,
+          );
+          changes.push({ key, rev: this.follower.state.modRevision(key), value: JSON.stringify(next) });
+        }
+      }
+      let outcome: CommitOutcome = 'ok';
+      for (let i = 0; i < changes.length && outcome === 'ok'; i += PARTITIONS_PER_TXN) {
+        const batch = changes.slice(i, i + PARTITIONS_PER_TXN);
+        outcome = await this.commit(
+          'reconcile',
+          batch.map((c) => ({ key: c.key, target: 'mod', modRevision: c.rev })),
+          batch.map((c) => ({ type: 'put', key: c.key, value: c.value })),
+        );
+      }
+      if (outcome === 'fenced') return;
+      if (outcome === 'ok') {
+        // Restarts are handled once their partitions are written.
+        this.knownEpochs = new Map([...image.brokers].map(([id, b]) => [id, b.epoch]));
+        return;
+      }
+    }
+    this.options.logger.warn(
+      'controller: reconcile gave up after repeated conflicts; it runs again on the next change',
+    );
+  }
+
+  /** Finishes topic creations that a previous controller left half-written. */
+  private async repairTopics(): Promise<void> {
+    const ctx = this.adminContext('repair');
+    for (const name of ctx.image.topics.keys()) {
+      const record = ctx.state.topicRecord(name);
+      if (record === undefined) continue;
+      const plan = completeTopic(ctx, name, record);
+      if (plan.chunks.length > 0 && (await this.commitChunks('repair', plan.chunks)) === 'fenced') return;
+    }
+  }
+
+  private onRequest(kv: Pick<KeyValue, 'key' | 'value' | 'lease' | 'modRevision'>): void {
+    const id = kv.key.slice(this.keys.requests.length);
+    if (this.seenRequests.has(id)) return;
+    this.seenRequests.add(id);
+    this.enqueue(`request ${id}`, () => this.handleRequest(id, kv));
+  }
+
+  private async handleRequest(
+    id: string,
+    kv: Pick<KeyValue, 'key' | 'value' | 'lease' | 'modRevision'>,
+  ): Promise<void> {
+    let request: ControllerRequest;
+    try {
+      request = JSON.parse(kv.value) as ControllerRequest;
+    } catch {
+      await this.commit('drop bad request', [], [{ type: 'delete', key: kv.key }]);
+      return;
+    }
+    for (let attempt = 0; attempt < MAX_CONFLICT_RETRIES; attempt++) {
+      const { response, chunks } = this.plan(id, request.body);
+      const reply: Op[] = [
+        { type: 'delete', key: kv.key },
+        {
+          type: 'put',
+          key: this.keys.response(request.from, id),
+          value: JSON.stringify(response, bigintJson),
+          lease: kv.lease,
+        },
+      ];
+      let outcome: CommitOutcome;
+      try {
+        outcome = await this.commitChunks(request.body.kind, chunks, reply);
+      } catch (e) {
+        // The requester's lease is gone (it died): apply the change without a reply.
+        this.options.logger.warn(`controller: reply to ${id} failed (${(e as Error).message})`);
+        outcome = await this.commitChunks(request.body.kind, chunks, [{ type: 'delete', key: kv.key }]);
+      }
+      if (outcome === 'fenced') return;
+      if (outcome === 'ok') {
+        this.seenRequests.delete(id);
+        if (request.body.kind === 'alterConfigs') await this.reconcile();
+        return;
+      }
+    }
+    this.seenRequests.delete(id);
+    this.options.logger.warn(
+      `controller: request ${id} conflicted ${MAX_CONFLICT_RETRIES} times; left for a retry`,
+    );
+  }
+
+  private plan(id: string, body: ControllerRequestBody): { response: ControllerResponse; chunks: Chunk[] } {
+    const ctx = this.adminContext(id);
+    const collect = <R>(plans: Plan<R>[]) => ({
+      results: plans.map((p) => p.result),
+      chunks: plans.flatMap((p) => [...p.chunks]),
+    });
+    switch (body.kind) {
+      case 'createTopics': {
+        const { results, chunks } = collect(
+          body.topics.map((t) => planCreateTopic(ctx, t, body.validateOnly)),
+        );
+        return { response: { kind: 'createTopics', results }, chunks };
+      }
+      case 'deleteTopics': {
+        const { results, chunks } = collect(body.names.map((n) => planDeleteTopic(ctx, n)));
+        return { response: { kind: 'deleteTopics', results }, chunks };
+      }
+      case 'createPartitions': {
+        const { results, chunks } = collect(
+          body.topics.map((t) => planCreatePartitions(ctx, t, body.validateOnly)),
+        );
+        return { response: { kind: 'createPartitions', results }, chunks };
+      }
+      case 'alterConfigs': {
+        const plan = planAlterConfigs(ctx, body);
+        return { response: { kind: 'alterConfigs', result: plan.result }, chunks: [...plan.chunks] };
+      }
+      case 'alterPartition':
+        return this.planAlterPartition(ctx, body);
+    }
+  }
+
+  private planAlterPartition(
+    ctx: AdminContext,
+    body: Extract<ControllerRequestBody, { kind: 'alterPartition' }>,
+  ): { response: ControllerResponse; chunks: Chunk[] } {
+    const sender = ctx.image.brokers.get(body.brokerId);
+    if (sender === undefined || sender.epoch !== BigInt(body.brokerEpoch)) {
+      return {
+        response: { kind: 'alterPartition', result: { errorCode: ErrorCode.STALE_BROKER_EPOCH, topics: [] } },
+        chunks: [],
+      };
+    }
+    const compare: Compare[] = [];
+    const ops: Op[] = [];
+    const topics = body.topics.map((t) => ({
+      topic: t.topic,
+      partitions: t.partitions.map((item): AlterPartitionPartitionResult => {
+        const rec = ctx.state.partitionRecord(t.topic, item.partition);
+        const decision = validateAlterPartition(rec, body.brokerId, item, ctx.view);
+        const state = decision.next ?? rec;
+        if (decision.next) {
+          const key = this.keys.partition(t.topic, item.partition);
+          compare.push({ key, target: 'mod', modRevision: ctx.state.modRevision(key) });
+          ops.push({ type: 'put', key, value: JSON.stringify(decision.next) });
+        }
+        return {
+          partition: item.partition,
+          errorCode: decision.errorCode,
+          leaderId: state?.leader ?? -1,
+          leaderEpoch: state?.leaderEpoch ?? -1,
+          isr: state?.isr ?? [],
+          partitionEpoch: state?.partitionEpoch ?? -1,
+        };
+      }),
+    }));
+    const chunks: Chunk[] = [];
+    for (let i = 0; i < ops.length; i += PARTITIONS_PER_TXN) {
+      chunks.push({
+        compare: compare.slice(i, i + PARTITIONS_PER_TXN),
+        ops: ops.slice(i, i + PARTITIONS_PER_TXN),
+      });
+    }
+    return { response: { kind: 'alterPartition', result: { errorCode: 0, topics } }, chunks };
+  }
+}
+
+function bigintJson(_key: string, value: unknown): unknown {
+  return typeof value === 'bigint' ? value.toString() : value;
+}

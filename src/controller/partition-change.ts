@@ -1,0 +1,139 @@
+import type { BrokerInfo } from '../metadata/cluster-metadata.js';
+import type { AlterPartitionItem } from '../metadata/controller-requests.js';
+import type { PartitionRecord } from '../metadata/keys.js';
+import { ErrorCode } from '../protocol/generated/errors.js';
+
+/**
+ * Decisions about one partition's state, as pure functions: what the controller writes when
+ * brokers come and go (leader election from the ISR in assignment order, unclean election, the
+ * last ISR member kept) and whether an AlterPartition proposal is valid (KAFKA-REFERENCE §1).
+ * Every change bumps partitionEpoch; only a change of leader (or of the leader's incarnation)
+ * bumps leaderEpoch.
+ */
+
+export interface BrokerView {
+  /** Registered, unfenced brokers. */
+  readonly brokers: ReadonlyMap<number, BrokerInfo>;
+  /** Brokers whose registration changed incarnation since the controller last acted on them. */
+  readonly restarted: ReadonlySet<number>;
+}
+
+export interface ElectionOutcome {
+  readonly next: PartitionRecord;
+  readonly unclean: boolean;
+}
+
+function isLive(view: BrokerView, id: number): boolean {
+  return view.brokers.has(id);
+}
+
+/** May lead or stay in the ISR: registered and not shutting down. */
+function isEligible(view: BrokerView, id: number): boolean {
+  const b = view.brokers.get(id);
+  return b !== undefined && !b.inControlledShutdown;
+}
+
+/**
+ * The state `rec` should move to given the live brokers, or null if it is right as it is.
+ * ISR: drop members that are gone, shutting down or restarted — but never to empty: the last
+ * member stays (as Kafka does without ELR), so the broker with all the data leads again when back.
+ */
+export function reconcilePartition(
+  rec: PartitionRecord,
+  view: BrokerView,
+  uncleanEnabled: boolean,
+): ElectionOutcome | null {
+  const stays = (id: number): boolean => isEligible(view, id) && !view.restarted.has(id);
+  let isr = rec.isr.filter(stays);
+  if (isr.length === 0 && rec.isr.length > 0) {
+    isr = [rec.isr.includes(rec.leader) ? rec.leader : rec.isr[rec.isr.length - 1]!];
+  }
+  let leader: number;
+  let unclean = false;
+  const leaderIncarnationChanged = rec.leader >= 0 && view.restarted.has(rec.leader);
+  if (rec.leader >= 0 && stays(rec.leader) && isr.includes(rec.leader)) {
+    leader = rec.leader;
+  } else {
+    const clean = rec.replicas.find((r) => isr.includes(r) && isEligible(view, r));
+    if (clean !== undefined) leader = clean;
+    else if (rec.leader >= 0 && isr.length === 1 && isr[0] === rec.leader && isLive(view, rec.leader)) {
+      // The sole ISR member is shutting down: it keeps leading until it is really gone.
+      leader = rec.leader;
+    } else if (uncleanEnabled) {
+      const any = rec.replicas.find((r) => isEligible(view, r));
+      if (any !== undefined) {
+        leader = any;
+        isr = [any];
+        unclean = true;
+      } else leader = -1;
+    } else leader = -1;
+  }
+  const leaderChanged = leader !== rec.leader || (leaderIncarnationChanged && leader >= 0);
+  if (!leaderChanged && sameList(isr, rec.isr)) return null;
+  return {
+    next: {
+      ...rec,
+      leader,
+      isr,
+      leaderEpoch: leaderChanged ? rec.leaderEpoch + 1 : rec.leaderEpoch,
+      partitionEpoch: rec.partitionEpoch + 1,
+    },
+    unclean,
+  };
+}
+
+/** Leader and ISR of a new partition: every eligible replica in sync, the first one leading. */
+export function initialPartition(replicas: readonly number[], view: BrokerView): PartitionRecord {
+  const isr = replicas.filter((r) => isEligible(view, r));
+  return {
+    leader: isr[0] ?? -1,
+    leaderEpoch: 0,
+    partitionEpoch: 0,
+    replicas: [...replicas],
+    isr: isr.length > 0 ? isr : [...replicas],
+    addingReplicas: [],
+    removingReplicas: [],
+  };
+}
+
+export type AlterPartitionDecision =
+  | { readonly errorCode: 0; readonly next: PartitionRecord | null }
+  | { readonly errorCode: number; readonly next?: undefined };
+
+/**
+ * Validates a leader's ISR proposal against the committed state, in Kafka's order: unknown
+ * partition (3), stale leader epoch (74), sender not the leader (42), stale partition epoch (95),
+ * ISR not within the replicas or without the leader (42), a fenced, shutting-down or unknown
+ * replica in the new ISR (107). `next` is null when the proposal changes nothing.
+ */
+export function validateAlterPartition(
+  rec: PartitionRecord | undefined,
+  senderId: number,
+  item: AlterPartitionItem,
+  view: BrokerView,
+): AlterPartitionDecision {
+  if (rec === undefined) return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION };
+  if (item.leaderEpoch !== rec.leaderEpoch) return { errorCode: ErrorCode.FENCED_LEADER_EPOCH };
+  if (senderId !== rec.leader) return { errorCode: ErrorCode.INVALID_REQUEST };
+  if (item.partitionEpoch !== rec.partitionEpoch) return { errorCode: ErrorCode.INVALID_UPDATE_VERSION };
+  const newIsr = item.newIsr;
+  if (
+    newIsr.length === 0 ||
+    new Set(newIsr).size !== newIsr.length ||
+    !newIsr.includes(rec.leader) ||
+    newIsr.some((r) => !rec.replicas.includes(r))
+  ) {
+    return { errorCode: ErrorCode.INVALID_REQUEST };
+  }
+  if (newIsr.some((r) => !isEligible(view, r) || view.restarted.has(r))) {
+    return { errorCode: ErrorCode.INELIGIBLE_REPLICA };
+  }
+  // The ISR is kept in assignment order so that every broker sees the same list.
+  const ordered = rec.replicas.filter((r) => newIsr.includes(r));
+  if (sameList(ordered, rec.isr)) return { errorCode: 0, next: null };
+  return { errorCode: 0, next: { ...rec, isr: ordered, partitionEpoch: rec.partitionEpoch + 1 } };
+}
+
+function sameList(a: readonly number[], b: readonly number[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}

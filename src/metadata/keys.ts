@@ -1,0 +1,162 @@
+import type { ConfigMap } from './cluster-metadata.js';
+
+/**
+ * The key layout under `/skiff/<cluster-id>/` and the JSON of each value, shared by the
+ * controller (the only writer of topics, partitions and configs), the brokers (writers of their own
+ * registration, shutdown flag and controller requests) and the image builder (reader of all).
+ *
+ *   brokers/<id>                  BrokerRecord, on the broker's lease; epoch = its mod revision
+ *   shutdown/<id>                 '1' while the broker is in controlled shutdown, on its lease
+ *   controller                    election key: the active controller's node id, on its lease
+ *   topics/<name>                 TopicRecord
+ *   partitions/<topic>/<p>        PartitionRecord, changed only by the controller with CAS
+ *   configs/topics/<name>         ConfigMap
+ *   configs/brokers/<id|<default>> ConfigMap
+ *   requests/<request id>         ControllerRequest, on the requesting broker's lease
+ *   responses/<broker>/<request>  ControllerResponse, on the requesting broker's lease
+ */
+export class MetadataKeys {
+  readonly root: string;
+
+  constructor(readonly clusterId: string) {
+    if (clusterId === '' || clusterId.includes('/')) throw new RangeError(`bad cluster id '${clusterId}'`);
+    this.root = `/skiff/${clusterId}/`;
+  }
+
+  get brokers(): string {
+    return `${this.root}brokers/`;
+  }
+  broker(id: number): string {
+    return `${this.brokers}${id}`;
+  }
+  get shutdowns(): string {
+    return `${this.root}shutdown/`;
+  }
+  shutdown(id: number): string {
+    return `${this.shutdowns}${id}`;
+  }
+  get controller(): string {
+    return `${this.root}controller`;
+  }
+  get topics(): string {
+    return `${this.root}topics/`;
+  }
+  topic(name: string): string {
+    return `${this.topics}${name}`;
+  }
+  get partitions(): string {
+    return `${this.root}partitions/`;
+  }
+  topicPartitions(topic: string): string {
+    return `${this.partitions}${topic}/`;
+  }
+  partition(topic: string, p: number): string {
+    return `${this.partitions}${topic}/${p}`;
+  }
+  get topicConfigs(): string {
+    return `${this.root}configs/topics/`;
+  }
+  topicConfig(name: string): string {
+    return `${this.topicConfigs}${name}`;
+  }
+  get brokerConfigs(): string {
+    return `${this.root}configs/brokers/`;
+  }
+  brokerConfig(entity: string): string {
+    return `${this.brokerConfigs}${entity}`;
+  }
+  get requests(): string {
+    return `${this.root}requests/`;
+  }
+  request(id: string): string {
+    return `${this.requests}${id}`;
+  }
+  responses(brokerId: number): string {
+    return `${this.root}responses/${brokerId}/`;
+  }
+  response(brokerId: number, requestId: string): string {
+    return `${this.responses(brokerId)}${requestId}`;
+  }
+
+  /** Classifies a key under the root; null for keys of no interest to the image. */
+  parse(key: string): ParsedKey | null {
+    if (!key.startsWith(this.root)) return null;
+    const rest = key.slice(this.root.length);
+    const slash = rest.indexOf('/');
+    const head = slash < 0 ? rest : rest.slice(0, slash);
+    const tail = slash < 0 ? '' : rest.slice(slash + 1);
+    switch (head) {
+      case 'controller':
+        return tail === '' ? { kind: 'controller' } : null;
+      case 'brokers':
+      case 'shutdown': {
+        const id = Number(tail);
+        if (!Number.isInteger(id) || tail === '') return null;
+        return { kind: head === 'brokers' ? 'broker' : 'shutdown', id };
+      }
+      case 'topics':
+        return tail === '' ? null : { kind: 'topic', name: tail };
+      case 'partitions': {
+        const at = tail.lastIndexOf('/');
+        const p = Number(tail.slice(at + 1));
+        if (at <= 0 || !Number.isInteger(p)) return null;
+        return { kind: 'partition', topic: tail.slice(0, at), partition: p };
+      }
+      case 'configs': {
+        if (tail.startsWith('topics/')) return { kind: 'topicConfig', name: tail.slice('topics/'.length) };
+        if (tail.startsWith('brokers/'))
+          return { kind: 'brokerConfig', entity: tail.slice('brokers/'.length) };
+        return null;
+      }
+      default:
+        return null;
+    }
+  }
+}
+
+export type ParsedKey =
+  | { kind: 'controller' }
+  | { kind: 'broker' | 'shutdown'; id: number }
+  | { kind: 'topic'; name: string }
+  | { kind: 'partition'; topic: string; partition: number }
+  | { kind: 'topicConfig'; name: string }
+  | { kind: 'brokerConfig'; entity: string };
+
+export interface BrokerRecord {
+  readonly host: string;
+  readonly port: number;
+  readonly rack: string | null;
+  /** Random per process start: tells a restart from an update. */
+  readonly incarnation: string;
+}
+
+export interface TopicRecord {
+  readonly topicId: string;
+  readonly internal: boolean;
+  /** The assignment at creation (and after CreatePartitions); partition keys are authoritative. */
+  readonly assignment: readonly (readonly number[])[];
+  /** The controller request that created it, so a retried request is recognised. */
+  readonly requestId: string | null;
+}
+
+export interface PartitionRecord {
+  readonly leader: number;
+  readonly leaderEpoch: number;
+  readonly partitionEpoch: number;
+  readonly replicas: readonly number[];
+  readonly isr: readonly number[];
+  readonly addingReplicas: readonly number[];
+  readonly removingReplicas: readonly number[];
+}
+
+export function decodeJson<T>(value: string, what: string): T {
+  try {
+    return JSON.parse(value) as T;
+  } catch {
+    throw new Error(`corrupt metadata value for ${what}: ${value.slice(0, 80)}`);
+  }
+}
+
+export function encodeConfigMap(map: ConfigMap): string {
+  return JSON.stringify(Object.fromEntries(Object.entries(map).sort(([a], [b]) => (a < b ? -1 : 1))));
+}

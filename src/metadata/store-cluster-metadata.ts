@@ -1,0 +1,328 @@
+import { ErrorCode } from '../protocol/generated/errors.js';
+import type { Scheduler } from '../storage/scheduler.js';
+import type {
+  ApiResult,
+  ClusterMetadata,
+  ConfigAlteration,
+  ConfigResource,
+  ControllerClient,
+  CreateTopicRequest,
+  CreateTopicResult,
+  MetadataImage,
+} from './cluster-metadata.js';
+import type {
+  AlterPartitionRequest,
+  AlterPartitionResult,
+  ControllerRequestBody,
+  ControllerResponse,
+} from './controller-requests.js';
+import { type BrokerRecord, MetadataKeys } from './keys.js';
+import { type FollowerLogger, MetadataFollower } from './metadata-follower.js';
+import type { MetadataStore, StoreWatch } from './store.js';
+
+export interface BrokerRegistration {
+  readonly id: number;
+  readonly host: string;
+  readonly port: number;
+  readonly rack: string | null;
+}
+
+export interface StoreClusterMetadataOptions {
+  readonly store: MetadataStore;
+  readonly clusterId: string;
+  readonly broker: BrokerRegistration;
+  readonly scheduler: Scheduler;
+  readonly logger: FollowerLogger;
+  readonly randomBytes: (n: number) => Buffer;
+  /** broker.session.timeout.ms: the registration lease's TTL (default 9000). */
+  readonly sessionTimeoutMs?: number;
+  /** broker.heartbeat.interval.ms: how often the lease is kept alive (default 2000). */
+  readonly heartbeatIntervalMs?: number;
+  /** How long a controller request may wait for its response (default 30000). */
+  readonly requestTimeoutMs?: number;
+}
+
+/** Controller requests one broker may have in flight. */
+const MAX_IN_FLIGHT_REQUESTS = 1000;
+
+interface Pending {
+  resolve(response: ControllerResponse | null): void;
+  cancelTimer(): void;
+}
+
+/**
+ * ClusterMetadata for one broker, backed by a MetadataStore (embedded or etcd).
+ *
+ * Reading: a snapshot at revision R, then the watch from R + 1, through MetadataFollower; start()
+ * resolves only when the snapshot (configs included) is applied and the broker's own registration
+ * is visible, so the caller can apply configs before starting fetchers or listeners.
+ *
+ * Writing: brokers never write cluster state. A controller call puts a request under `requests/`
+ * on this broker's lease; the active controller (whichever process holds the election) executes
+ * it with its guarded CAS, deletes the request and puts the response under
+ * `responses/<broker>/`, which this class watches. Requests and responses vanish with the lease.
+ *
+ * Liveness: the registration `brokers/<id>` lives on a lease kept alive every heartbeat interval;
+ * if the lease is lost (the broker was fenced), it registers again with a new epoch.
+ */
+export class StoreClusterMetadata implements ClusterMetadata {
+  readonly controller: ControllerClient;
+  private readonly keys: MetadataKeys;
+  private readonly follower: MetadataFollower;
+  private readonly incarnation: string;
+  private lease = 0n;
+  private epoch = -1n;
+  private seq = 0;
+  private readonly pending = new Map<string, Pending>();
+  private responseWatch: StoreWatch | null = null;
+  private cancelHeartbeat: (() => void) | null = null;
+  private closed = false;
+
+  private constructor(private readonly options: StoreClusterMetadataOptions) {
+    this.keys = new MetadataKeys(options.clusterId);
+    this.follower = new MetadataFollower(options.store, this.keys, options.scheduler, options.logger);
+    this.incarnation = options.randomBytes(8).toString('hex');
+    this.controller = {
+      createTopics: (requests, validateOnly) => this.createTopics(requests, validateOnly),
+      deleteTopics: (names) => this.deleteTopics(names),
+      createPartitions: (requests, validateOnly) => this.createPartitions(requests, validateOnly),
+      alterConfigs: (resource, alterations, incremental, validateOnly) =>
+        this.alterConfigs(resource, alterations, incremental, validateOnly),
+    };
+  }
+
+  static async start(options: StoreClusterMetadataOptions): Promise<StoreClusterMetadata> {
+    const m = new StoreClusterMetadata(options);
+    await m.follower.start();
+    const from = (await options.store.currentRevision()) + 1n;
+    m.responseWatch = options.store.watch(m.keys.responses(options.broker.id), from, {
+      onEvents: (events) => {
+        for (const e of events) if (e.type === 'put') m.onResponse(e.key, e.value);
+      },
+      onError: (e) => options.logger.warn(`controller response watch ended: ${e.message}`),
+    });
+    await m.register();
+    return m;
+  }
+
+  image(): MetadataImage {
+    return this.follower.image();
+  }
+
+  onChange(listener: (image: MetadataImage, previous: MetadataImage) => void): () => void {
+    return this.follower.onChange(listener);
+  }
+
+  /** This broker's registration epoch (fences requests from an older incarnation). */
+  brokerEpoch(): bigint {
+    return this.epoch;
+  }
+
+  /** Proposes ISR changes for partitions this broker leads (AlterPartition). */
+  async alterPartition(topics: AlterPartitionRequest['topics']): Promise<AlterPartitionResult> {
+    const body: ControllerRequestBody = {
+      kind: 'alterPartition',
+      brokerId: this.options.broker.id,
+      brokerEpoch: this.epoch.toString(),
+      topics,
+    };
+    const r = await this.submit(body);
+    if (r === null || r.kind !== 'alterPartition')
+      return { errorCode: ErrorCode.REQUEST_TIMED_OUT, topics: [] };
+    return r.result;
+  }
+
+  /**
+   * Controlled shutdown: marks this broker as shutting down, so the controller moves leadership
+   * (and ISR membership) away, then waits until it leads nothing another ISR member could lead.
+   */
+  async controlledShutdown(timeoutMs: number): Promise<boolean> {
+    const id = this.options.broker.id;
+    await this.options.store.txn({
+      compare: [],
+      success: [{ type: 'put', key: this.keys.shutdown(id), value: '1', lease: this.lease }],
+    });
+    const done = (image: MetadataImage): boolean =>
+      [...image.topics.values()].every((t) =>
+        t.partitions.every((p) => p.leader !== id || p.isr.length <= 1),
+      );
+    if (done(this.image())) return true;
+    return new Promise<boolean>((resolve) => {
+      const cancel = this.options.scheduler.schedule('controlled-shutdown-timeout', timeoutMs, () => {
+        unsubscribe();
+        resolve(false);
+      });
+      const unsubscribe = this.onChange((image) => {
+        if (!done(image)) return;
+        unsubscribe();
+        cancel();
+        resolve(true);
+      });
+    });
+  }
+
+  /** Deregisters (revoking the lease deletes the registration at once) and stops following. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.cancelHeartbeat?.();
+    this.responseWatch?.close();
+    for (const p of this.pending.values()) {
+      p.cancelTimer();
+      p.resolve(null);
+    }
+    this.pending.clear();
+    await this.options.store.revokeLease(this.lease).catch(() => {});
+    this.follower.close();
+  }
+
+  /** Tests: stop as a killed process would — no deregistration; the lease runs out on its own. */
+  crash(): void {
+    this.closed = true;
+    this.cancelHeartbeat?.();
+    this.responseWatch?.close();
+    this.follower.close();
+  }
+
+  private async register(): Promise<void> {
+    const { store, broker } = this.options;
+    this.lease = await store.grantLease(this.options.sessionTimeoutMs ?? 9000);
+    const record: BrokerRecord = {
+      host: broker.host,
+      port: broker.port,
+      rack: broker.rack,
+      incarnation: this.incarnation,
+    };
+    const r = await store.txn({
+      compare: [],
+      success: [
+        { type: 'put', key: this.keys.broker(broker.id), value: JSON.stringify(record), lease: this.lease },
+      ],
+    });
+    this.epoch = r.revision;
+    await this.follower.waitForRevision(r.revision);
+    this.options.logger.info(`broker ${broker.id}: registered with epoch ${this.epoch}`);
+    this.scheduleHeartbeat();
+  }
+
+  private scheduleHeartbeat(): void {
+    if (this.closed) return;
+    this.cancelHeartbeat = this.options.scheduler.schedule(
+      'broker-heartbeat',
+      this.options.heartbeatIntervalMs ?? 2000,
+      () => {
+        if (this.closed) return;
+        this.options.store.keepAlive(this.lease).then(
+          (alive) => {
+            if (alive) this.scheduleHeartbeat();
+            else {
+              this.options.logger.warn(
+                `broker ${this.options.broker.id}: fenced (lease expired); registering again`,
+              );
+              this.register().catch(() => this.scheduleHeartbeat());
+            }
+          },
+          () => this.scheduleHeartbeat(),
+        );
+      },
+    );
+  }
+
+  private onResponse(key: string, value: string): void {
+    const id = key.slice(this.keys.responses(this.options.broker.id).length);
+    const p = this.pending.get(id);
+    // Responses are read once; deleting them keeps the prefix small.
+    void this.options.store.txn({ compare: [], success: [{ type: 'delete', key }] }).catch(() => {});
+    if (p === undefined) return;
+    this.pending.delete(id);
+    p.cancelTimer();
+    p.resolve(JSON.parse(value) as ControllerResponse);
+  }
+
+  /** Sends a request to the controller; null on timeout (or when closed). */
+  private async submit(body: ControllerRequestBody): Promise<ControllerResponse | null> {
+    if (this.closed) return null;
+    if (this.pending.size >= MAX_IN_FLIGHT_REQUESTS) return null;
+    const id = `${this.options.broker.id}-${this.incarnation}-${++this.seq}`;
+    const key = this.keys.request(id);
+    const response = new Promise<ControllerResponse | null>((resolve) => {
+      const cancelTimer = this.options.scheduler.schedule(
+        'controller-request-timeout',
+        this.options.requestTimeoutMs ?? 30_000,
+        () => {
+          this.pending.delete(id);
+          void this.options.store.txn({ compare: [], success: [{ type: 'delete', key }] }).catch(() => {});
+          resolve(null);
+        },
+      );
+      this.pending.set(id, { resolve, cancelTimer });
+    });
+    await this.options.store.txn({
+      compare: [],
+      success: [
+        {
+          type: 'put',
+          key,
+          value: JSON.stringify({ from: this.options.broker.id, body }),
+          lease: this.lease,
+        },
+      ],
+    });
+    return response;
+  }
+
+  private async createTopics(
+    requests: readonly CreateTopicRequest[],
+    validateOnly: boolean,
+  ): Promise<CreateTopicResult[]> {
+    const topics = requests.map((r) => ({
+      name: r.name,
+      numPartitions: r.numPartitions,
+      replicationFactor: r.replicationFactor,
+      configs: { ...r.configs },
+      ...(r.assignments === undefined ? {} : { assignments: [...r.assignments.entries()] }),
+    }));
+    const r = await this.submit({ kind: 'createTopics', topics, validateOnly });
+    if (r?.kind === 'createTopics') return r.results;
+    return requests.map((t) => ({
+      ...timedOut(),
+      name: t.name,
+      topicId: 'AAAAAAAAAAAAAAAAAAAAAA',
+      numPartitions: -1,
+      replicationFactor: -1,
+    }));
+  }
+
+  private async deleteTopics(names: readonly string[]): Promise<(ApiResult & { name: string })[]> {
+    const r = await this.submit({ kind: 'deleteTopics', names: [...names] });
+    if (r?.kind === 'deleteTopics') return r.results;
+    return names.map((name) => ({ name, ...timedOut() }));
+  }
+
+  private async createPartitions(
+    requests: readonly { name: string; totalCount: number; assignments?: readonly (readonly number[])[] }[],
+    validateOnly: boolean,
+  ): Promise<(ApiResult & { name: string })[]> {
+    const r = await this.submit({ kind: 'createPartitions', topics: requests, validateOnly });
+    if (r?.kind === 'createPartitions') return r.results;
+    return requests.map((t) => ({ name: t.name, ...timedOut() }));
+  }
+
+  private async alterConfigs(
+    resource: ConfigResource,
+    alterations: readonly ConfigAlteration[],
+    incremental: boolean,
+    validateOnly: boolean,
+  ): Promise<ApiResult> {
+    const r = await this.submit({ kind: 'alterConfigs', resource, alterations, incremental, validateOnly });
+    if (r?.kind === 'alterConfigs') return r.result;
+    return timedOut();
+  }
+}
+
+function timedOut(): ApiResult {
+  return {
+    errorCode: ErrorCode.REQUEST_TIMED_OUT,
+    errorMessage: 'The controller did not answer in time (is a controller running?)',
+  };
+}
