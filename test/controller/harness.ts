@@ -36,6 +36,9 @@ export class TestCluster {
   readonly logger = new MemoryLogger();
   readonly brokers = new Map<number, StoreClusterMetadata>();
   readonly controllers: Controller[] = [];
+  /** Schedulers of components that must be paused on their own (a stalled controller). */
+  readonly extraSchedulers: ManualScheduler[] = [];
+  readonly paused = new Set<ManualScheduler>();
   private readonly random = seededRandom(42);
 
   private constructor(
@@ -85,7 +88,7 @@ export class TestCluster {
   async settle(rounds = 30): Promise<void> {
     for (let i = 0; i < rounds; i++) {
       await new Promise((r) => setImmediate(r));
-      this.scheduler.runDue();
+      this.runTimers();
     }
   }
 
@@ -94,10 +97,15 @@ export class TestCluster {
     for (let done = 0; done < ms; done += stepMs) {
       this.clock.advance(Math.min(stepMs, ms - done));
       this.store.checkLeases();
-      this.scheduler.runDue();
+      this.runTimers();
       await this.settle(5);
     }
     await this.settle();
+  }
+
+  private runTimers(): void {
+    this.scheduler.runDue();
+    for (const s of this.extraSchedulers) if (!this.paused.has(s)) s.runDue();
   }
 
   image(): MetadataImage {
