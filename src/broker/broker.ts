@@ -84,6 +84,7 @@ export class Broker {
         port: config.port,
         maxFrameBytes: config.socketRequestMaxBytes,
         maxQueuedRequestsPerConnection: config.queuedMaxRequestsPerConnection,
+        maxQueuedBytesPerConnection: config.queuedMaxRequestBytesPerConnection,
         connectionsMaxIdleMs: config.connectionsMaxIdleMs,
         maxConnections: config.maxConnections,
       },
@@ -129,6 +130,9 @@ export class Broker {
     this.state = 'stopped';
     this.unsubscribe?.();
     await this.server.close();
+    // Parked fetches and produces finish now, while the logs are still open; their answers go
+    // nowhere (the connections are closed) but their handlers must not read closed logs later.
+    if (this.replicaManager.purgatory.forceCompleteAll() > 0) await new Promise((r) => setImmediate(r));
     this.logManager.shutdown();
     this.deps.logger.info(`broker ${this.deps.config.nodeId} stopped cleanly`);
   }

@@ -31,8 +31,10 @@ export interface BrokerConfig {
   readonly connectionsMaxIdleMs: number;
   /** max.connections */
   readonly maxConnections: number;
-  /** Per connection: pipelined requests read ahead before the socket is paused. */
+  /** Per connection: pipelined requests read ahead before the socket is paused (queued.max.requests). */
   readonly queuedMaxRequestsPerConnection: number;
+  /** Per connection: bytes of such requests before the socket is paused (queued.max.request.bytes). */
+  readonly queuedMaxRequestBytesPerConnection: number;
   /** max.incremental.fetch.session.cache.slots */
   readonly maxIncrementalFetchSessionCacheSlots: number;
   /** The log config every topic starts from (log.segment.bytes, log.retention.ms, message.max.bytes...). */
@@ -54,6 +56,7 @@ export const DEFAULT_BROKER_CONFIG: BrokerConfig = Object.freeze({
   connectionsMaxIdleMs: 600_000,
   maxConnections: 10_000,
   queuedMaxRequestsPerConnection: 100,
+  queuedMaxRequestBytesPerConnection: 16 * 1024 * 1024,
   maxIncrementalFetchSessionCacheSlots: 1000,
   log: logConfig(),
 });
@@ -172,6 +175,12 @@ export function brokerConfigFromProperties(
     connectionsMaxIdleMs: int(props, 'connections.max.idle.ms', d.connectionsMaxIdleMs, -1),
     maxConnections: int(props, 'max.connections', d.maxConnections, 1),
     queuedMaxRequestsPerConnection: int(props, 'queued.max.requests', d.queuedMaxRequestsPerConnection, 1),
+    queuedMaxRequestBytesPerConnection: int(
+      props,
+      'queued.max.request.bytes',
+      d.queuedMaxRequestBytesPerConnection,
+      1,
+    ),
     maxIncrementalFetchSessionCacheSlots: int(
       props,
       'max.incremental.fetch.session.cache.slots',

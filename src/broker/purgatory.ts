@@ -8,6 +8,8 @@
 export interface DelayedOperation {
   /** Completes the operation if it can; returns whether it is now complete. */
   tryComplete(): boolean;
+  /** Completes it now without its condition (timeout, shutdown). */
+  forceComplete(): void;
   readonly completed: boolean;
 }
 
@@ -38,6 +40,15 @@ export class Purgatory {
       set.delete(op);
       if (set.size === 0) this.watchers.delete(k);
     }
+  }
+
+  /** Completes every parked operation as if it timed out (shutdown). Returns how many there were. */
+  forceCompleteAll(): number {
+    const all = new Set<DelayedOperation>();
+    for (const set of this.watchers.values()) for (const op of set) all.add(op);
+    this.watchers.clear();
+    for (const op of all) op.forceComplete();
+    return all.size;
   }
 
   /** Tries every operation watching `key`; completed ones are dropped. Returns how many completed. */
@@ -81,6 +92,9 @@ export function awaitCondition(
         if (!check()) return false;
         finish(true);
         return true;
+      },
+      forceComplete(): void {
+        if (!op.completed) finish(false);
       },
     };
     const finish = (passed: boolean): void => {

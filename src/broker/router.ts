@@ -73,10 +73,7 @@ export class RequestRouter implements RequestHandler {
   private readonly routes = new Map<number, Route>();
   private readonly apiKeys: ApiVersion[];
 
-  constructor(
-    b: BrokerServices,
-    groupApi: GroupApi | null,
-  ) {
+  constructor(b: BrokerServices, groupApi: GroupApi | null) {
     const handlers: Record<number, Handler> = {
       [ApiKey.Produce]: (c, r) => handleProduce(b, c, r),
       [ApiKey.Fetch]: (c, r) => handleFetch(b, c, r),

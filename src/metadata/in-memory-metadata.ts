@@ -22,6 +22,7 @@ import type {
   PartitionState,
   TopicInfo,
 } from './cluster-metadata.js';
+import { validateTopicConfigs } from './config-resolve.js';
 
 // Kafka error codes used here (see src/protocol/generated/errors.ts).
 const UNKNOWN_TOPIC_OR_PARTITION = 3;
@@ -190,6 +191,11 @@ export class InMemoryClusterMetadata implements ClusterMetadata {
         result(fail(TOPIC_ALREADY_EXISTS, `Topic '${req.name}' already exists.`));
         continue;
       }
+      const configCheck = validateTopicConfigs(req.configs);
+      if (configCheck.errorCode !== 0) {
+        result(configCheck);
+        continue;
+      }
       let replicas: number[][];
       if (req.assignments && req.assignments.size > 0) {
         if (req.numPartitions !== -1 || req.replicationFactor !== -1) {
@@ -345,6 +351,10 @@ export class InMemoryClusterMetadata implements ClusterMetadata {
     const key = resource.type === 'topic' ? resource.name : resource.id;
     if (resource.type === 'topic' && !this.current.topics.has(key)) {
       return fail(UNKNOWN_TOPIC_OR_PARTITION, `Topic ${key} does not exist.`);
+    }
+    if (resource.type === 'topic') {
+      const check = validateTopicConfigs(Object.fromEntries(alterations.map((a) => [a.name, a.value])));
+      if (check.errorCode !== 0) return check;
     }
     const map = resource.type === 'topic' ? this.current.topicConfigs : this.current.brokerConfigs;
     const next: Record<string, string> = incremental ? { ...(map.get(key) ?? {}) } : {};

@@ -10,6 +10,8 @@ export interface ServerConnectionLimits {
   readonly maxFrameBytes: number;
   /** Frames read but not yet handled; reading stops (socket paused) at this many. */
   readonly maxQueuedRequests: number;
+  /** Bytes of frames read but not yet handled; reading stops at this many (one frame always fits). */
+  readonly maxQueuedBytes: number;
 }
 
 /**
@@ -24,6 +26,7 @@ export class ServerConnection implements ConnectionInfo {
   clientId: string | null = null;
   private readonly reader: FrameReader;
   private readonly queue: Buffer[] = [];
+  private queuedBytes = 0;
   private processing = false;
   private waitingForDrain = false;
   private paused = false;
@@ -79,7 +82,10 @@ export class ServerConnection implements ConnectionInfo {
       this.close(e instanceof Error ? e.message : String(e));
       return;
     }
-    for (const f of frames) this.queue.push(f);
+    for (const f of frames) {
+      this.queue.push(f);
+      this.queuedBytes += f.length;
+    }
     this.updateReading();
     this.pump();
   }
@@ -87,7 +93,10 @@ export class ServerConnection implements ConnectionInfo {
   // Reading stops when the queue is full or responses are not being read; resumes when neither.
   private updateReading(): void {
     if (this.closedFlag) return;
-    const stop = this.queue.length >= this.limits.maxQueuedRequests || this.waitingForDrain;
+    const stop =
+      this.queue.length >= this.limits.maxQueuedRequests ||
+      this.queuedBytes >= this.limits.maxQueuedBytes ||
+      this.waitingForDrain;
     if (stop && !this.paused) {
       this.paused = true;
       this.socket.pause();
@@ -101,6 +110,7 @@ export class ServerConnection implements ConnectionInfo {
     if (this.processing || this.waitingForDrain || this.closedFlag) return;
     const frame = this.queue.shift();
     if (frame === undefined) return;
+    this.queuedBytes -= frame.length;
     this.processing = true;
     this.updateReading();
     this.handler.handle(frame, this).then(
@@ -140,6 +150,7 @@ export class ServerConnection implements ConnectionInfo {
     if (this.closedFlag) return;
     this.closedFlag = true;
     this.queue.length = 0;
+    this.queuedBytes = 0;
     if (reason !== null) {
       this.logger.warn(
         `closing connection ${this.id} from ${this.remoteAddress} (clientId ${JSON.stringify(this.clientId)}): ${reason}`,

@@ -13,6 +13,8 @@ export interface SocketServerConfig {
   readonly maxFrameBytes: number;
   /** Per connection: frames read but not yet handled before reading pauses. */
   readonly maxQueuedRequestsPerConnection: number;
+  /** Per connection: bytes of such frames before reading pauses (Kafka bounds queued.max.request.bytes). */
+  readonly maxQueuedBytesPerConnection: number;
   /** connections.max.idle.ms */
   readonly connectionsMaxIdleMs: number;
   /** max.connections: new sockets beyond this are closed at once. */
@@ -95,6 +97,7 @@ export class SocketServer {
       {
         maxFrameBytes: this.config.maxFrameBytes,
         maxQueuedRequests: this.config.maxQueuedRequestsPerConnection,
+        maxQueuedBytes: this.config.maxQueuedBytesPerConnection,
       },
       this.clock,
       this.logger,

@@ -16,6 +16,7 @@ function config(overrides: Partial<SocketServerConfig> = {}): SocketServerConfig
     port: 0,
     maxFrameBytes: 1024,
     maxQueuedRequestsPerConnection: 4,
+    maxQueuedBytesPerConnection: 1 << 20,
     connectionsMaxIdleMs: 600_000,
     maxConnections: 100,
     ...overrides,
