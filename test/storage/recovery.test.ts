@@ -164,12 +164,18 @@ function checkRecovery(
   if (clean && target !== logNames[logNames.length - 1]) return;
   const cut = from + Math.floor(damage.cutFraction * (fileEnd - from + 1));
   const damaged = Buffer.from(original.subarray(0, Math.min(cut, fileEnd)));
-  let firstDamaged = damaged.length;
   for (const f of damage.flips) {
     const pos = from + Math.floor(f.fraction * (damaged.length - from));
     if (pos >= damaged.length || outsideChecks(batches, pos)) continue;
     damaged[pos]! ^= f.mask;
-    firstDamaged = Math.min(firstDamaged, pos);
+  }
+  // Two flips of one byte can cancel out: what counts is where the bytes differ.
+  let firstDamaged = damaged.length;
+  for (let i = 0; i < damaged.length; i++) {
+    if (damaged[i] !== original[i]) {
+      firstDamaged = i;
+      break;
+    }
   }
   fs.writeFileSync(path.join(dir, target), damaged);
   const valid = batches.filter((b) => b.position + b.size <= firstDamaged);
