@@ -392,6 +392,7 @@ export class GroupCoordinator {
     if (v >= 8) {
       const groups = req.groups.map((g) => {
         const r = this.offsets.fetch(g.groupId, g.topics);
+        if (r.errorCode !== ErrorCode.NONE) return { groupId: g.groupId, errorCode: r.errorCode, topics: [] };
         return {
           groupId: g.groupId,
           errorCode: r.errorCode,
@@ -405,6 +406,10 @@ export class GroupCoordinator {
     }
     // v0 and v1 cannot ask for all topics; an empty list there is just an empty list.
     const r = this.offsets.fetch(req.groupId, v >= 2 ? req.topics : (req.topics ?? []));
+    // v2+ carry a coordinator error at the top level alone; v0-v1 can only say it per partition.
+    if (v >= 2 && r.errorCode !== ErrorCode.NONE) {
+      return { throttleTimeMs: 0, topics: [], errorCode: r.errorCode, groups: [] };
+    }
     const topics = r.topics.map((t) => ({
       ...t,
       partitions: t.partitions.map((p) => responses.fetchPartition(v, p)),

@@ -65,7 +65,10 @@ export class OffsetManager {
       created = true;
     }
     const error = this.validateCommit(group, req.memberId, req.groupInstanceId, generationId);
-    if (error !== ErrorCode.NONE) return uniform(error);
+    if (error !== ErrorCode.NONE) {
+      if (created) this.host.removeGroup(group);
+      return uniform(error);
+    }
 
     const nowMs = BigInt(this.host.clock.nowMs());
     const errors = new Map<string, number>();
@@ -119,9 +122,11 @@ export class OffsetManager {
     generationId: number,
   ): number {
     if (group.is('Dead')) return ErrorCode.COORDINATOR_NOT_AVAILABLE;
-    if (group.isStaticMemberFenced(memberId, groupInstanceId)) return ErrorCode.FENCED_INSTANCE_ID;
-    // Without group management the group only stores offsets; no membership to check.
-    if (generationId < 0 && group.is('Empty')) return ErrorCode.NONE;
+    if (generationId < 0 && memberId === '' && groupInstanceId === null) {
+      // Without group management the group only stores offsets: nothing to check, unless the
+      // group has members, whose offsets an outsider must not overwrite.
+      return group.is('Empty') ? ErrorCode.NONE : ErrorCode.UNKNOWN_MEMBER_ID;
+    }
     const memberError = validateCurrentMember(group, memberId, groupInstanceId);
     if (memberError !== ErrorCode.NONE) return memberError;
     if (generationId !== group.generationId) return ErrorCode.ILLEGAL_GENERATION;

@@ -145,6 +145,15 @@ test('OffsetFetch v8+: several groups in one request, each with its own error', 
       ['elsewhere', ErrorCode.NOT_COORDINATOR, []],
     ],
   );
+  // Before v8: the error at the top level from v2 on, per partition in v0-v1.
+  const v3 = await h.call<OffsetFetchResponse>('offsetFetch', 3, {
+    groupId: 'elsewhere',
+    topics: [{ name: 't', partitionIndexes: [0] }],
+    groups: [],
+    requireStable: false,
+  });
+  assert.deepEqual([v3.errorCode, v3.topics], [ErrorCode.NOT_COORDINATOR, []]);
+  assert.deepEqual(await fetchV1(h, 'elsewhere', 't', [0]), [[0, -1n, '', ErrorCode.NOT_COORDINATOR]]);
 });
 
 test('member commits are checked against the generation and the membership', async () => {
