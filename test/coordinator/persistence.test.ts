@@ -1,5 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { coordinatorBatch, recordsInBatches } from '../../src/coordinator/batches.js';
 import {
   decodeCoordinatorRecord,
   groupMetadataKey,
@@ -265,4 +266,29 @@ test('replay skips records it cannot decode and keeps going', async () => {
   assert.equal(warnings.length, 2);
   assert.equal(h.coordinator.groupState('g'), 'Empty');
   assert.deepEqual(await offsetsOf(h, 'g'), [['t', 0, 3n]]);
+});
+
+test('records travel through __consumer_offsets batches: encoded per append, replayed from the concatenated log', async () => {
+  const first = new Harness();
+  await populate(first);
+  // What the broker would store: one batch per append, offsets assigned in order.
+  const p = first.coordinator.partitionFor('g');
+  const batches: Buffer[] = [];
+  let next = 0n;
+  for (const r of first.log.partition(p)) {
+    const batch = coordinatorBatch([r], first.clock.nowMs());
+    batch.writeBigInt64BE(next, 0);
+    next += 1n;
+    batches.push(batch);
+  }
+  const replayed = [...recordsInBatches(Buffer.concat(batches))];
+  assert.equal(replayed.length, first.log.partition(p).length);
+  const h = new Harness();
+  h.clock.setMs(first.clock.nowMs());
+  await h.coordinator.load(p, replayed);
+  assert.equal(h.coordinator.groupState('g'), 'Stable');
+  assert.deepEqual(await offsetsOf(h, 'g'), [
+    ['t', 0, 101n],
+    ['t', 1, 200n],
+  ]);
 });
