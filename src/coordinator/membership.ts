@@ -90,9 +90,11 @@ export class Membership {
     const isUnknown = p.memberId === '';
     const existing = group.members.get(p.memberId);
     const overCapacity = group.size > this.ctx.config.groupMaxSize;
+    // A static member rejoining under a new member id takes its own place: it adds no one.
+    const isNewcomer = isUnknown && group.staticMemberId(p.groupInstanceId) === undefined;
     if (
       (overCapacity && existing !== undefined && existing.awaitingJoin === null) ||
-      (isUnknown && group.size + group.pendingMembers.size >= this.ctx.config.groupMaxSize)
+      (isNewcomer && group.size + group.pendingMembers.size >= this.ctx.config.groupMaxSize)
     ) {
       if (existing !== undefined) this.removeMemberAndUpdateGroup(group, existing, 'group over capacity');
       respond(joinError('', ErrorCode.GROUP_MAX_SIZE_REACHED));

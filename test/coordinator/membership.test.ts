@@ -348,16 +348,25 @@ test('protocol selection: the protocol most members prefer among those all suppo
   );
 });
 
-test('group.max.size: joins beyond the bound get GROUP_MAX_SIZE_REACHED', async () => {
+test('group.max.size: joins beyond the bound get GROUP_MAX_SIZE_REACHED; a static member may still rejoin', async () => {
   const h = new Harness({ config: { groupMaxSize: 2 } });
   await h.loadAll();
-  const j1 = h.join(3, {});
-  const j2 = h.join(3, {});
-  const j3 = await h.join(3, {});
+  const j1 = h.join(5, { groupInstanceId: 'i1' });
+  const j2 = h.join(5, { groupInstanceId: 'i2' });
+  const j3 = await h.join(5, { groupInstanceId: 'i3' });
   assert.equal(j3.errorCode, ErrorCode.GROUP_MAX_SIZE_REACHED);
+  // Ids handed out with MEMBER_ID_REQUIRED count too, so a looping client cannot grow the group.
+  assert.equal((await h.join(5, {})).errorCode, ErrorCode.GROUP_MAX_SIZE_REACHED);
   await h.advance(6_000);
-  assert.equal((await j1).errorCode, ErrorCode.NONE);
+  const r1 = await j1;
+  assert.equal(r1.errorCode, ErrorCode.NONE);
   assert.equal((await j2).errorCode, ErrorCode.NONE);
+  await Promise.all([
+    h.sync(5, 'g', r1.memberId, 1, [], 'i1'),
+    h.sync(5, 'g', (await j2).memberId, 1, [], 'i2'),
+  ]);
+  const restarted = await h.join(5, { groupInstanceId: 'i2' });
+  assert.equal(restarted.errorCode, ErrorCode.NONE);
 });
 
 test('a member that never sends SyncGroup is removed after the rebalance timeout', async () => {
