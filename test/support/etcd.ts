@@ -1,0 +1,152 @@
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/**
+ * Real etcd processes for tests: one member or a cluster on 127.0.0.1, each with a temporary data
+ * dir and free ports, fast heartbeats (so leases can be 1 s and a lost leader is replaced in
+ * about a second). Owned by one test file; stop() kills everything it started.
+ */
+
+export interface EtcdMember {
+  readonly name: string;
+  readonly clientUrl: string;
+  readonly peerUrl: string;
+  readonly dataDir: string;
+  process: ChildProcess | null;
+}
+
+export class EtcdCluster {
+  private constructor(
+    readonly members: EtcdMember[],
+    private readonly root: string,
+  ) {}
+
+  get endpoints(): string[] {
+    return this.members.map((m) => m.clientUrl);
+  }
+
+  /** Starts `size` members and waits until every one reports healthy (at most `timeoutMs`). */
+  static async start(size: number, timeoutMs = 20_000): Promise<EtcdCluster> {
+    requireEtcd();
+    const root = mkdtempSync(join(tmpdir(), 'skiff-etcd-'));
+    const members: EtcdMember[] = [];
+    for (let i = 0; i < size; i++) {
+      const [client, peer] = [await freePort(), await freePort()];
+      members.push({
+        name: `m${i}`,
+        clientUrl: `http://127.0.0.1:${client}`,
+        peerUrl: `http://127.0.0.1:${peer}`,
+        dataDir: join(root, `m${i}`),
+        process: null,
+      });
+    }
+    const cluster = new EtcdCluster(members, root);
+    const initial = members.map((m) => `${m.name}=${m.peerUrl}`).join(',');
+    // One token per cluster: members with different tokens refuse each other.
+    for (const m of members) cluster.spawnMember(m, initial, `skiff-test-${members[0]!.peerUrl}`);
+    try {
+      await Promise.all(members.map((m) => waitHealthy(m, timeoutMs)));
+    } catch (e) {
+      cluster.stop();
+      throw e;
+    }
+    return cluster;
+  }
+
+  private spawnMember(m: EtcdMember, initialCluster: string, token: string): void {
+    const args = [
+      '--name',
+      m.name,
+      '--data-dir',
+      m.dataDir,
+      '--listen-client-urls',
+      m.clientUrl,
+      '--advertise-client-urls',
+      m.clientUrl,
+      '--listen-peer-urls',
+      m.peerUrl,
+      '--initial-advertise-peer-urls',
+      m.peerUrl,
+      '--initial-cluster',
+      initialCluster,
+      '--initial-cluster-state',
+      'new',
+      '--initial-cluster-token',
+      token,
+      '--heartbeat-interval',
+      '50',
+      '--election-timeout',
+      '500',
+      '--log-level',
+      'error',
+    ];
+    const child = spawn('etcd', args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr?.on('data', (d: Buffer) => {
+      // Keep the tail only: enough to explain a failure to start.
+      stderr = (stderr + d.toString()).slice(-4000);
+    });
+    child.on('exit', (code, signal) => {
+      if (m.process === child) m.process = null;
+      if (code !== 0 && signal === null) process.stderr.write(`etcd ${m.name} exited ${code}: ${stderr}\n`);
+    });
+    m.process = child;
+  }
+
+  /** SIGKILL one member: no shutdown, as a crashed machine. */
+  kill(index: number): void {
+    const m = this.members[index]!;
+    m.process?.kill('SIGKILL');
+    m.process = null;
+  }
+
+  stop(): void {
+    for (const m of this.members) {
+      m.process?.kill('SIGKILL');
+      m.process = null;
+    }
+    rmSync(this.root, { recursive: true, force: true });
+  }
+}
+
+function requireEtcd(): void {
+  const r = spawnSync('etcd', ['--version'], { encoding: 'utf8' });
+  if (r.error !== undefined || r.status !== 0) {
+    throw new Error(
+      'etcd is required by the metadata tests but was not found on PATH. Install it (Debian/Ubuntu: ' +
+        '`sudo apt-get install etcd-server`) and run the tests again.',
+    );
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitHealthy(m: EtcdMember, timeoutMs: number): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    try {
+      const r = await fetch(`${m.clientUrl}/health`, { signal: AbortSignal.timeout(1000) });
+      const body = (await r.json()) as { health?: string };
+      if (body.health === 'true') return;
+    } catch {
+      // Not listening yet.
+    }
+    if (m.process === null) throw new Error(`etcd member ${m.name} exited during start-up`);
+    if (performance.now() > deadline)
+      throw new Error(`etcd member ${m.name} not healthy after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
