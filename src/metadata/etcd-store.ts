@@ -47,7 +47,7 @@ export class EtcdStore implements MetadataStore {
   private closed = false;
   private readonly watches = new Set<Watcher>();
 
-  constructor(private readonly options: EtcdStoreOptions) {
+  constructor(options: EtcdStoreOptions) {
     const timeoutMs = options.callTimeoutMs ?? 5000;
     this.client = new Etcd3({
       hosts: [...options.endpoints],
