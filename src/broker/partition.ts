@@ -20,6 +20,8 @@ const INVALID_RECORD = 87;
 
 export class Partition {
   private state: PartitionState;
+  /** Retried producer batches answered from the producer state instead of appended (a metric). */
+  duplicateBatches = 0;
   /** Follower LEOs as last reported by their fetches, for the HW. */
   private readonly followerLeos = new Map<number, bigint>();
 
@@ -108,6 +110,7 @@ export class Partition {
     }
     this.refuseTransactionalBatches(records);
     const info = this.log.appendAsLeader(records, this.state.leaderEpoch);
+    if (info.duplicate) this.duplicateBatches++;
     this.maybeIncrementHighWatermark();
     return info;
   }

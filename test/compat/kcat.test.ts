@@ -7,10 +7,12 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { seededRandomBytes, startBroker, type TestBroker } from '../broker/helpers.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const SKIFF = path.join(ROOT, 'bin', 'skiff.js');
@@ -30,6 +32,31 @@ function kcat(args: string[], input?: string, timeoutMs = 30_000): { stdout: str
   if (r.error) throw r.error;
   assert.equal(r.status, 0, `kcat ${args.join(' ')} exited with ${r.status}: ${r.stderr}`);
   return { stdout: r.stdout, stderr: r.stderr };
+}
+
+/** kcat without blocking this process's event loop (for a broker running in this process). */
+function kcatAsync(
+  args: string[],
+  input?: string,
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const p = spawn('kcat', args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    const timer = setTimeout(() => p.kill('SIGKILL'), 30_000);
+    p.stdout.on('data', (c: Buffer) => {
+      stdout += c.toString();
+    });
+    p.stderr.on('data', (c: Buffer) => {
+      stderr += c.toString();
+    });
+    p.on('error', reject);
+    p.on('close', (status) => {
+      clearTimeout(timer);
+      resolve({ status, stdout, stderr });
+    });
+    p.stdin.end(input ?? '');
+  });
 }
 
 /** Deterministic printable values with awkward bytes (quotes, backslashes, UTF-8, ':'). */
@@ -191,5 +218,121 @@ describe('kcat against skiff broker', () => {
     assert.equal(code, 0, output);
     assert.ok(fs.existsSync(path.join(dir, 'logs', '.kafka_cleanshutdown')));
     assert.ok(fs.existsSync(path.join(dir, 'logs', 'skiff-metadata.json')));
+  });
+});
+
+/**
+ * A TCP proxy in front of the broker that cuts every connection once, after `cutAfterBytes` of
+ * requests went through: requests already forwarded are appended, their responses are lost, and
+ * the producer retries them on a new connection.
+ */
+async function cuttingProxy(targetPort: number, cutAfterBytes: number) {
+  let forwarded = 0;
+  let cuts = 0;
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    const upstream = net.connect({ host: '127.0.0.1', port: targetPort });
+    sockets.add(client);
+    sockets.add(upstream);
+    client.on('data', (c: Buffer) => {
+      upstream.write(c);
+      forwarded += c.length;
+      if (cuts === 0 && forwarded > cutAfterBytes) {
+        cuts++;
+        // Let the broker read what was sent, then drop both sides before any response returns.
+        setTimeout(() => {
+          client.destroy();
+          upstream.destroy();
+        }, 20);
+      }
+    });
+    upstream.on('data', (c: Buffer) => {
+      if (!client.destroyed) client.write(c);
+    });
+    for (const s of [client, upstream]) {
+      s.on('error', () => {});
+      s.on('close', () => {
+        client.destroy();
+        upstream.destroy();
+      });
+    }
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    get cuts() {
+      return cuts;
+    },
+    close() {
+      for (const s of sockets) s.destroy();
+      server.close();
+    },
+  };
+}
+
+describe('kcat idempotent producer through a connection that drops', () => {
+  let b: TestBroker;
+  let proxy: Awaited<ReturnType<typeof cuttingProxy>>;
+  before(async () => {
+    requireKcat();
+    // The broker advertises the proxy's port, so every connection kcat makes goes through it.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'skiff-kcat-idem-'));
+    b = await startBroker({ numPartitions: 1 }, dir);
+    proxy = await cuttingProxy(b.port, 400_000);
+    b.metadata.registerBroker({ id: 1, host: '127.0.0.1', port: proxy.port, rack: null });
+    assert.ok(seededRandomBytes);
+  });
+  after(async () => {
+    proxy?.close();
+    await b?.stop();
+    if (b) fs.rmSync(b.dir, { recursive: true, force: true });
+  });
+
+  it('writes every record exactly once', async () => {
+    const n = 20_000;
+    const lines = Array.from({ length: n }, (_, i) => `k${i % 100}:${i}-${'x'.repeat(80)}`);
+    // Bootstrap straight to the broker: librdkafka then has two broker handles, and kcat does not
+    // give up when the cut takes down the one it produces through ("all brokers down").
+    const r = await kcatAsync(
+      [
+        '-b',
+        `127.0.0.1:${b.port}`,
+        '-P',
+        '-K:',
+        '-t',
+        'idem',
+        '-X',
+        'enable.idempotence=true',
+        '-X',
+        'batch.size=65536',
+        '-X',
+        'linger.ms=2',
+      ],
+      `${lines.join('\n')}\n`,
+    );
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(proxy.cuts, 1, 'the connection was cut once during the produce');
+    const log = b.broker.replicaManager.getPartition('idem', 0)!.log;
+    assert.equal(log.logEndOffset, BigInt(n), 'no duplicates and nothing lost');
+    const dups = b.broker.replicaManager.getPartition('idem', 0)!.duplicateBatches;
+    console.log(`kcat idempotent: ${dups} retried batches were answered as duplicates`);
+    const out = (
+      await kcatAsync([
+        '-b',
+        `127.0.0.1:${proxy.port}`,
+        '-C',
+        '-e',
+        '-o',
+        'beginning',
+        '-f',
+        '%k:%s\n',
+        '-t',
+        'idem',
+      ])
+    ).stdout;
+    assert.deepEqual(
+      out.split('\n').filter((l) => l !== ''),
+      lines,
+    );
   });
 });
