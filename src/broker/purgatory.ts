@@ -82,9 +82,12 @@ export function awaitCondition(
   keys: readonly string[],
   timeoutMs: number,
   check: () => boolean,
+  /** Registers a callback that ends the wait early (the client went away); returns its removal. */
+  onAbort?: (abort: () => void) => () => void,
 ): Promise<boolean> {
   return new Promise((resolve) => {
     let cancelTimer: () => void = () => {};
+    let removeAbort: () => void = () => {};
     const op: DelayedOperation = {
       completed: false,
       tryComplete(): boolean {
@@ -100,6 +103,7 @@ export function awaitCondition(
     const finish = (passed: boolean): void => {
       (op as { completed: boolean }).completed = true;
       cancelTimer();
+      removeAbort();
       purgatory.unwatch(keys, op);
       resolve(passed);
     };
@@ -107,5 +111,6 @@ export function awaitCondition(
     cancelTimer = scheduler.schedule('delayed-operation', Math.max(0, timeoutMs), () => {
       if (!op.completed) finish(false);
     });
+    if (onAbort) removeAbort = onAbort(() => op.forceComplete());
   });
 }

@@ -7,6 +7,11 @@ export interface ConnectionInfo {
   readonly remoteAddress: string;
   /** The clientId of the last request read on this connection, once one was decoded. */
   clientId: string | null;
+  /**
+   * Runs `listener` once when the connection closes (at once if it is closed), so a parked request
+   * stops waiting for a client that is gone. Returns a function that removes the listener.
+   */
+  whenClosed(listener: () => void): () => void;
 }
 
 /**

@@ -32,6 +32,7 @@ export class ServerConnection implements ConnectionInfo {
   private paused = false;
   private closedFlag = false;
   private lastActiveMs: number;
+  private readonly closeListeners = new Set<() => void>();
 
   constructor(
     readonly id: string,
@@ -65,6 +66,15 @@ export class ServerConnection implements ConnectionInfo {
 
   get queuedRequests(): number {
     return this.queue.length;
+  }
+
+  whenClosed(listener: () => void): () => void {
+    if (this.closedFlag) {
+      listener();
+      return () => {};
+    }
+    this.closeListeners.add(listener);
+    return () => this.closeListeners.delete(listener);
   }
 
   /** Idle: nothing in flight, nothing queued, no bytes either way for `idleMs`. */
@@ -158,5 +168,7 @@ export class ServerConnection implements ConnectionInfo {
     }
     this.socket.destroy();
     this.onClose(this);
+    for (const listener of [...this.closeListeners]) listener();
+    this.closeListeners.clear();
   }
 }

@@ -178,6 +178,23 @@ describe('broker data path: produce, fetch, offsets, idempotence, sessions', () 
     assert.deepEqual(values(r.responses[0]!.partitions[0]!.records), ['value-0', 'value-1']);
   });
 
+  it('a parked fetch ends when its client disconnects', async () => {
+    const c = await b.connect();
+    const atLeo = fetchReq('lp', 0, b.broker.replicaManager.getPartition('lp', 0)!.log.logEndOffset, {
+      maxWaitMs: 60_000,
+      minBytes: 1,
+    });
+    const parked = b.call<FetchResponse>(c, 1, 11, atLeo);
+    parked.catch(() => {});
+    const purgatory = b.broker.replicaManager.purgatory;
+    const until = Date.now() + 2000;
+    while (purgatory.watched === 0 && Date.now() < until) await sleep(5);
+    assert.equal(purgatory.watched, 1);
+    c.close();
+    while (purgatory.watched > 0 && Date.now() < until) await sleep(5);
+    assert.equal(purgatory.watched, 0);
+  });
+
   it('fetch sessions: full, then incremental answers carry only partitions with news', async () => {
     await produce(b, conn, 'sess', 0, batch(1));
     const full = await b.call<FetchResponse>(

@@ -75,10 +75,17 @@ export async function handleFetch(
     rs.some((r) => r.errorCode !== 0) || rs.reduce((n, r) => n + r.records.length, 0) >= req.minBytes;
   if (req.maxWaitMs > 0 && fc.partitions.length > 0 && !enough(reads)) {
     const keys = fc.partitions.map((sp) => partitionKey(sp.topic, sp.partition));
-    const passed = await awaitCondition(b.replicaManager.purgatory, b.scheduler, keys, req.maxWaitMs, () => {
-      reads = readAll();
-      return enough(reads);
-    });
+    const passed = await awaitCondition(
+      b.replicaManager.purgatory,
+      b.scheduler,
+      keys,
+      req.maxWaitMs,
+      () => {
+        reads = readAll();
+        return enough(reads);
+      },
+      (abort) => ctx.connection.whenClosed(abort),
+    );
     if (!passed) reads = readAll();
   }
   return buildResponse(fc, reads);

@@ -54,7 +54,7 @@ export function errorCodeOf(e: unknown, b: BrokerServices, what: string): { code
 
 export async function handleProduce(
   b: BrokerServices,
-  _ctx: RequestContext,
+  ctx: RequestContext,
   req: ProduceRequest,
 ): Promise<ProduceResponse | null> {
   const acks = req.acks;
@@ -103,17 +103,29 @@ export async function handleProduce(
     }
     return null;
   }
-  if (acks === -1 && pending.length > 0) await awaitReplication(b, pending, req.timeoutMs);
+  if (acks === -1 && pending.length > 0) await awaitReplication(b, ctx, pending, req.timeoutMs);
   return { responses, throttleTimeMs: 0, nodeEndpoints: [] };
 }
 
 // acks=-1: wait until every appended partition's HW covers its append, or the request timeout.
-async function awaitReplication(b: BrokerServices, pending: Pending[], timeoutMs: number): Promise<void> {
+async function awaitReplication(
+  b: BrokerServices,
+  ctx: RequestContext,
+  pending: Pending[],
+  timeoutMs: number,
+): Promise<void> {
   const done = (p: Pending): boolean =>
     !p.partition.isLeader || p.partition.log.highWatermark >= p.requiredHw;
   if (!pending.every(done)) {
     const keys = pending.map((p) => partitionKey(p.partition.topic, p.partition.index));
-    await awaitCondition(b.replicaManager.purgatory, b.scheduler, keys, timeoutMs, () => pending.every(done));
+    await awaitCondition(
+      b.replicaManager.purgatory,
+      b.scheduler,
+      keys,
+      timeoutMs,
+      () => pending.every(done),
+      (abort) => ctx.connection.whenClosed(abort),
+    );
   }
   for (const p of pending) {
     if (!p.partition.isLeader) {
