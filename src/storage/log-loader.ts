@@ -62,7 +62,15 @@ export function loadLog(p: LoadParams): LoadedLog {
     segments.add(LogSegment.open(fs, p.dir, start, segmentConfigOf(p.config), p.ctx.clock, true));
   }
   const events: RecoveryEvent[] = [];
+  // The batches replayed from a point on are the truth for the epochs from that point on: the
+  // first one replayed clears the cache from its offset, so an older epoch met again in the
+  // replay does not wipe the entries of the later epochs (which the replay then re-adds).
+  let replayFrom: bigint | null = null;
   const assignEpochs = (h: { partitionLeaderEpoch: number; baseOffset: bigint }): void => {
+    if (replayFrom === null) {
+      replayFrom = h.baseOffset;
+      p.epochCache.truncateFromEnd(h.baseOffset);
+    }
     if (h.partitionLeaderEpoch >= 0) p.epochCache.assign(h.partitionLeaderEpoch, h.baseOffset);
   };
   const all = segments.values();
@@ -70,13 +78,16 @@ export function loadLog(p: LoadParams): LoadedLog {
   for (let i = 0; i < all.length; i++) {
     const segment = all[i]!;
     const isActive = segment === active;
+    const inSweep = (!p.hadCleanShutdown && nextBaseOffset(all, i) > p.recoveryPoint) || isActive;
     const needsFullRecovery =
       (!p.hadCleanShutdown && nextBaseOffset(all, i) > p.recoveryPoint) ||
       !indexesPresent(p, segment) ||
       (!isActive && !segment.indexLooksSane());
     let result: SegmentRecoveryResult | null = null;
     if (needsFullRecovery) {
-      result = segment.recover(assignEpochs);
+      // A segment rebuilt only for its index, before the recovery point, leaves the epochs alone:
+      // the segments after it are not replayed.
+      result = segment.recover(inSweep ? assignEpochs : undefined);
       events.push({ segmentBaseOffset: segment.baseOffset, mode: 'full', result });
     } else if (isActive) {
       result = segment.validateTail(assignEpochs);

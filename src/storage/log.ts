@@ -25,6 +25,7 @@ import { type EpochEndOffset, LeaderEpochFileCache } from './leader-epoch-cache.
 import type { LocalLog, LogOffsetMetadata, LogReadResult, StorageContext } from './local-log.js';
 import type { LogConfig } from './log-config.js';
 import { loadLog } from './log-loader.js';
+import { PARTITION_METADATA_FILE, PartitionMetadataFile } from './partition-metadata.js';
 import { type BatchMetadata, ProducerStateManager } from './producer-state.js';
 
 export interface LogAppendInfo {
@@ -128,6 +129,11 @@ export class Log {
 
   get name(): string {
     return this.local.name;
+  }
+
+  /** The partition's `partition.metadata` (topic id); written by the partition layer. */
+  partitionMetadata(): PartitionMetadataFile {
+    return new PartitionMetadataFile(this.ctx.fs, path.join(this.dir, PARTITION_METADATA_FILE));
   }
 
   get dir(): string {
