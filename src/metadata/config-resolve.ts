@@ -285,3 +285,24 @@ export function effectiveTopicConfig(layers: ConfigLayers): Map<string, ConfigVa
 export function longToNumber(v: bigint): number {
   return v >= 2n ** 53n ? Number.POSITIVE_INFINITY : Number(v);
 }
+
+/**
+ * The layers for one broker (and optionally one of its topics) from a metadata image: what a
+ * broker passes to resolveTopicConfig / resolveBrokerConfig when it applies configs.
+ */
+export function layersFor(
+  image: {
+    readonly brokerConfigs: ReadonlyMap<string, ConfigMap>;
+    readonly topicConfigs: ReadonlyMap<string, ConfigMap>;
+  },
+  brokerId: number,
+  staticProps: ConfigMap,
+  topic?: string,
+): ConfigLayers {
+  return {
+    ...(topic === undefined ? {} : { topic: image.topicConfigs.get(topic) ?? {} }),
+    broker: image.brokerConfigs.get(String(brokerId)) ?? {},
+    clusterDefault: image.brokerConfigs.get(DEFAULT_BROKER_ENTITY) ?? {},
+    staticProps,
+  };
+}
