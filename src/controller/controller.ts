@@ -1,6 +1,6 @@
 import type { Clock } from '../common/clock.js';
 import type { ConfigMap, MetadataImage } from '../metadata/cluster-metadata.js';
-import { resolveTopicConfig } from '../metadata/config-resolve.js';
+import { resolveBrokerConfig, resolveTopicConfig } from '../metadata/config-resolve.js';
 import type {
   AlterPartitionPartitionResult,
   ControllerRequest,
@@ -20,7 +20,8 @@ import {
 } from '../metadata/store.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import type { Scheduler } from '../storage/scheduler.js';
-import { type BrokerView, reconcilePartition, validateAlterPartition } from './partition-change.js';
+import { planAlterPartition, planElectLeaders, planRebalance } from './partition-admin.js';
+import { type BrokerView, reconcilePartition } from './partition-change.js';
 import type { RandomInt } from './replica-assignment.js';
 import {
   type AdminContext,
@@ -162,6 +163,7 @@ export class Controller {
   }
 
   private lostWaiters: (() => void)[] = [];
+  private cancelRebalance: (() => void) | null = null;
 
   private scheduleKeepAlive(lease: bigint): void {
     this.cancelKeepAlive?.();
@@ -195,6 +197,7 @@ export class Controller {
       if (image.brokers !== previous.brokers || image.brokerConfigs !== previous.brokerConfigs)
         this.enqueue('reconcile', () => this.reconcile());
     });
+    this.scheduleRebalance(leadership);
     this.enqueue('repair', () => this.repairTopics());
     this.enqueue('reconcile', () => this.reconcile());
     const pending = await rangeAll(this.options.store, this.keys.requests);
@@ -209,8 +212,40 @@ export class Controller {
     });
   }
 
+  private clusterConfig(name: string): string | null {
+    const layers = {
+      clusterDefault: this.follower.image().brokerConfigs.get('<default>') ?? {},
+      staticProps: this.options.staticConfig ?? {},
+    };
+    return resolveBrokerConfig(name, layers).value;
+  }
+
+  /** auto.leader.rebalance.enable: every leader.imbalance.check.interval.seconds while active. */
+  private scheduleRebalance(leadership: Leadership): void {
+    const intervalMs = Number(this.clusterConfig('leader.imbalance.check.interval.seconds')) * 1000;
+    this.cancelRebalance = this.options.scheduler.schedule('leader-rebalance', intervalMs, () => {
+      if (this.leadership !== leadership) return;
+      if (this.clusterConfig('auto.leader.rebalance.enable') === 'true') {
+        this.enqueue('rebalance', () => this.rebalance());
+      }
+      this.scheduleRebalance(leadership);
+    });
+  }
+
+  private async rebalance(): Promise<void> {
+    const percentage = Number(this.clusterConfig('leader.imbalance.per.broker.percentage'));
+    const chunks = planRebalance(this.adminContext('rebalance'), percentage);
+    if (chunks.length === 0) return;
+    this.options.logger.info(
+      `controller: preferred leader election for ${chunks.reduce((n, c) => n + c.ops.length, 0)} partitions (leader imbalance)`,
+    );
+    await this.commitChunks('rebalance', chunks);
+  }
+
   private deactivate(reason: string): void {
     if (this.leadership === null) return;
+    this.cancelRebalance?.();
+    this.cancelRebalance = null;
     this.options.logger.info(`controller ${this.options.nodeId}: inactive (${reason})`);
     this.leadership = null;
     this.requestWatch?.close();
@@ -443,53 +478,15 @@ export class Controller {
         const plan = planAlterConfigs(ctx, body);
         return { response: { kind: 'alterConfigs', result: plan.result }, chunks: [...plan.chunks] };
       }
-      case 'alterPartition':
-        return this.planAlterPartition(ctx, body);
+      case 'alterPartition': {
+        const plan = planAlterPartition(ctx, body);
+        return { response: { kind: 'alterPartition', result: plan.result }, chunks: [...plan.chunks] };
+      }
+      case 'electLeaders': {
+        const plan = planElectLeaders(ctx, body.electionType, body.topics);
+        return { response: { kind: 'electLeaders', result: plan.result }, chunks: [...plan.chunks] };
+      }
     }
-  }
-
-  private planAlterPartition(
-    ctx: AdminContext,
-    body: Extract<ControllerRequestBody, { kind: 'alterPartition' }>,
-  ): { response: ControllerResponse; chunks: Chunk[] } {
-    const sender = ctx.image.brokers.get(body.brokerId);
-    if (sender === undefined || sender.epoch !== BigInt(body.brokerEpoch)) {
-      return {
-        response: { kind: 'alterPartition', result: { errorCode: ErrorCode.STALE_BROKER_EPOCH, topics: [] } },
-        chunks: [],
-      };
-    }
-    const compare: Compare[] = [];
-    const ops: Op[] = [];
-    const topics = body.topics.map((t) => ({
-      topic: t.topic,
-      partitions: t.partitions.map((item): AlterPartitionPartitionResult => {
-        const rec = ctx.state.partitionRecord(t.topic, item.partition);
-        const decision = validateAlterPartition(rec, body.brokerId, item, ctx.view);
-        const state = decision.next ?? rec;
-        if (decision.next) {
-          const key = this.keys.partition(t.topic, item.partition);
-          compare.push({ key, target: 'mod', modRevision: ctx.state.modRevision(key) });
-          ops.push({ type: 'put', key, value: JSON.stringify(decision.next) });
-        }
-        return {
-          partition: item.partition,
-          errorCode: decision.errorCode,
-          leaderId: state?.leader ?? -1,
-          leaderEpoch: state?.leaderEpoch ?? -1,
-          isr: state?.isr ?? [],
-          partitionEpoch: state?.partitionEpoch ?? -1,
-        };
-      }),
-    }));
-    const chunks: Chunk[] = [];
-    for (let i = 0; i < ops.length; i += PARTITIONS_PER_TXN) {
-      chunks.push({
-        compare: compare.slice(i, i + PARTITIONS_PER_TXN),
-        ops: ops.slice(i, i + PARTITIONS_PER_TXN),
-      });
-    }
-    return { response: { kind: 'alterPartition', result: { errorCode: 0, topics } }, chunks };
   }
 }
 

@@ -137,3 +137,75 @@ export function validateAlterPartition(
 function sameList(a: readonly number[], b: readonly number[]): boolean {
   return a.length === b.length && a.every((x, i) => x === b[i]);
 }
+
+export type ElectionType = 'preferred' | 'unclean';
+
+/**
+ * ElectLeaders for one partition. Preferred: the first replica in assignment order leads, if it is
+ * in the ISR and eligible (else PREFERRED_LEADER_NOT_AVAILABLE 80); ELECTION_NOT_NEEDED (84) if it
+ * already leads. Unclean: only for a leaderless partition, the first eligible replica, ISR just it
+ * (ELIGIBLE_LEADERS_NOT_AVAILABLE 83 if none).
+ */
+export function electLeader(
+  rec: PartitionRecord,
+  view: BrokerView,
+  type: ElectionType,
+): AlterPartitionDecision {
+  if (type === 'preferred') {
+    const preferred = rec.replicas[0];
+    if (preferred === undefined) return { errorCode: ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE };
+    if (rec.leader === preferred) return { errorCode: ErrorCode.ELECTION_NOT_NEEDED };
+    if (!rec.isr.includes(preferred) || !isEligible(view, preferred) || view.restarted.has(preferred)) {
+      return { errorCode: ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE };
+    }
+    return {
+      errorCode: 0,
+      next: {
+        ...rec,
+        leader: preferred,
+        leaderEpoch: rec.leaderEpoch + 1,
+        partitionEpoch: rec.partitionEpoch + 1,
+      },
+    };
+  }
+  if (rec.leader >= 0) return { errorCode: ErrorCode.ELECTION_NOT_NEEDED };
+  const any = rec.replicas.find((r) => isEligible(view, r));
+  if (any === undefined) return { errorCode: ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE };
+  return {
+    errorCode: 0,
+    next: {
+      ...rec,
+      leader: any,
+      isr: [any],
+      leaderEpoch: rec.leaderEpoch + 1,
+      partitionEpoch: rec.partitionEpoch + 1,
+    },
+  };
+}
+
+/**
+ * Partitions whose preferred leader should take leadership back, by Kafka's rule: for each broker,
+ * if more than `percentage`% of the partitions it is preferred for are led by someone else (and it
+ * could lead them), all of those move back.
+ */
+export function imbalancedPartitions(
+  partitions: Iterable<{ readonly topic: string; readonly partition: number; readonly rec: PartitionRecord }>,
+  view: BrokerView,
+  percentage: number,
+): { topic: string; partition: number }[] {
+  const preferredCount = new Map<number, number>();
+  const movable = new Map<number, { topic: string; partition: number }[]>();
+  for (const { topic, partition, rec } of partitions) {
+    const preferred = rec.replicas[0];
+    if (preferred === undefined) continue;
+    preferredCount.set(preferred, (preferredCount.get(preferred) ?? 0) + 1);
+    if (rec.leader !== preferred && electLeader(rec, view, 'preferred').errorCode === 0) {
+      movable.set(preferred, [...(movable.get(preferred) ?? []), { topic, partition }]);
+    }
+  }
+  const out: { topic: string; partition: number }[] = [];
+  for (const [broker, list] of movable) {
+    if ((list.length * 100) / preferredCount.get(broker)! > percentage) out.push(...list);
+  }
+  return out;
+}

@@ -73,6 +73,12 @@ export type ControllerRequestBody =
       readonly validateOnly: boolean;
     }
   | {
+      readonly kind: 'electLeaders';
+      readonly electionType: 'preferred' | 'unclean';
+      /** null: every partition. */
+      readonly topics: readonly { readonly topic: string; readonly partitions: readonly number[] }[] | null;
+    }
+  | {
       readonly kind: 'alterPartition';
       readonly brokerId: number;
       readonly brokerEpoch: string;
@@ -89,4 +95,18 @@ export type ControllerResponse =
   | { readonly kind: 'deleteTopics'; readonly results: (ApiResult & { name: string })[] }
   | { readonly kind: 'createPartitions'; readonly results: (ApiResult & { name: string })[] }
   | { readonly kind: 'alterConfigs'; readonly result: ApiResult }
-  | { readonly kind: 'alterPartition'; readonly result: AlterPartitionResult };
+  | { readonly kind: 'alterPartition'; readonly result: AlterPartitionResult }
+  | { readonly kind: 'electLeaders'; readonly result: ElectLeadersResult };
+
+export interface ElectLeadersResult {
+  /** Request-level error (REQUEST_TIMED_OUT when no controller answered). */
+  readonly errorCode: number;
+  readonly topics: readonly {
+    readonly topic: string;
+    readonly partitions: readonly {
+      readonly partition: number;
+      readonly errorCode: number;
+      readonly errorMessage: string | null;
+    }[];
+  }[];
+}

@@ -15,6 +15,7 @@ import type {
   AlterPartitionResult,
   ControllerRequestBody,
   ControllerResponse,
+  ElectLeadersResult,
 } from './controller-requests.js';
 import { type BrokerRecord, MetadataKeys } from './keys.js';
 import { type FollowerLogger, MetadataFollower } from './metadata-follower.js';
@@ -128,6 +129,17 @@ export class StoreClusterMetadata implements ClusterMetadata {
     };
     const r = await this.submit(body);
     if (r === null || r.kind !== 'alterPartition')
+      return { errorCode: ErrorCode.REQUEST_TIMED_OUT, topics: [] };
+    return r.result;
+  }
+
+  /** ElectLeaders: preferred or unclean election for the given partitions (null: all). */
+  async electLeaders(
+    electionType: 'preferred' | 'unclean',
+    topics: readonly { topic: string; partitions: readonly number[] }[] | null,
+  ): Promise<ElectLeadersResult> {
+    const r = await this.submit({ kind: 'electLeaders', electionType, topics });
+    if (r === null || r.kind !== 'electLeaders')
       return { errorCode: ErrorCode.REQUEST_TIMED_OUT, topics: [] };
     return r.result;
   }

@@ -61,20 +61,18 @@ describe('controller: fencing, re-election, unclean election', () => {
 
   it('the last ISR member gone: leader -1, ISR kept as [it]; it leads again when it returns', async () => {
     ({ c } = await cluster([1, 2]));
-    await c.brokers
-      .get(2)!
-      .controller.createTopics(
-        [
-          {
-            name: 't',
-            numPartitions: -1,
-            replicationFactor: -1,
-            assignments: new Map([[0, [1, 2]]]),
-            configs: {},
-          },
-        ],
-        false,
-      );
+    await c.brokers.get(2)!.controller.createTopics(
+      [
+        {
+          name: 't',
+          numPartitions: -1,
+          replicationFactor: -1,
+          assignments: new Map([[0, [1, 2]]]),
+          configs: {},
+        },
+      ],
+      false,
+    );
     await c.settle();
     c.brokers.get(2)!.crash();
     c.brokers.delete(2);
@@ -174,20 +172,18 @@ describe('controller: AlterPartition validation', () => {
 
   it('answers with Kafka error codes and bumps only partitionEpoch on an ISR change', async () => {
     ({ c } = await cluster([1, 2, 3]));
-    await c.brokers
-      .get(1)!
-      .controller.createTopics(
-        [
-          {
-            name: 'a',
-            numPartitions: -1,
-            replicationFactor: -1,
-            assignments: new Map([[0, [1, 2, 3]]]),
-            configs: {},
-          },
-        ],
-        false,
-      );
+    await c.brokers.get(1)!.controller.createTopics(
+      [
+        {
+          name: 'a',
+          numPartitions: -1,
+          replicationFactor: -1,
+          assignments: new Map([[0, [1, 2, 3]]]),
+          configs: {},
+        },
+      ],
+      false,
+    );
     await c.settle();
     const b1 = c.brokers.get(1)!;
     const one = async (
@@ -312,20 +308,18 @@ describe('controller election', () => {
     await a.whenActive();
     standby = await c.startController(2, { sessionTimeoutMs: 3000, heartbeatIntervalMs: 1000 });
     await c.settle();
-    await c.brokers
-      .get(1)!
-      .controller.createTopics(
-        [
-          {
-            name: 'f',
-            numPartitions: -1,
-            replicationFactor: -1,
-            assignments: new Map([[0, [3, 1, 2]]]),
-            configs: {},
-          },
-        ],
-        false,
-      );
+    await c.brokers.get(1)!.controller.createTopics(
+      [
+        {
+          name: 'f',
+          numPartitions: -1,
+          replicationFactor: -1,
+          assignments: new Map([[0, [3, 1, 2]]]),
+          configs: {},
+        },
+      ],
+      false,
+    );
     await c.settle();
     hookArmed = true;
     c.brokers.get(3)!.crash();
@@ -341,5 +335,106 @@ describe('controller election', () => {
       'changed exactly once',
     );
     assert.ok(c.logger.lines.some((l) => l.includes('controller 1: inactive (fenced')));
+  });
+});
+
+describe('controller: preferred leaders', () => {
+  let c: TestCluster;
+  afterEach(() => c.close());
+
+  it('ElectLeaders: preferred and unclean, with Kafka error codes', async () => {
+    ({ c } = await cluster([1, 2, 3]));
+    const b3 = c.brokers.get(3)!;
+    await b3.controller.createTopics(
+      [
+        {
+          name: 'p',
+          numPartitions: -1,
+          replicationFactor: -1,
+          assignments: new Map([
+            [0, [1, 2]],
+            [1, [2, 3]],
+          ]),
+          configs: {},
+        },
+      ],
+      false,
+    );
+    await c.settle();
+    // Broker 1 restarts: partition 0 moves to 2; broker 1 is back but out of the ISR.
+    c.brokers.get(1)!.crash();
+    c.brokers.delete(1);
+    await c.advance(10_000);
+    await c.startBroker(1);
+    await c.settle();
+    assert.equal(c.partition('p', 0).leader, 2);
+    const notAvailable = await b3.electLeaders('preferred', [{ topic: 'p', partitions: [0, 1, 9] }]);
+    assert.deepEqual(
+      notAvailable.topics[0]!.partitions.map((x) => x.errorCode),
+      [80, 84, 3],
+    );
+    // The leader takes broker 1 back into the ISR; now the preferred election moves leadership.
+    const p0 = c.partition('p', 0);
+    const expand = await c.brokers
+      .get(2)!
+      .alterPartition([
+        {
+          topic: 'p',
+          partitions: [
+            { partition: 0, leaderEpoch: p0.leaderEpoch, partitionEpoch: p0.partitionEpoch, newIsr: [1, 2] },
+          ],
+        },
+      ]);
+    assert.equal(expand.topics[0]!.partitions[0]!.errorCode, 0);
+    const elected = await b3.electLeaders('preferred', null);
+    assert.deepEqual(elected.topics, [
+      { topic: 'p', partitions: [{ partition: 0, errorCode: 0, errorMessage: null }] },
+    ]);
+    await c.settle();
+    assert.deepEqual([c.partition('p', 0).leader, c.partition('p', 0).leaderEpoch], [1, p0.leaderEpoch + 1]);
+    const unclean = await b3.electLeaders('unclean', [{ topic: 'p', partitions: [0] }]);
+    assert.equal(unclean.topics[0]!.partitions[0]!.errorCode, 84);
+  });
+
+  it('auto.leader.rebalance.enable moves leadership back to the preferred replica', async () => {
+    ({ c } = await cluster([1, 2]));
+    await c.brokers
+      .get(2)!
+      .controller.createTopics(
+        [
+          {
+            name: 'r',
+            numPartitions: -1,
+            replicationFactor: -1,
+            assignments: new Map([[0, [1, 2]]]),
+            configs: {},
+          },
+        ],
+        false,
+      );
+    await c.settle();
+    // Controlled shutdown of 1 moves leadership to 2; broker 1 returns and rejoins the ISR.
+    await c.brokers.get(1)!.controlledShutdown(1000);
+    await c.settle();
+    await c.brokers.get(1)!.close();
+    c.brokers.delete(1);
+    await c.startBroker(1);
+    await c.settle();
+    const p = c.partition('r', 0);
+    assert.equal(p.leader, 2);
+    await c.brokers
+      .get(2)!
+      .alterPartition([
+        {
+          topic: 'r',
+          partitions: [
+            { partition: 0, leaderEpoch: p.leaderEpoch, partitionEpoch: p.partitionEpoch, newIsr: [1, 2] },
+          ],
+        },
+      ]);
+    // leader.imbalance.check.interval.seconds defaults to 300.
+    await c.advance(301_000, 2000);
+    assert.equal(c.partition('r', 0).leader, 1);
+    assert.ok(c.logger.lines.some((l) => l.includes('leader imbalance')));
   });
 });

@@ -1,0 +1,131 @@
+import type {
+  AlterPartitionPartitionResult,
+  AlterPartitionResult,
+  ControllerRequestBody,
+  ElectLeadersResult,
+} from '../metadata/controller-requests.js';
+import type { PartitionRecord } from '../metadata/keys.js';
+import type { Compare, Op } from '../metadata/store.js';
+import { ErrorCode } from '../protocol/generated/errors.js';
+import {
+  type ElectionType,
+  electLeader,
+  imbalancedPartitions,
+  validateAlterPartition,
+} from './partition-change.js';
+import type { AdminContext, Chunk, Plan } from './topic-admin.js';
+
+/**
+ * Partition-state requests as plans (AlterPartition, ElectLeaders, preferred-leader rebalance):
+ * validated against the controller's image, committed by the controller with CAS on each
+ * partition key's revision under its election guard.
+ */
+
+/** Partition records per transaction: a compare and a put each, plus guard and reply, under 128. */
+const PARTITIONS_PER_TXN = 60;
+
+function toChunks(changes: readonly { key: string; rev: bigint; next: PartitionRecord }[]): Chunk[] {
+  const chunks: Chunk[] = [];
+  for (let i = 0; i < changes.length; i += PARTITIONS_PER_TXN) {
+    const batch = changes.slice(i, i + PARTITIONS_PER_TXN);
+    chunks.push({
+      compare: batch.map((c): Compare => ({ key: c.key, target: 'mod', modRevision: c.rev })),
+      ops: batch.map((c): Op => ({ type: 'put', key: c.key, value: JSON.stringify(c.next) })),
+    });
+  }
+  return chunks;
+}
+
+export function planAlterPartition(
+  ctx: AdminContext,
+  body: Extract<ControllerRequestBody, { kind: 'alterPartition' }>,
+): Plan<AlterPartitionResult> {
+  const sender = ctx.image.brokers.get(body.brokerId);
+  if (sender === undefined || sender.epoch !== BigInt(body.brokerEpoch)) {
+    return { result: { errorCode: ErrorCode.STALE_BROKER_EPOCH, topics: [] }, chunks: [] };
+  }
+  const changes: { key: string; rev: bigint; next: PartitionRecord }[] = [];
+  const topics = body.topics.map((t) => ({
+    topic: t.topic,
+    partitions: t.partitions.map((item): AlterPartitionPartitionResult => {
+      const rec = ctx.state.partitionRecord(t.topic, item.partition);
+      const decision = validateAlterPartition(rec, body.brokerId, item, ctx.view);
+      const state = decision.next ?? rec;
+      if (decision.next) {
+        const key = ctx.keys.partition(t.topic, item.partition);
+        changes.push({ key, rev: ctx.state.modRevision(key), next: decision.next });
+      }
+      return {
+        partition: item.partition,
+        errorCode: decision.errorCode,
+        leaderId: state?.leader ?? -1,
+        leaderEpoch: state?.leaderEpoch ?? -1,
+        isr: state?.isr ?? [],
+        partitionEpoch: state?.partitionEpoch ?? -1,
+      };
+    }),
+  }));
+  return { result: { errorCode: 0, topics }, chunks: toChunks(changes) };
+}
+
+export function planElectLeaders(
+  ctx: AdminContext,
+  type: ElectionType,
+  requested: readonly { topic: string; partitions: readonly number[] }[] | null,
+): Plan<ElectLeadersResult> {
+  const all = requested === null;
+  const targets =
+    requested ??
+    [...ctx.image.topics.values()].map((t) => ({
+      topic: t.name,
+      partitions: t.partitions.map((p) => p.partition),
+    }));
+  const changes: { key: string; rev: bigint; next: PartitionRecord }[] = [];
+  const topics = targets
+    .map((t) => ({
+      topic: t.topic,
+      partitions: t.partitions
+        .map((partition) => {
+          const rec = ctx.state.partitionRecord(t.topic, partition);
+          if (rec === undefined) {
+            return {
+              partition,
+              errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+              errorMessage: 'This server does not host this topic-partition.',
+            };
+          }
+          const decision = electLeader(rec, ctx.view, type);
+          if (decision.next) {
+            const key = ctx.keys.partition(t.topic, partition);
+            changes.push({ key, rev: ctx.state.modRevision(key), next: decision.next });
+          }
+          return { partition, errorCode: decision.errorCode, errorMessage: null };
+        })
+        // Asked for every partition, Kafka reports only the ones where something was attempted.
+        .filter((p) => !all || p.errorCode !== ErrorCode.ELECTION_NOT_NEEDED),
+    }))
+    .filter((t) => t.partitions.length > 0 || !all);
+  return { result: { errorCode: 0, topics }, chunks: toChunks(changes) };
+}
+
+/** Preferred-leader elections for brokers over the imbalance threshold (auto.leader.rebalance). */
+export function planRebalance(ctx: AdminContext, percentage: number): Chunk[] {
+  const partitions: { topic: string; partition: number; rec: PartitionRecord }[] = [];
+  for (const t of ctx.image.topics.values()) {
+    for (const p of t.partitions) {
+      const rec = ctx.state.partitionRecord(t.name, p.partition);
+      if (rec !== undefined) partitions.push({ topic: t.name, partition: p.partition, rec });
+    }
+  }
+  const moves = imbalancedPartitions(partitions, ctx.view, percentage);
+  if (moves.length === 0) return [];
+  const byTopic = new Map<string, number[]>();
+  for (const m of moves) byTopic.set(m.topic, [...(byTopic.get(m.topic) ?? []), m.partition]);
+  return [
+    ...planElectLeaders(
+      ctx,
+      'preferred',
+      [...byTopic].map(([topic, ps]) => ({ topic, partitions: ps })),
+    ).chunks,
+  ];
+}
