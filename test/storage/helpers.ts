@@ -10,7 +10,7 @@ export function tempDir(prefix = 'skiff-storage-'): { dir: string; cleanup: () =
 
 import { ManualClock } from '../../src/common/clock.js';
 import { encodeBatch } from '../../src/protocol/records/codec.js';
-import { NodeFileSystem } from '../../src/storage/fs.js';
+import { type FileHandle, NodeFileSystem } from '../../src/storage/fs.js';
 import type { StorageContext } from '../../src/storage/local-log.js';
 import { MemoryLogger } from '../../src/storage/logger.js';
 import { ManualScheduler } from '../../src/storage/scheduler.js';
@@ -44,10 +44,27 @@ export interface TestContext extends StorageContext {
   readonly logger: MemoryLogger;
 }
 
+/**
+ * The real file system without fsync: these tests check what is in the files, not what survives a
+ * power cut, and thousands of fsyncs would make the property tests slow on a busy machine.
+ */
+class NoSyncFileSystem extends NodeFileSystem {
+  override open(filePath: string, create: boolean): FileHandle {
+    const h = super.open(filePath, create);
+    h.sync = () => {};
+    return h;
+  }
+  override writeFileAtomic(filePath: string, data: Buffer): void {
+    fs.writeFileSync(`${filePath}.tmp`, data);
+    fs.renameSync(`${filePath}.tmp`, filePath);
+  }
+  override syncDir(): void {}
+}
+
 export function testContext(): TestContext {
   const clock = new ManualClock();
   return {
-    fs: new NodeFileSystem(),
+    fs: new NoSyncFileSystem(),
     clock,
     scheduler: new ManualScheduler(clock),
     logger: new MemoryLogger(),
