@@ -2,7 +2,6 @@ import type { Clock } from '../common/clock.js';
 import type { ConfigMap, MetadataImage } from '../metadata/cluster-metadata.js';
 import { resolveBrokerConfig, resolveTopicConfig } from '../metadata/config-resolve.js';
 import type {
-  AlterPartitionPartitionResult,
   ControllerRequest,
   ControllerRequestBody,
   ControllerResponse,
@@ -18,7 +17,6 @@ import {
   rangeAll,
   type StoreWatch,
 } from '../metadata/store.js';
-import { ErrorCode } from '../protocol/generated/errors.js';
 import type { Scheduler } from '../storage/scheduler.js';
 import { planAlterPartition, planElectLeaders, planRebalance } from './partition-admin.js';
 import { type BrokerView, reconcilePartition } from './partition-change.js';

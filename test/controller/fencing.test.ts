@@ -375,16 +375,14 @@ describe('controller: preferred leaders', () => {
     );
     // The leader takes broker 1 back into the ISR; now the preferred election moves leadership.
     const p0 = c.partition('p', 0);
-    const expand = await c.brokers
-      .get(2)!
-      .alterPartition([
-        {
-          topic: 'p',
-          partitions: [
-            { partition: 0, leaderEpoch: p0.leaderEpoch, partitionEpoch: p0.partitionEpoch, newIsr: [1, 2] },
-          ],
-        },
-      ]);
+    const expand = await c.brokers.get(2)!.alterPartition([
+      {
+        topic: 'p',
+        partitions: [
+          { partition: 0, leaderEpoch: p0.leaderEpoch, partitionEpoch: p0.partitionEpoch, newIsr: [1, 2] },
+        ],
+      },
+    ]);
     assert.equal(expand.topics[0]!.partitions[0]!.errorCode, 0);
     const elected = await b3.electLeaders('preferred', null);
     assert.deepEqual(elected.topics, [
@@ -398,20 +396,18 @@ describe('controller: preferred leaders', () => {
 
   it('auto.leader.rebalance.enable moves leadership back to the preferred replica', async () => {
     ({ c } = await cluster([1, 2]));
-    await c.brokers
-      .get(2)!
-      .controller.createTopics(
-        [
-          {
-            name: 'r',
-            numPartitions: -1,
-            replicationFactor: -1,
-            assignments: new Map([[0, [1, 2]]]),
-            configs: {},
-          },
-        ],
-        false,
-      );
+    await c.brokers.get(2)!.controller.createTopics(
+      [
+        {
+          name: 'r',
+          numPartitions: -1,
+          replicationFactor: -1,
+          assignments: new Map([[0, [1, 2]]]),
+          configs: {},
+        },
+      ],
+      false,
+    );
     await c.settle();
     // Controlled shutdown of 1 moves leadership to 2; broker 1 returns and rejoins the ISR.
     await c.brokers.get(1)!.controlledShutdown(1000);
@@ -422,16 +418,14 @@ describe('controller: preferred leaders', () => {
     await c.settle();
     const p = c.partition('r', 0);
     assert.equal(p.leader, 2);
-    await c.brokers
-      .get(2)!
-      .alterPartition([
-        {
-          topic: 'r',
-          partitions: [
-            { partition: 0, leaderEpoch: p.leaderEpoch, partitionEpoch: p.partitionEpoch, newIsr: [1, 2] },
-          ],
-        },
-      ]);
+    await c.brokers.get(2)!.alterPartition([
+      {
+        topic: 'r',
+        partitions: [
+          { partition: 0, leaderEpoch: p.leaderEpoch, partitionEpoch: p.partitionEpoch, newIsr: [1, 2] },
+        ],
+      },
+    ]);
     // leader.imbalance.check.interval.seconds defaults to 300.
     await c.advance(301_000, 2000);
     assert.equal(c.partition('r', 0).leader, 1);
