@@ -185,8 +185,9 @@ export class Controller {
   }
 
   private async activate(leadership: Leadership): Promise<void> {
-    const current = await this.options.store.currentRevision();
-    await this.follower.waitForRevision(current);
+    // Every write of earlier controllers precedes our election key (their guard held only while
+    // their key existed), so an image at our term has all of them.
+    await this.follower.waitForRevision(leadership.term);
     this.leadership = leadership;
     this.options.logger.info(`controller ${this.options.nodeId}: active (term ${leadership.term})`);
     for (const w of this.activeWaiters.splice(0)) w();
@@ -291,8 +292,9 @@ export class Controller {
       this.deactivate(`fenced: the election key moved on (term ${leadership.term})`);
       return 'fenced';
     }
-    // Someone else wrote a key we compared; catch up before the caller tries again.
-    await this.follower.waitForRevision(await this.options.store.currentRevision());
+    // Someone else wrote a key we compared; catch up before the caller tries again (bounded: the
+    // current revision may belong to writes outside this cluster's keys).
+    await this.follower.waitForRevision(await this.options.store.currentRevision(), 1000);
     return 'conflict';
   }
 

@@ -61,13 +61,25 @@ export class MetadataFollower {
     return () => this.listeners.delete(listener);
   }
 
-  /** Resolves once the image reflects `revision` (a write of ours has come back through the watch). */
-  waitForRevision(revision: bigint): Promise<void> {
+  /**
+   * Resolves once the image reflects `revision` (a write of ours has come back through the watch).
+   * The image only advances on changes under the cluster root, so a revision produced by writes
+   * elsewhere in a shared etcd may never be reached: pass `timeoutMs` when waiting for one of those.
+   */
+  waitForRevision(revision: bigint, timeoutMs?: number): Promise<void> {
     if (this.builder.lastRevision >= revision || this.closed) return Promise.resolve();
     if (this.waiters.length >= MAX_REVISION_WAITERS) {
       return Promise.reject(new Error(`more than ${MAX_REVISION_WAITERS} waiters for metadata revisions`));
     }
-    return new Promise((resolve) => this.waiters.push({ revision, resolve }));
+    return new Promise((resolve) => {
+      const waiter: Waiter = { revision, resolve };
+      this.waiters.push(waiter);
+      if (timeoutMs === undefined) return;
+      this.scheduler.schedule('metadata-revision-wait', timeoutMs, () => {
+        this.waiters = this.waiters.filter((w) => w !== waiter);
+        resolve();
+      });
+    });
   }
 
   close(): void {
