@@ -1,7 +1,9 @@
 import * as assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { decodeCoordinatorRecord } from '../../src/coordinator/records.js';
+import type { DescribeGroupsResponse } from '../../src/protocol/generated/DescribeGroupsResponse.js';
 import type { JoinGroupResponse } from '../../src/protocol/generated/JoinGroupResponse.js';
+import { KafkaError } from '../../src/protocol/kafka-error.js';
 import { ErrorCode, Harness, isSettled, subscription } from './helpers.js';
 
 const A = Buffer.from('assignment-a');
@@ -432,5 +434,56 @@ test('unloading a partition answers parked joins with NOT_COORDINATOR; a loading
   assert.deepEqual(
     h.coordinator.ownedPartitions().sort((x, y) => x - y),
     [...Array(50).keys()],
+  );
+});
+
+test('a failed assignment write answers every parked SyncGroup with the error and starts a new rebalance', async () => {
+  const h = new Harness();
+  await h.loadAll();
+  const ja = h.join(3, {});
+  const jb = h.join(3, {});
+  await h.advance(6_000);
+  const [a, b] = await Promise.all([ja, jb]);
+  const sb = h.sync(3, 'g', b.memberId, 1);
+  h.log.failWith = KafkaError.fromCode(ErrorCode.NOT_LEADER_OR_FOLLOWER);
+  const sa = h.sync(3, 'g', a.memberId, 1, [{ memberId: b.memberId, assignment: B }]);
+  const [ra, rb] = await Promise.all([sa, sb]);
+  assert.equal(ra.errorCode, ErrorCode.NOT_COORDINATOR);
+  assert.equal(rb.errorCode, ErrorCode.NOT_COORDINATOR);
+  assert.deepEqual(rb.assignment, Buffer.alloc(0));
+  assert.equal(h.coordinator.groupState('g'), 'PreparingRebalance');
+});
+
+test('a second JoinGroup from a parked member answers the first one, so no request is left hanging', async () => {
+  const h = new Harness();
+  const { a, b } = await stableGroupOfTwo(h);
+  const first = h.join(3, { memberId: a.memberId });
+  await h.advance(0);
+  const second = h.join(3, { memberId: a.memberId });
+  assert.equal((await first).errorCode, ErrorCode.REBALANCE_IN_PROGRESS);
+  const rb = h.join(3, { memberId: b.memberId });
+  const [ra2, rb2] = await Promise.all([second, rb]);
+  assert.equal(ra2.generationId, 2);
+  assert.equal(rb2.generationId, 2);
+});
+
+test('DescribeGroups during a rebalance lists members without metadata or assignment', async () => {
+  const h = new Harness();
+  const { a } = await stableGroupOfTwo(h);
+  void h.join(3, { memberId: a.memberId });
+  await h.advance(0);
+  const d = await h.call<DescribeGroupsResponse>('describeGroups', 1, {
+    groups: ['g'],
+    includeAuthorizedOperations: false,
+  });
+  const g = d.groups[0]!;
+  assert.equal(g.groupState, 'PreparingRebalance');
+  assert.equal(g.protocolData, '');
+  assert.deepEqual(
+    g.members.map((m) => [m.memberMetadata.length, m.memberAssignment.length]),
+    [
+      [0, 0],
+      [0, 0],
+    ],
   );
 });
