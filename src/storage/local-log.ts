@@ -1,4 +1,5 @@
 import type { Clock } from '../common/clock.js';
+import type { BatchHeader } from '../protocol/records/batch.js';
 import type { FileSystem } from './fs.js';
 import type { LogConfig } from './log-config.js';
 import type { StorageLogger } from './logger.js';
@@ -84,8 +85,8 @@ export class LocalLog {
   }
 
   /** Appends batches that already carry their final offsets, ending at `lastOffset`. */
-  append(lastOffset: bigint, records: Buffer, messages: number): void {
-    this.segments.active().append(records, lastOffset);
+  append(lastOffset: bigint, records: Buffer, messages: number, headers?: readonly BatchHeader[]): void {
+    this.segments.active().append(records, lastOffset, headers);
     this.nextOffset = lastOffset + 1n;
     this.unflushedMessages += messages;
   }

@@ -2,9 +2,7 @@ import * as path from 'node:path';
 import type { KafkaError } from '../protocol/kafka-error.js';
 import {
   type BatchHeader,
-  batchSize,
   lastOffset,
-  readBatchHeader,
   setBaseOffset,
   setLogAppendTime,
   setPartitionLeaderEpoch,
@@ -190,8 +188,9 @@ export class Log {
   appendAsLeader(records: Buffer, leaderEpoch: number): LogAppendInfo {
     const now = BigInt(this.ctx.clock.nowMs());
     const logAppendTime = this.config.messageTimestampType === 'LogAppendTime';
-    let next = this.logEndOffset;
-    const scan: ScannedAppend = this.emptyScan(next);
+    // One parse per batch: the headers from validation are carried through, updated in step
+    // with the bytes they describe.
+    const batches: { pos: number; size: number; header: BatchHeader }[] = [];
     for (let pos = 0; pos < records.length; ) {
       const v = validateBatchDeep(records, pos, records.length - pos, { decompress: false });
       if (!v.ok) throw rejectBatch(this.name, v, pos);
@@ -200,29 +199,32 @@ export class Log {
           `${this.name}: batch of ${v.size} bytes exceeds max.message.bytes ${this.config.maxMessageBytes}`,
         );
       }
+      batches.push({ pos, size: v.size, header: { ...v.header } });
       pos += v.size;
     }
     const pending = new Map<bigint, { epoch: number; lastSeq: number }>();
-    for (let pos = 0; pos < records.length; ) {
-      const h = readBatchHeader(records, pos);
-      const duplicate = this.producerState.checkClientBatch(h, pending);
+    for (const b of batches) {
+      const duplicate = this.producerState.checkClientBatch(b.header, pending);
       if (duplicate) return this.duplicateInfo(duplicate);
-      pos += batchSize(h);
     }
-    const headers: BatchHeader[] = [];
-    for (let pos = 0; pos < records.length; ) {
+    let next = this.logEndOffset;
+    const scan: ScannedAppend = this.emptyScan(next);
+    for (const { pos, header: h } of batches) {
       setBaseOffset(records, pos, next);
       setPartitionLeaderEpoch(records, pos, leaderEpoch);
-      if (logAppendTime) setLogAppendTime(records, pos, now);
-      const h = readBatchHeader(records, pos);
-      headers.push(h);
+      h.baseOffset = next;
+      h.partitionLeaderEpoch = leaderEpoch;
+      if (logAppendTime) {
+        setLogAppendTime(records, pos, now);
+        h.maxTimestamp = now;
+      }
       this.addToScan(scan, h.baseOffset, lastOffset(h), h.maxTimestamp, h.recordsCount);
       next = lastOffset(h) + 1n;
-      pos += batchSize(h);
     }
     if (scan.batches === 0) return this.appendInfo(scan, records.length, -1n);
     if (leaderEpoch >= 0) this.leaderEpochCache.assign(leaderEpoch, scan.firstOffset);
-    this.write(records, scan);
+    const headers = batches.map((b) => b.header);
+    this.write(records, scan, headers);
     for (const h of headers) this.producerState.update(h);
     return this.appendInfo(scan, records.length, logAppendTime ? now : -1n);
   }
@@ -270,7 +272,7 @@ export class Log {
       }
     }
     for (const e of epochs) if (e.epoch >= 0) this.leaderEpochCache.assign(e.epoch, e.baseOffset);
-    this.write(records, scan);
+    this.write(records, scan, headers);
     for (const h of headers) this.producerState.update(h);
     return this.appendInfo(scan, records.length, -1n);
   }
@@ -297,7 +299,7 @@ export class Log {
     s.records += count;
   }
 
-  private write(records: Buffer, scan: ScannedAppend): void {
+  private write(records: Buffer, scan: ScannedAppend, headers: readonly BatchHeader[]): void {
     const before = this.local.segments.active();
     const segment = this.local.maybeRoll(
       records.length,
@@ -307,7 +309,7 @@ export class Log {
     );
     // Kafka snapshots producer state at every roll, at the new segment's base offset.
     if (segment !== before) this.producerState.takeSnapshot();
-    this.local.append(scan.lastOffset, records, scan.records);
+    this.local.append(scan.lastOffset, records, scan.records, headers);
     this.local.maybeFlush();
   }
 

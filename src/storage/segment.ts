@@ -156,7 +156,7 @@ export class LogSegment {
    * batch once more than `indexIntervalBytes` have been written since the last entry, with a time
    * index entry for the largest timestamp so far — Kafka's rule, so the indexes equal a rebuild's.
    */
-  append(records: Buffer, largestOffset: bigint): void {
+  append(records: Buffer, largestOffset: bigint, headers?: readonly BatchHeader[]): void {
     if (records.length === 0) return;
     if (!this.canConvertToRelativeOffset(largestOffset)) {
       throw new RangeError(`offset ${largestOffset} does not fit segment ${this.baseOffset}`);
@@ -164,8 +164,10 @@ export class LogSegment {
     this.loadMaxTimestamp();
     let position = this.sizeBytes;
     this.log.write(records, position);
-    for (let at = 0; at < records.length; ) {
-      const header = readBatchHeader(records, at);
+    let i = 0;
+    for (let at = 0; at < records.length; i++) {
+      // The caller's parsed headers when it has them (they must describe these bytes, in order).
+      const header = headers?.[i] ?? readBatchHeader(records, at);
       const size = batchSize(header);
       this.indexBatch(header, position);
       position += size;
