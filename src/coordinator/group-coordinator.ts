@@ -38,7 +38,7 @@ import { ClassicGroup, type GROUP_STATES } from './group.js';
 import { GROUP_API_VERSIONS, type GroupRequestContext } from './group-api.js';
 import { type ReplayRecord, replayPartition } from './loader.js';
 import { type CoordinatorLogger, Membership } from './membership.js';
-import { OffsetManager } from './offsets.js';
+import { OffsetManager, offsetKey } from './offsets.js';
 import { partitionForGroup } from './partitioner.js';
 import {
   type CoordinatorLog,
@@ -498,8 +498,12 @@ export class GroupCoordinator {
     // Dead at once, so no join or commit slips in while the tombstones are written.
     group.transitionTo('Dead', this.clock.nowMs());
     const records: CoordinatorRecord[] = [];
-    for (const [topic, parts] of group.offsets)
-      for (const p of parts.keys()) records.push(offsetTombstone(groupId, topic, p));
+    const keys = new Set(group.pendingOffsetCommits.keys());
+    for (const [topic, parts] of group.offsets) for (const p of parts.keys()) keys.add(offsetKey(topic, p));
+    for (const k of keys) {
+      const at = k.lastIndexOf('\u0000');
+      records.push(offsetTombstone(groupId, k.slice(0, at), Number(k.slice(at + 1))));
+    }
     records.push(groupTombstone(groupId));
     const error = await this.append(group.partition, records, offsetAppendError);
     if (error !== ErrorCode.NONE) {

@@ -124,6 +124,11 @@ export class ClassicGroup {
   inInitialDelay = false;
   /** topic → partition → committed offset. */
   readonly offsets = new Map<string, Map<number, OffsetAndMetadata>>();
+  /**
+   * Commits written but not yet acknowledged, by "topic\0partition" (a count: several may be in
+   * flight). Deleting the group tombstones these too, or a replay would resurrect them.
+   */
+  readonly pendingOffsetCommits = new Map<string, number>();
   /** Topics subscribed in the current generation; undefined when not known (not a consumer group). */
   subscribedTopics: Set<string> | undefined = undefined;
   cancelJoinTimer: (() => void) | null = null;

@@ -77,7 +77,7 @@ export class OffsetManager {
       for (const p of t.partitions) {
         const code = this.partitionError(t.name, p.partitionIndex, p.committedMetadata);
         if (code !== ErrorCode.NONE) {
-          errors.set(`${t.name}\u0000${p.partitionIndex}`, code);
+          errors.set(offsetKey(t.name, p.partitionIndex), code);
           continue;
         }
         // v1 carries the commit time per partition (-1: now); v2-v4 a retention that sets an expiry.
@@ -99,8 +99,16 @@ export class OffsetManager {
     let appendError: number = ErrorCode.NONE;
     if (pending.length > 0) {
       const records = pending.map((c) => offsetCommitRecord(req.groupId, c.topic, c.partition, c.value));
+      const keys = pending.map((c) => offsetKey(c.topic, c.partition));
+      for (const k of keys) group.pendingOffsetCommits.set(k, (group.pendingOffsetCommits.get(k) ?? 0) + 1);
       appendError = await this.host.appendOffsets(group.partition, records);
-      if (appendError === ErrorCode.NONE) {
+      for (const k of keys) {
+        const n = group.pendingOffsetCommits.get(k)! - 1;
+        if (n === 0) group.pendingOffsetCommits.delete(k);
+        else group.pendingOffsetCommits.set(k, n);
+      }
+      // A group deleted meanwhile stays deleted: its tombstones covered this commit too.
+      if (appendError === ErrorCode.NONE && !group.is('Dead')) {
         for (const c of pending) group.setOffset(c.topic, c.partition, c.value);
       } else if (created && group.is('Empty') && group.offsetCount() === 0 && group.generationId === 0) {
         this.host.removeGroup(group);
@@ -110,7 +118,7 @@ export class OffsetManager {
       name: t.name,
       partitions: t.partitions.map((p) => ({
         partitionIndex: p.partitionIndex,
-        errorCode: errors.get(`${t.name}\u0000${p.partitionIndex}`) ?? appendError,
+        errorCode: errors.get(offsetKey(t.name, p.partitionIndex)) ?? appendError,
       })),
     }));
   }
@@ -265,4 +273,9 @@ export class OffsetManager {
     if (deleteGroup) records.push(groupTombstone(group.groupId));
     return { records, expired, deleteGroup };
   }
+}
+
+/** Key of a topic partition in per-group maps; NUL cannot occur in a topic name. */
+export function offsetKey(topic: string, partition: number): string {
+  return `${topic}\u0000${partition}`;
 }

@@ -255,3 +255,43 @@ test('OffsetDelete: GROUP_SUBSCRIBED_TO_TOPIC for a topic an active consumer gro
   await j;
   assert.equal((await del('connect', ['t'])).errorCode, ErrorCode.NON_EMPTY_GROUP);
 });
+
+test('DeleteGroups also tombstones a commit still in flight, so a replay cannot bring it back', async () => {
+  const h = new Harness();
+  await h.loadAll();
+  const commit = (partition: number) =>
+    h.call<{ topics: { partitions: { errorCode: number }[] }[] }>('offsetCommit', 2, {
+      groupId: 'g',
+      generationIdOrMemberEpoch: -1,
+      memberId: '',
+      groupInstanceId: null,
+      retentionTimeMs: -1n,
+      topics: [
+        {
+          name: 't',
+          partitions: [
+            {
+              partitionIndex: partition,
+              committedOffset: 1n,
+              committedLeaderEpoch: -1,
+              commitTimestamp: -1n,
+              committedMetadata: '',
+            },
+          ],
+        },
+      ],
+    });
+  await commit(0);
+  h.log.hold = true;
+  const inFlight = commit(1);
+  await h.advance(0);
+  const deleted = h.call<DeleteGroupsResponse>('deleteGroups', 2, { groupsNames: ['g'] });
+  await h.advance(0);
+  h.log.release();
+  assert.equal((await inFlight).topics[0]!.partitions[0]!.errorCode, ErrorCode.NONE);
+  assert.equal((await deleted).results[0]!.errorCode, ErrorCode.NONE);
+  assert.equal(h.coordinator.groupState('g'), undefined);
+  const replayed = new Harness({}, h.log);
+  await replayed.loadAll();
+  assert.equal(replayed.coordinator.groupState('g'), undefined);
+});
