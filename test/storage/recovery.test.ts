@@ -327,3 +327,50 @@ test('seed 14.3: last 500 bytes cut, indexes emptied, clean shutdown → LEO bac
     cleanup();
   }
 });
+
+test('seed 14.3 end to end: after the torn restart and a refetch, the follower’s files equal the leader’s', () => {
+  const { dir: root, cleanup } = tempDir();
+  try {
+    const leader = open(path.join(root, 'leader', 't-1'), true, 1 << 30);
+    const followerDir = path.join(root, 'follower', 't-1');
+    let follower = open(followerDir, true, 1 << 30);
+    const replicate = (): void => {
+      while (follower.logEndOffset < leader.logEndOffset) {
+        const r = leader.read(follower.logEndOffset, 1 << 20, 'log-end', false);
+        follower.appendAsFollower(Buffer.from(r.records));
+      }
+    };
+    for (let i = 0; i < 40; i++) leader.appendAsLeader(makeBatch({ count: 31, valueBytes: 500, seed: i }), 5);
+    replicate();
+    follower.close();
+    // the seed: the follower's last batch loses its last 500 bytes, its indexes are emptied, and
+    // the broker restarts with the clean-shutdown marker still present
+    const seg = path.join(followerDir, '00000000000000000000.log');
+    fs.truncateSync(seg, fs.statSync(seg).size - 500);
+    fs.truncateSync(path.join(followerDir, '00000000000000000000.index'), 0);
+    fs.truncateSync(path.join(followerDir, '00000000000000000000.timeindex'), 0);
+    follower = open(followerDir, true, 1 << 30);
+    assert.equal(follower.logEndOffset, 39n * 31n);
+    replicate();
+    leader.close();
+    follower.close();
+    const leaderBytes = fs.readFileSync(path.join(root, 'leader', 't-1', '00000000000000000000.log'));
+    const followerBytes = fs.readFileSync(seg);
+    assert.equal(followerBytes.length, leaderBytes.length, 'replica sizes agree (Kafka: 15,712 bytes apart)');
+    assert.ok(followerBytes.equals(leaderBytes));
+    for (const f of [
+      '00000000000000000000.index',
+      '00000000000000000000.timeindex',
+      'leader-epoch-checkpoint',
+    ]) {
+      assert.ok(
+        fs
+          .readFileSync(path.join(followerDir, f))
+          .equals(fs.readFileSync(path.join(root, 'leader', 't-1', f))),
+        f,
+      );
+    }
+  } finally {
+    cleanup();
+  }
+});
