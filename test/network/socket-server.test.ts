@@ -206,17 +206,20 @@ describe('SocketServer', () => {
     s.pause(); // never read
     const request = Buffer.concat(frame([u32(1)]));
     for (let i = 0; i < 5000; i++) s.write(request);
-    await sleep(300);
-    const first = handled;
-    await sleep(200);
-    // Responses of 64 KiB pile up in the socket buffers until the writes need draining; from then on
-    // no more requests are handled, however many are sent.
-    assert.ok(first < 5000, `handled ${first} of 5000 requests without the client reading`);
-    assert.equal(handled, first, 'handling stopped while the client does not read');
+    // Wait until handling stops: responses of 64 KiB pile up in the socket buffers until writes need
+    // draining, and from then on no more requests are handled, however many were sent.
+    let last = -1;
+    const until = Date.now() + 5000;
+    while (handled !== last && Date.now() < until) {
+      last = handled;
+      await sleep(200);
+    }
+    assert.equal(handled, last, 'handling stopped while the client does not read');
+    assert.ok(handled < 5000, `handled ${handled} of 5000 requests without the client reading`);
     s.resume();
     s.on('data', () => {});
-    const until = Date.now() + 5000;
-    while (handled < 5000 && Date.now() < until) await sleep(10);
+    const until2 = Date.now() + 5000;
+    while (handled < 5000 && Date.now() < until2) await sleep(10);
     assert.equal(handled, 5000, 'everything is handled once the client reads');
     s.destroy();
   });
