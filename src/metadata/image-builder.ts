@@ -27,6 +27,11 @@ export class ImageBuilder {
   private readonly dirtyTopics = new Set<string>();
   private brokersDirty = true;
   private brokerInfos: ReadonlyMap<number, BrokerInfo> = new Map();
+  /** Config maps are copied only when they change, so listeners can compare images by identity. */
+  private topicConfigsDirty = true;
+  private brokerConfigsDirty = true;
+  private topicConfigsView: ReadonlyMap<string, ConfigMap> = new Map();
+  private brokerConfigsView: ReadonlyMap<string, ConfigMap> = new Map();
   private cached: MetadataImage | null = null;
   /** Mod revision of every key in the image, for compare-and-set by the controller. */
   private readonly modRevisions = new Map<string, bigint>();
@@ -79,14 +84,18 @@ export class ImageBuilder {
     }
     for (const name of this.dirtyTopics) this.rebuildTopic(name);
     this.dirtyTopics.clear();
+    if (this.topicConfigsDirty) this.topicConfigsView = new Map(this.topicConfigs);
+    if (this.brokerConfigsDirty) this.brokerConfigsView = new Map(this.brokerConfigs);
+    this.topicConfigsDirty = false;
+    this.brokerConfigsDirty = false;
     this.cached = Object.freeze({
       clusterId: this.keys.clusterId,
       revision: this.revision,
       controllerId: this.controllerId,
       brokers: this.brokerInfos,
       topics: new Map(this.topicInfos),
-      topicConfigs: new Map(this.topicConfigs),
-      brokerConfigs: new Map(this.brokerConfigs),
+      topicConfigs: this.topicConfigsView,
+      brokerConfigs: this.brokerConfigsView,
     });
     return this.cached;
   }
@@ -139,9 +148,11 @@ export class ImageBuilder {
       }
       case 'topicConfig':
         this.topicConfigs.set(k.name, Object.freeze(decodeJson<ConfigMap>(value, key)));
+        this.topicConfigsDirty = true;
         return true;
       case 'brokerConfig':
         this.brokerConfigs.set(k.entity, Object.freeze(decodeJson<ConfigMap>(value, key)));
+        this.brokerConfigsDirty = true;
         return true;
     }
   }
@@ -172,9 +183,11 @@ export class ImageBuilder {
         return true;
       case 'topicConfig':
         this.topicConfigs.delete(k.name);
+        this.topicConfigsDirty = true;
         return true;
       case 'brokerConfig':
         this.brokerConfigs.delete(k.entity);
+        this.brokerConfigsDirty = true;
         return true;
     }
   }

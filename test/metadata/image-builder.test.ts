@@ -115,3 +115,30 @@ describe('ImageBuilder', () => {
     assert.equal(third.revision, rev);
   });
 });
+
+describe('ImageBuilder identity', () => {
+  it('keeps the brokers and config maps of the previous image when they did not change', () => {
+    const b = new ImageBuilder(keys);
+    b.load([], 100n);
+    rev = 100n;
+    b.apply([
+      put(keys.broker(1), { host: 'h', port: 1, rack: null, incarnation: 'a' }),
+      put(keys.brokerConfig('<default>'), { a: '1' }),
+    ]);
+    const one = b.image();
+    b.apply([
+      put(keys.topic('t'), {
+        topicId: 'AAAAAAAAAAAAAAAAAAAAAQ',
+        internal: false,
+        assignment: [[1]],
+        requestId: null,
+      }),
+    ]);
+    const two = b.image();
+    assert.equal(two.brokers, one.brokers);
+    assert.equal(two.brokerConfigs, one.brokerConfigs);
+    assert.equal(two.topicConfigs, one.topicConfigs);
+    b.apply([put(keys.brokerConfig('1'), { b: '2' })]);
+    assert.notEqual(b.image().brokerConfigs, two.brokerConfigs);
+  });
+});
