@@ -1,3 +1,4 @@
+import * as path from 'node:path';
 import type { Clock } from '../common/clock.js';
 import type { BatchHeader } from '../protocol/records/batch.js';
 import type { FileSystem } from './fs.js';
@@ -274,7 +275,7 @@ export class LocalLog {
     for (const cancel of [...this.pendingDeletions]) cancel();
     this.pendingDeletions.clear();
     for (const f of this.ctx.fs.list(this.dir)) {
-      if (f.endsWith(DELETED_FILE_SUFFIX)) this.ctx.fs.unlink(`${this.dir}/${f}`);
+      if (f.endsWith(DELETED_FILE_SUFFIX)) this.ctx.fs.unlink(path.join(this.dir, f));
     }
   }
 
