@@ -104,8 +104,13 @@ export class LogManager {
     const startMs = clock.nowMs();
     let loaded = 0;
     for (const name of fs.list(dir)) {
-      const tp = parseTopicPartitionDir(name);
       const full = path.join(dir, name);
+      if (name.endsWith('-delete') && fs.isDirectory(full)) {
+        this.removeDir(full);
+        logger.info(`removed ${full}, left over from a deletion`);
+        continue;
+      }
+      const tp = parseTopicPartitionDir(name);
       if (!tp || !fs.isDirectory(full)) continue;
       const key = `${tp.topic}-${tp.partition}`;
       if (this.logs.has(key))
@@ -191,23 +196,34 @@ export class LogManager {
   }
 
   /**
-   * Removes a partition's log because its topic was deleted: closed, its directory renamed to
-   * `<topic>-<p>.<hex>-delete` (which loading skips, so a crash mid-way leaves no live log), then
-   * its files removed. Returns whether there was such a log.
+   * Removes a partition's log (topic deleted or re-created, replica moved away): out of the manager
+   * at once, its directory renamed `<topic>-<partition>.<id>-delete` (Kafka's name, skipped at
+   * load; the partition's own directory name is free again at once, so a re-created topic starts
+   * clean) and its files removed `file.delete.delay.ms` later, as Kafka defers it. Leftover
+   * `-delete` directories are removed at start-up. Returns whether there was such a log.
    */
   deleteLog(topic: string, partition: number): boolean {
     const key = `${topic}-${partition}`;
     const entry = this.logs.get(key);
     if (!entry) return false;
     this.logs.delete(key);
-    entry.log.close();
-    entry.log.local.deletePendingNow();
-    const renamed = `${entry.log.dir}.${this.ctx.clock.nowMs().toString(16)}-delete`;
-    this.ctx.fs.rename(entry.log.dir, renamed);
-    for (const f of this.ctx.fs.list(renamed)) this.ctx.fs.unlink(path.join(renamed, f));
-    this.ctx.fs.rmdir(renamed);
-    this.ctx.logger.info(`deleted log for partition ${key} in ${entry.logDir}`);
+    const { log, logDir } = entry;
+    log.local.abandon();
+    const deleted = path.join(logDir, `${key}.${this.ctx.clock.nowMs().toString(36)}-delete`);
+    this.ctx.fs.rename(log.dir, deleted);
+    this.ctx.fs.syncDir(logDir);
+    this.ctx.scheduler.schedule(`delete-dir-${key}`, log.config.fileDeleteDelayMs, () =>
+      this.removeDir(deleted),
+    );
+    this.ctx.logger.info(`${key}: log renamed to ${path.basename(deleted)} for deletion`);
     return true;
+  }
+
+  private removeDir(dir: string): void {
+    const { fs } = this.ctx;
+    if (!fs.exists(dir)) return;
+    for (const f of fs.list(dir)) fs.unlink(path.join(dir, f));
+    fs.rmdir(dir);
   }
 
   checkpointRecoveryPoints(): void {

@@ -423,6 +423,34 @@ export class Log {
     return null;
   }
 
+  /**
+   * ListOffsets' MAX_TIMESTAMP (-3): the largest batch timestamp at or after the log start and the
+   * last offset of its batch; null for an empty log.
+   */
+  fetchOffsetOfMaxTimestamp(): TimestampAndOffset | null {
+    let best: TimestampAndOffset | null = null;
+    for (const segment of this.local.segments.values()) {
+      const max = segment.largestTimestamp();
+      if (max.timestamp < 0n || max.offset < this.logStart) continue;
+      if (!best || max.timestamp > best.timestamp) {
+        best = {
+          timestamp: max.timestamp,
+          offset: max.offset,
+          leaderEpoch: this.leaderEpochCache.epochForOffset(max.offset),
+        };
+      }
+    }
+    return best;
+  }
+
+  /**
+   * The last stable offset: transactions are not tracked yet, so no offset is held back by an open
+   * transaction and it equals the HW.
+   */
+  get lastStableOffset(): bigint {
+    return this.hw;
+  }
+
   /** The end offset of `epoch` for OffsetsForLeaderEpoch and divergence checks. */
   endOffsetForEpoch(epoch: number): EpochEndOffset {
     return this.leaderEpochCache.endOffsetFor(epoch, this.logEndOffset);

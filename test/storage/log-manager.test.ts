@@ -140,3 +140,32 @@ test('partition.metadata holds the topic id in Kafka’s layout', () => {
     cleanup();
   }
 });
+
+test('deleting a log renames its directory -delete and removes it after the delay or at start-up', () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const ctx = testContext();
+    const m = manager([dir], ctx);
+    m.startup();
+    m.getOrCreateLog('gone', 0).appendAsLeader(makeBatch({ count: 2 }), 0);
+    m.getOrCreateLog('gone', 1).appendAsLeader(makeBatch({ count: 2 }), 0);
+    assert.equal(m.deleteLog('gone', 0), true);
+    assert.equal(m.getLog('gone', 0), undefined);
+    const pending = () => fs.readdirSync(dir).filter((f) => f.endsWith('-delete'));
+    assert.equal(pending().length, 1);
+    assert.match(pending()[0]!, /^gone-0\.[0-9a-z]+-delete$/);
+    ctx.clock.advance(60_000);
+    ctx.scheduler.runDue();
+    assert.deepEqual(pending(), []);
+    m.deleteLog('gone', 1);
+    m.shutdown();
+    assert.equal(pending().length, 1);
+    const again = manager([dir], testContext());
+    again.startup();
+    assert.deepEqual(pending(), []);
+    assert.equal(again.allLogs().length, 0);
+    again.shutdown();
+  } finally {
+    cleanup();
+  }
+});

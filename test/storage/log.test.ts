@@ -258,3 +258,21 @@ test('an inactive segment whose index fails the sanity check is rebuilt at open'
     assert.deepEqual(fs.readFileSync(idx), good);
   });
 });
+
+test('ListOffsets helpers: max timestamp and last stable offset', () => {
+  withLog((dir, ctx) => {
+    const log = openLog(dir, ctx, { segmentBytes: 1500 });
+    assert.equal(log.fetchOffsetOfMaxTimestamp(), null);
+    const ts = [5n, 50n, 20n, 10n];
+    for (const t of ts)
+      log.appendAsLeader(makeBatch({ count: 2, valueBytes: 300, timestamp: 1_700_000_000_000n + t }), 3);
+    assert.deepEqual(log.fetchOffsetOfMaxTimestamp(), {
+      timestamp: 1_700_000_000_051n,
+      offset: 3n,
+      leaderEpoch: 3,
+    });
+    log.updateHighWatermark(6n);
+    assert.equal(log.lastStableOffset, 6n);
+    log.close();
+  });
+});
