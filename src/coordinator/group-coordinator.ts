@@ -34,7 +34,7 @@ import { KafkaError } from '../protocol/kafka-error.js';
 import type { Scheduler } from '../storage/scheduler.js';
 import { type GroupCoordinatorConfig, groupCoordinatorConfig } from './config.js';
 import { type CoordinatorNode, findCoordinator } from './find-coordinator.js';
-import { ClassicGroup, type GROUP_STATES } from './group.js';
+import { ClassicGroup, type GroupState } from './group.js';
 import { GROUP_API_VERSIONS, type GroupRequestContext } from './group-api.js';
 import { type ReplayRecord, replayPartition } from './loader.js';
 import { type CoordinatorLogger, Membership } from './membership.js';
@@ -304,13 +304,14 @@ export class GroupCoordinator {
       supportSkippingAssignment: v >= 9,
       reason: v >= 8 ? req.reason : null,
     });
-    // A group created for this join and left with no one (an error, or MEMBER_ID_REQUIRED expired) is dropped.
+    // A group that exists only because this join created it, and the join failed, is dropped.
     if (
       group.is('Empty') &&
       group.size === 0 &&
       group.pendingMembers.size === 0 &&
       group.generationId === 0 &&
-      group.offsetCount() === 0
+      group.offsetCount() === 0 &&
+      group.pendingOffsetCommits.size === 0
     ) {
       this.removeGroup(group);
     }
@@ -521,7 +522,7 @@ export class GroupCoordinator {
   }
 
   /** For tests and the dashboard: a group's state, or undefined when this coordinator does not hold it. */
-  groupState(groupId: string): (typeof GROUP_STATES)[number] | undefined {
+  groupState(groupId: string): GroupState | undefined {
     return this.groups.get(groupId)?.state;
   }
 }

@@ -11,14 +11,6 @@ import type { GroupMetadataValue, OffsetAndMetadata } from './records.js';
 
 export type GroupState = 'Empty' | 'PreparingRebalance' | 'CompletingRebalance' | 'Stable' | 'Dead';
 
-export const GROUP_STATES: readonly GroupState[] = [
-  'Empty',
-  'PreparingRebalance',
-  'CompletingRebalance',
-  'Stable',
-  'Dead',
-];
-
 /** Kafka's allowed previous states for each state (GroupMetadata's validPreviousStates). */
 const VALID_PREVIOUS: Record<GroupState, readonly GroupState[]> = {
   Empty: ['PreparingRebalance'],

@@ -110,7 +110,14 @@ export class OffsetManager {
       // A group deleted meanwhile stays deleted: its tombstones covered this commit too.
       if (appendError === ErrorCode.NONE && !group.is('Dead')) {
         for (const c of pending) group.setOffset(c.topic, c.partition, c.value);
-      } else if (created && group.is('Empty') && group.offsetCount() === 0 && group.generationId === 0) {
+      } else if (
+        created &&
+        group.is('Empty') &&
+        group.size === 0 &&
+        group.offsetCount() === 0 &&
+        group.pendingOffsetCommits.size === 0 &&
+        group.generationId === 0
+      ) {
         this.host.removeGroup(group);
       }
     }
