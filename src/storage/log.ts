@@ -10,7 +10,12 @@ import {
 import { decodeRecords } from '../protocol/records/codec.js';
 import { recordOffset, recordTimestamp } from '../protocol/records/record.js';
 import { type BatchInvalid, validateBatch, validateBatchDeep } from '../protocol/records/validate.js';
-import { CheckpointFile, epochEntryCodec, LEADER_EPOCH_CHECKPOINT } from './checkpoint.js';
+import {
+  CheckpointFile,
+  CorruptCheckpointError,
+  epochEntryCodec,
+  LEADER_EPOCH_CHECKPOINT,
+} from './checkpoint.js';
 import {
   corruptRecord,
   invalidRecord,
@@ -110,16 +115,28 @@ export class Log {
       path.join(p.dir, LEADER_EPOCH_CHECKPOINT),
       epochEntryCodec,
     );
-    const cache = new LeaderEpochFileCache(checkpoint, p.ctx.logger, name);
+    let cache: LeaderEpochFileCache;
+    let rebuildEpochs = false;
+    try {
+      cache = new LeaderEpochFileCache(checkpoint, p.ctx.logger, name);
+    } catch (e) {
+      if (!(e instanceof CorruptCheckpointError)) throw e;
+      // The epochs can be read back from the batches: drop the file and validate the whole log,
+      // which replays every batch's epoch into a fresh cache.
+      p.ctx.logger.warn(`${name}: ${e.message}; rebuilding the leader epoch cache from the log`);
+      p.ctx.fs.unlink(checkpoint.path);
+      cache = new LeaderEpochFileCache(checkpoint, p.ctx.logger, name);
+      rebuildEpochs = true;
+    }
     const loaded = loadLog({
       dir: p.dir,
       name,
       config: p.config,
       ctx: p.ctx,
       epochCache: cache,
-      recoveryPoint: p.recoveryPoint ?? 0n,
+      recoveryPoint: rebuildEpochs ? 0n : (p.recoveryPoint ?? 0n),
       logStartOffsetCheckpoint: p.logStartOffset ?? 0n,
-      hadCleanShutdown: p.hadCleanShutdown,
+      hadCleanShutdown: p.hadCleanShutdown && !rebuildEpochs,
     });
     const producers = new ProducerStateManager(p.ctx.fs, p.dir, p.ctx.logger, name);
     return new Log(p.topic, p.partition, loaded.local, cache, producers, loaded.logStartOffset, p.ctx);

@@ -276,3 +276,21 @@ test('ListOffsets helpers: max timestamp and last stable offset', () => {
     log.close();
   });
 });
+
+test('a corrupt leader-epoch-checkpoint is rebuilt from the batches', () => {
+  withLog((dir, ctx) => {
+    const log = openLog(dir, ctx, { segmentBytes: 2000 });
+    for (let i = 0; i < 8; i++) log.appendAsLeader(makeBatch({ count: 2, valueBytes: 300 }), i < 3 ? 1 : 4);
+    log.close();
+    const file = path.join(dir, 't-0', 'leader-epoch-checkpoint');
+    fs.writeFileSync(file, '0\n2\n1 0\n4 x\n');
+    const again = openLog(dir, ctx, { segmentBytes: 2000 });
+    assert.deepEqual(again.leaderEpochCache.entries(), [
+      { epoch: 1, startOffset: 0n },
+      { epoch: 4, startOffset: 6n },
+    ]);
+    assert.ok(ctx.logger.lines.some((l) => l.includes('rebuilding the leader epoch cache')));
+    assert.equal(fs.readFileSync(file, 'utf8'), '0\n2\n1 0\n4 6\n');
+    again.close();
+  });
+});
