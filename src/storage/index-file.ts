@@ -386,15 +386,15 @@ export class TimeIndex extends IndexFile {
 
   /** Appends when `timestamp` is larger than the last entry's; returns whether it did. */
   maybeAppend(timestamp: bigint, offset: bigint): boolean {
+    // An empty index counts as timestamp -1 (NO_TIMESTAMP), as in Kafka: batches without
+    // timestamps never create entries.
+    const last = this.lastEntry();
+    if (timestamp <= last.timestamp) return false;
     const rel = this.relativeOffset(offset);
-    if (this.entries > 0) {
-      const last = this.lastEntry();
-      if (offset < last.offset) {
-        throw new InvalidIndexEntryError(
-          `time index entry for offset ${offset} precedes ${last.offset} in ${this.path}`,
-        );
-      }
-      if (timestamp <= last.timestamp) return false;
+    if (this.entries > 0 && offset < last.offset) {
+      throw new InvalidIndexEntryError(
+        `time index entry for offset ${offset} precedes ${last.offset} in ${this.path}`,
+      );
     }
     const e = Buffer.alloc(TIME_INDEX_ENTRY_SIZE);
     e.writeBigInt64BE(timestamp, 0);

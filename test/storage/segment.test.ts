@@ -2,6 +2,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
+import { crc32c } from '@node-rs/crc32';
 import { readBatchHeader } from '../../src/protocol/records/batch.js';
 import { LogSegment } from '../../src/storage/segment.js';
 import { makeBatch, tempDir, testContext } from './helpers.js';
@@ -199,6 +200,30 @@ test('an index entry that points at no batch does not hide the data', () => {
     const again = LogSegment.open(ctx.fs, dir, 0n, config, ctx.clock, false);
     assert.equal(again.translateOffset(59n)?.lastOffset, 59n);
     again.close();
+  } finally {
+    cleanup();
+  }
+});
+
+test('batches without timestamps (-1) leave the time index empty, as in Kafka', () => {
+  const { dir, cleanup } = tempDir();
+  const ctx = testContext();
+  try {
+    const seg = LogSegment.open(ctx.fs, dir, 0n, config, ctx.clock, true);
+    let next = 0n;
+    for (let i = 0; i < 20; i++) {
+      const b = makeBatch({ baseOffset: next, count: 2, valueBytes: 400, timestamp: -1n });
+      b.writeBigInt64BE(-1n, 35); // maxTimestamp = NO_TIMESTAMP, which the CRC covers
+      b.writeUInt32BE(crc32c(b.subarray(21)) >>> 0, 17);
+      seg.append(b, next + 1n);
+      next += 2n;
+    }
+    assert.ok(seg.offsetIndex.entries > 0);
+    assert.equal(seg.timeIndex.entries, 0);
+    const r = seg.recover();
+    assert.equal(r.batches, 20);
+    assert.equal(seg.timeIndex.entries, 0);
+    seg.close();
   } finally {
     cleanup();
   }
