@@ -294,3 +294,17 @@ test('a corrupt leader-epoch-checkpoint is rebuilt from the batches', () => {
     again.close();
   });
 });
+
+test('message.timestamp.type=LogAppendTime stamps the broker time and keeps the CRC valid', () => {
+  withLog((dir, ctx) => {
+    const log = openLog(dir, ctx, { messageTimestampType: 'LogAppendTime' });
+    const info = log.appendAsLeader(makeBatch({ count: 2, timestamp: 5n }), 0);
+    assert.equal(info.logAppendTimeMs, BigInt(ctx.clock.nowMs()));
+    const r = log.read(0n, 1000, 'log-end', false);
+    const [entry] = [...batchesIn(r.records)];
+    assert.ok(entry, 'the batch validates (CRC recomputed)');
+    assert.equal(entry.header.maxTimestamp, BigInt(ctx.clock.nowMs()));
+    assert.equal(entry.header.attributes & 0x08, 0x08);
+    log.close();
+  });
+});
