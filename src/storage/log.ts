@@ -239,9 +239,10 @@ export class Log {
       next = lastOffset(h) + 1n;
     }
     if (scan.batches === 0) return this.appendInfo(scan, records.length, -1n);
-    if (leaderEpoch >= 0) this.leaderEpochCache.assign(leaderEpoch, scan.firstOffset);
     const headers = batches.map((b) => b.header);
     this.write(records, scan, headers);
+    // After the write: an epoch entry must never describe data that a failed write left out.
+    if (leaderEpoch >= 0) this.leaderEpochCache.assign(leaderEpoch, scan.firstOffset);
     for (const h of headers) this.producerState.update(h);
     return this.appendInfo(scan, records.length, logAppendTime ? now : -1n);
   }
@@ -288,8 +289,8 @@ export class Log {
         );
       }
     }
-    for (const e of epochs) if (e.epoch >= 0) this.leaderEpochCache.assign(e.epoch, e.baseOffset);
     this.write(records, scan, headers);
+    for (const e of epochs) if (e.epoch >= 0) this.leaderEpochCache.assign(e.epoch, e.baseOffset);
     for (const h of headers) this.producerState.update(h);
     return this.appendInfo(scan, records.length, -1n);
   }

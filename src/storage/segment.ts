@@ -163,7 +163,18 @@ export class LogSegment {
     }
     this.loadMaxTimestamp();
     let position = this.sizeBytes;
-    this.log.write(records, position);
+    try {
+      this.log.write(records, position);
+    } catch (e) {
+      // A failed write (ENOSPC, EIO) may leave part of the batches behind: cut them off, so the
+      // file never holds bytes past what the segment accounts for. Best effort; the error stands.
+      try {
+        this.log.truncate(position);
+      } catch {
+        // the caller sees the write error; recovery would cut the rest at the next start
+      }
+      throw e;
+    }
     let i = 0;
     for (let at = 0; at < records.length; i++) {
       // The caller's parsed headers when it has them (they must describe these bytes, in order).

@@ -308,3 +308,41 @@ test('message.timestamp.type=LogAppendTime stamps the broker time and keeps the 
     log.close();
   });
 });
+
+test('a failed write leaves no partial bytes and no state behind', () => {
+  withLog((dir, ctx) => {
+    let failNext = false;
+    const faulty = Object.create(ctx.fs) as typeof ctx.fs;
+    faulty.open = (p: string, create: boolean) => {
+      const h = ctx.fs.open(p, create);
+      const write = h.write.bind(h);
+      h.write = (buf, pos) => {
+        if (failNext && p.endsWith('.log')) {
+          failNext = false;
+          write(buf.subarray(0, 30), pos); // a short write, then the error
+          throw Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
+        }
+        write(buf, pos);
+      };
+      return h;
+    };
+    const log = Log.open({
+      dir: path.join(dir, 't-0'),
+      topic: 't',
+      partition: 0,
+      config: logConfig(),
+      ctx: { ...ctx, fs: faulty },
+      hadCleanShutdown: true,
+    });
+    log.appendAsLeader(makeBatch({ count: 2 }), 1);
+    const size = log.size;
+    failNext = true;
+    assert.throws(() => log.appendAsLeader(makeBatch({ count: 3 }), 2), /ENOSPC/);
+    assert.equal(log.logEndOffset, 2n);
+    assert.equal(fs.statSync(path.join(dir, 't-0', '00000000000000000000.log')).size, size);
+    assert.deepEqual(log.leaderEpochCache.entries(), [{ epoch: 1, startOffset: 0n }]);
+    log.appendAsLeader(makeBatch({ count: 3 }), 2);
+    assert.equal(log.logEndOffset, 5n);
+    log.close();
+  });
+});
