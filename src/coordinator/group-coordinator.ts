@@ -32,6 +32,7 @@ import type { SyncGroupRequest } from '../protocol/generated/SyncGroupRequest.js
 import type { SyncGroupResponse } from '../protocol/generated/SyncGroupResponse.js';
 import { KafkaError } from '../protocol/kafka-error.js';
 import type { Scheduler } from '../storage/scheduler.js';
+import { groupAppendError, offsetAppendError } from './append-errors.js';
 import { type GroupCoordinatorConfig, groupCoordinatorConfig } from './config.js';
 import { type CoordinatorNode, findCoordinator } from './find-coordinator.js';
 import { ClassicGroup, type GroupState } from './group.js';
@@ -262,6 +263,32 @@ export class GroupCoordinator {
       removed += expired.length;
     }
     if (removed > 0) this.logger.info(`removed ${removed} expired offsets`);
+    return removed;
+  }
+
+  /**
+   * Topics were deleted: their committed offsets go too, in every group held here (Kafka's
+   * handleDeletedPartitions), so a topic created again under the same name starts from scratch.
+   * Returns the number of offsets removed.
+   */
+  async onTopicsDeleted(topics: readonly string[]): Promise<number> {
+    const deleted = new Set(topics);
+    const byGroup: { group: ClassicGroup; removals: [string, number][] }[] = [];
+    for (const group of this.groups.values()) {
+      const removals: [string, number][] = [];
+      for (const [topic, parts] of group.offsets) {
+        if (deleted.has(topic)) for (const p of parts.keys()) removals.push([topic, p]);
+      }
+      if (removals.length > 0) byGroup.push({ group, removals });
+    }
+    let removed = 0;
+    for (const { group, removals } of byGroup) {
+      const records = removals.map(([t, p]) => offsetTombstone(group.groupId, t, p));
+      if ((await this.append(group.partition, records, offsetAppendError)) !== ErrorCode.NONE) continue;
+      for (const [t, p] of removals) group.removeOffset(t, p);
+      removed += removals.length;
+    }
+    if (removed > 0) this.logger.info(`removed ${removed} offsets of deleted topics ${topics.join(', ')}`);
     return removed;
   }
 
@@ -524,45 +551,5 @@ export class GroupCoordinator {
   /** For tests and the dashboard: a group's state, or undefined when this coordinator does not hold it. */
   groupState(groupId: string): GroupState | undefined {
     return this.groups.get(groupId)?.state;
-  }
-}
-
-/** Kafka's mapping of append errors for group metadata writes (GroupMetadataManager.storeGroup). */
-function groupAppendError(code: number): number {
-  switch (code) {
-    case ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
-    case ErrorCode.NOT_ENOUGH_REPLICAS:
-    case ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND:
-      return ErrorCode.COORDINATOR_NOT_AVAILABLE;
-    case ErrorCode.NOT_LEADER_OR_FOLLOWER:
-    case ErrorCode.KAFKA_STORAGE_ERROR:
-      return ErrorCode.NOT_COORDINATOR;
-    case ErrorCode.REQUEST_TIMED_OUT:
-      return ErrorCode.REBALANCE_IN_PROGRESS;
-    case ErrorCode.MESSAGE_TOO_LARGE:
-    case ErrorCode.RECORD_LIST_TOO_LARGE:
-    case ErrorCode.INVALID_FETCH_SIZE:
-      return ErrorCode.UNKNOWN_SERVER_ERROR;
-    default:
-      return code;
-  }
-}
-
-/** Kafka's mapping of append errors for offset writes (GroupMetadataManager.storeOffsets). */
-function offsetAppendError(code: number): number {
-  switch (code) {
-    case ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
-    case ErrorCode.NOT_ENOUGH_REPLICAS:
-    case ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND:
-      return ErrorCode.COORDINATOR_NOT_AVAILABLE;
-    case ErrorCode.NOT_LEADER_OR_FOLLOWER:
-    case ErrorCode.KAFKA_STORAGE_ERROR:
-      return ErrorCode.NOT_COORDINATOR;
-    case ErrorCode.MESSAGE_TOO_LARGE:
-    case ErrorCode.RECORD_LIST_TOO_LARGE:
-    case ErrorCode.INVALID_FETCH_SIZE:
-      return ErrorCode.INVALID_COMMIT_OFFSET_SIZE;
-    default:
-      return code;
   }
 }

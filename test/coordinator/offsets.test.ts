@@ -320,3 +320,26 @@ test('offset retention: an empty group loses its offsets once empty for offsets.
     ],
   );
 });
+
+test('deleting a topic deletes its offsets in every group, with tombstones', async () => {
+  const h = new Harness();
+  await h.loadAll();
+  await commit(h, 2, {
+    partitions: [
+      { topic: 'gone', partition: 0, offset: 1n },
+      { topic: 'gone', partition: 1, offset: 2n },
+      { topic: 'kept', partition: 0, offset: 3n },
+    ],
+  });
+  await commit(h, 2, { groupId: 'other', partitions: [{ topic: 'gone', partition: 0, offset: 4n }] });
+  assert.equal(await h.coordinator.onTopicsDeleted(['gone']), 3);
+  assert.deepEqual(await fetchV1(h, 'g', 'gone', [0, 1]), [
+    [0, -1n, '', 0],
+    [1, -1n, '', 0],
+  ]);
+  assert.deepEqual(await fetchV1(h, 'g', 'kept', [0]), [[0, 3n, 'meta', 0]]);
+  const replayed = new Harness({}, h.log);
+  await replayed.loadAll();
+  assert.deepEqual(await fetchV1(replayed, 'other', 'gone', [0]), [[0, -1n, '', 0]]);
+  assert.deepEqual(await fetchV1(replayed, 'g', 'kept', [0]), [[0, 3n, 'meta', 0]]);
+});
