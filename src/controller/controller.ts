@@ -81,6 +81,8 @@ export class Controller {
   private queue: Promise<void> = Promise.resolve();
   private queued = 0;
   private knownEpochs = new Map<number, bigint>();
+  /** The broker-epochs value as last read or written, to skip writing it unchanged. */
+  private storedEpochs: string | null = null;
   private activeWaiters: (() => void)[] = [];
   private unsubscribe: (() => void) | null = null;
   private readonly seenRequests = new Set<string>();
@@ -191,7 +193,7 @@ export class Controller {
     this.leadership = leadership;
     this.options.logger.info(`controller ${this.options.nodeId}: active (term ${leadership.term})`);
     for (const w of this.activeWaiters.splice(0)) w();
-    this.knownEpochs = new Map([...this.follower.image().brokers].map(([id, b]) => [id, b.epoch]));
+    this.knownEpochs = await this.loadKnownEpochs();
     this.unsubscribe = this.follower.onChange((image, previous) => {
       if (image.brokers !== previous.brokers || image.brokerConfigs !== previous.brokerConfigs)
         this.enqueue('reconcile', () => this.reconcile());
@@ -336,6 +338,42 @@ export class Controller {
     };
   }
 
+  /**
+   * Broker epochs as the previous controller left them: a broker that restarted while no
+   * controller was active is still treated as restarted (its log may be shorter than the ISR thinks).
+   */
+  private async loadKnownEpochs(): Promise<Map<number, bigint>> {
+    const known = new Map([...this.follower.image().brokers].map(([id, b]) => [id, b.epoch]));
+    const kv = await this.options.store.get(this.keys.brokerEpochs);
+    this.storedEpochs = kv?.value ?? null;
+    if (kv === null) return known;
+    try {
+      const stored = JSON.parse(kv.value) as Record<string, string>;
+      for (const id of known.keys()) {
+        const epoch = stored[String(id)];
+        if (epoch !== undefined) known.set(id, BigInt(epoch));
+      }
+    } catch {
+      this.options.logger.warn(
+        'controller: unreadable broker epochs; starting from the current registrations',
+      );
+    }
+    return known;
+  }
+
+  private async saveKnownEpochs(epochs: Map<number, bigint>): Promise<void> {
+    this.knownEpochs = epochs;
+    const value = JSON.stringify(
+      Object.fromEntries([...epochs].map(([id, e]) => [String(id), e.toString()])),
+    );
+    if (value === this.storedEpochs) return;
+    if (
+      (await this.commit('broker epochs', [], [{ type: 'put', key: this.keys.brokerEpochs, value }])) === 'ok'
+    ) {
+      this.storedEpochs = value;
+    }
+  }
+
   private uncleanEnabled(image: MetadataImage, topic: string): boolean {
     const layers = {
       topic: image.topicConfigs.get(topic) ?? {},
@@ -381,7 +419,7 @@ export class Controller {
       if (outcome === 'fenced') return;
       if (outcome === 'ok') {
         // Restarts are handled once their partitions are written.
-        this.knownEpochs = new Map([...image.brokers].map(([id, b]) => [id, b.epoch]));
+        await this.saveKnownEpochs(new Map([...image.brokers].map(([id, b]) => [id, b.epoch])));
         return;
       }
     }

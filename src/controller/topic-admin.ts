@@ -161,6 +161,16 @@ export function planCreateTopic(
     if (existing.requestId === ctx.requestId) return completeTopic(ctx, spec.name, existing);
     return fail(err(ErrorCode.TOPIC_ALREADY_EXISTS, `Topic '${spec.name}' already exists.`));
   }
+  // '.' and '_' collide in metric names, so Kafka refuses topics that differ only by them.
+  const collision = collidingTopic(ctx, spec.name);
+  if (collision !== null) {
+    return fail(
+      err(
+        ErrorCode.INVALID_TOPIC_EXCEPTION,
+        `Topic '${spec.name}' collides with existing topic: ${collision}`,
+      ),
+    );
+  }
   const configCheck = validateTopicConfigs(spec.configs);
   if (configCheck.errorCode !== 0) return fail(configCheck);
   let assignment: number[][];
@@ -235,7 +245,7 @@ export function planCreateTopic(
   if (validateOnly) return { result, chunks: [] };
   const record: TopicRecord = {
     topicId,
-    internal: spec.name.startsWith('__'),
+    internal: INTERNAL_TOPICS.has(spec.name),
     assignment,
     requestId: ctx.requestId,
   };
@@ -245,6 +255,17 @@ export function planCreateTopic(
   }
   const first: Chunk = { compare: [{ key: ctx.keys.topic(spec.name), target: 'absent' }], ops: head };
   return { result, chunks: chunked(first, partitionOps(ctx, spec.name, assignment, 0)) };
+}
+
+/** Kafka's internal topics: the only ones created with the internal flag. */
+const INTERNAL_TOPICS = new Set(['__consumer_offsets', '__transaction_state']);
+
+function collidingTopic(ctx: AdminContext, name: string): string | null {
+  const norm = name.replaceAll('.', '_');
+  for (const existing of ctx.image.topics.keys()) {
+    if (existing !== name && existing.replaceAll('.', '_') === norm) return existing;
+  }
+  return null;
 }
 
 function newTopicId(ctx: AdminContext): string {

@@ -8,6 +8,7 @@ import type { ConfigMap } from './cluster-metadata.js';
  *   brokers/<id>                  BrokerRecord, on the broker's lease; epoch = its mod revision
  *   shutdown/<id>                 '1' while the broker is in controlled shutdown, on its lease
  *   controller                    election key: the active controller's node id, on its lease
+ *   controller-state/broker-epochs the epochs the controller last handled, { id: epoch }
  *   topics/<name>                 TopicRecord
  *   partitions/<topic>/<p>        PartitionRecord, changed only by the controller with CAS
  *   configs/topics/<name>         ConfigMap
@@ -37,6 +38,10 @@ export class MetadataKeys {
   }
   get controller(): string {
     return `${this.root}controller`;
+  }
+  /** The broker epochs the controller last acted on, so a successor notices restarts in between. */
+  get brokerEpochs(): string {
+    return `${this.root}controller-state/broker-epochs`;
   }
   get topics(): string {
     return `${this.root}topics/`;

@@ -432,3 +432,62 @@ describe('controller: preferred leaders', () => {
     assert.ok(c.logger.lines.some((l) => l.includes('leader imbalance')));
   });
 });
+
+describe('controller: restarts between controllers, name collisions', () => {
+  let c: TestCluster;
+  afterEach(() => c.close());
+
+  it('a broker that restarted while no controller was active leaves the ISR when the next one starts', async () => {
+    let ctl: Controller;
+    ({ c, ctl } = await cluster([1, 2, 3]));
+    await c.brokers
+      .get(1)!
+      .controller.createTopics(
+        [
+          {
+            name: 'r',
+            numPartitions: -1,
+            replicationFactor: -1,
+            assignments: new Map([[0, [2, 1, 3]]]),
+            configs: {},
+          },
+        ],
+        false,
+      );
+    await c.settle();
+    await ctl.stop();
+    // Broker 2 restarts at once: a new registration (new epoch) replaces the old before it expires.
+    c.brokers.get(2)!.crash();
+    await c.startBroker(2);
+    await c.settle();
+    assert.deepEqual(c.partition('r', 0).isr, [2, 1, 3], 'nobody acted yet');
+    const next = await c.startController(101);
+    await c.settle();
+    await next.whenActive();
+    await c.settle();
+    const p = c.partition('r', 0);
+    assert.deepEqual([p.leader, p.isr, p.leaderEpoch], [1, [1, 3], 1]);
+  });
+
+  it("refuses a topic whose name collides with another's once '.' and '_' are equated", async () => {
+    ({ c } = await cluster([1]));
+    const b = c.brokers.get(1)!;
+    await b.controller.createTopics(
+      [{ name: 'a.b', numPartitions: 1, replicationFactor: 1, configs: {} }],
+      false,
+    );
+    const [r] = await b.controller.createTopics(
+      [{ name: 'a_b', numPartitions: 1, replicationFactor: 1, configs: {} }],
+      false,
+    );
+    assert.deepEqual([r!.errorCode, r!.errorMessage], [17, "Topic 'a_b' collides with existing topic: a.b"]);
+    const [internal] = await b.controller.createTopics(
+      [{ name: '__consumer_offsets', numPartitions: 1, replicationFactor: 1, configs: {} }],
+      false,
+    );
+    assert.equal(internal!.errorCode, 0);
+    await c.settle();
+    assert.equal(c.image().topics.get('__consumer_offsets')!.internal, true);
+    assert.equal(c.image().topics.get('a.b')!.internal, false);
+  });
+});
