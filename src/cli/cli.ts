@@ -1,5 +1,6 @@
 import { DUMP_LOG_SUMMARY, runDumpLog } from '../storage/dump-log-cli.js';
 import { BROKER_SUMMARY, runBroker } from './broker-command.js';
+import { runTopics, TOPICS } from './tools/topics.js';
 
 /** The `skiff` command: dispatches to one subcommand per Kafka tool name. */
 export interface CliIo {
@@ -15,6 +16,7 @@ interface Command {
 const commands: Record<string, Command> = {
   broker: { summary: BROKER_SUMMARY, run: runBroker },
   'dump-log': { summary: DUMP_LOG_SUMMARY, run: runDumpLog },
+  topics: { summary: TOPICS.summary, run: (args, io) => runTopics(args, io) },
   up: {
     summary: 'run a local multi-broker cluster (not built yet)',
     async run(_args, io) {

@@ -1,0 +1,315 @@
+/**
+ * Admin operations for the tools, Kafka's Admin client in miniature. Each call returns per-item
+ * results (a topic, a partition, a config resource) so a tool can print what succeeded next to
+ * what failed, as Kafka's tools do.
+ */
+import type { DescribeConfigsResourceResult } from '../protocol/generated/DescribeConfigsResponse.js';
+import type { DescribeLogDirsResult } from '../protocol/generated/DescribeLogDirsResponse.js';
+import { ZERO_UUID } from '../protocol/uuid.js';
+import { Apis } from './apis.js';
+import { ClientError, checkCode, type KafkaResponseError, kafkaError } from './errors.js';
+import {
+  type ClusterMetadata,
+  type KafkaClient,
+  type TopicMetadata,
+  UnsupportedApiError,
+} from './kafka-client.js';
+import { type PartitionResult, sendToLeaders, type TopicPartition, tpKey } from './partitions.js';
+import type { HostPort } from './runtime.js';
+
+export interface NewTopic {
+  readonly name: string;
+  /** -1: the broker's num.partitions (or the assignment's length). */
+  readonly numPartitions: number;
+  /** -1: the broker's default.replication.factor. */
+  readonly replicationFactor: number;
+  /** Partition → broker ids, when placed by hand. */
+  readonly assignments?: readonly (readonly number[])[];
+  readonly configs?: ReadonlyMap<string, string>;
+}
+
+export type TopicResult = { name: string; error: KafkaResponseError | null; topicId?: string };
+
+/** Kafka's ConfigResource.Type codes. */
+export const ConfigResourceType = { topic: 2, broker: 4, brokerLogger: 8 } as const;
+
+/** Kafka's ConfigEntry.ConfigSource as the wire numbers it (DescribeConfigs v1+). */
+export const CONFIG_SOURCE_NAMES: Readonly<Record<number, string>> = {
+  [-1]: 'UNKNOWN',
+  0: 'UNKNOWN',
+  1: 'DYNAMIC_TOPIC_CONFIG',
+  2: 'DYNAMIC_BROKER_CONFIG',
+  3: 'DYNAMIC_DEFAULT_BROKER_CONFIG',
+  4: 'STATIC_BROKER_CONFIG',
+  5: 'DEFAULT_CONFIG',
+  6: 'DYNAMIC_BROKER_LOGGER_CONFIG',
+  7: 'CLIENT_METRICS_CONFIG',
+  8: 'GROUP_CONFIG',
+};
+
+export interface ConfigResource {
+  readonly type: number;
+  /** A topic name, a broker id, or '' for the cluster-wide broker default. */
+  readonly name: string;
+}
+
+export type ConfigEntry = DescribeConfigsResourceResult;
+
+/** IncrementalAlterConfigs operation codes. */
+export const AlterOp = { set: 0, delete: 1, append: 2, subtract: 3 } as const;
+
+export interface AlterConfigOp {
+  readonly name: string;
+  readonly op: number;
+  readonly value: string | null;
+}
+
+export interface ClusterDescription {
+  readonly clusterId: string | null;
+  readonly controllerId: number;
+  readonly brokers: ReadonlyMap<number, HostPort>;
+}
+
+export class Admin {
+  constructor(private readonly client: KafkaClient) {}
+
+  async createTopics(topics: readonly NewTopic[], validateOnly = false): Promise<TopicResult[]> {
+    const resp = await this.client.retry(() =>
+      this.client.send({ kind: 'controller' }, Apis.CreateTopics, () => ({
+        topics: topics.map((t) => ({
+          name: t.name,
+          numPartitions: t.assignments ? -1 : t.numPartitions,
+          replicationFactor: t.assignments ? -1 : t.replicationFactor,
+          assignments: (t.assignments ?? []).map((brokerIds, partitionIndex) => ({
+            partitionIndex,
+            brokerIds: [...brokerIds],
+          })),
+          configs: [...(t.configs ?? new Map())].map(([name, value]) => ({ name, value })),
+        })),
+        timeoutMs: this.client.requestTimeoutMs,
+        validateOnly,
+      })),
+    );
+    return resp.topics.map((t) => ({
+      name: t.name,
+      topicId: t.topicId,
+      error: t.errorCode === 0 ? null : kafkaError(t.errorCode, t.errorMessage),
+    }));
+  }
+
+  async deleteTopics(names: readonly string[]): Promise<TopicResult[]> {
+    const resp = await this.client.retry(() =>
+      this.client.send({ kind: 'controller' }, Apis.DeleteTopics, (v) => ({
+        topics: v >= 6 ? names.map((name) => ({ name, topicId: ZERO_UUID })) : [],
+        topicNames: v < 6 ? [...names] : [],
+        timeoutMs: this.client.requestTimeoutMs,
+      })),
+    );
+    return resp.responses.map((t) => ({
+      name: t.name ?? '',
+      error: t.errorCode === 0 ? null : kafkaError(t.errorCode, t.errorMessage),
+    }));
+  }
+
+  /** Topic names, sorted; internal topics only with `listInternal`. */
+  async listTopics(listInternal = true): Promise<string[]> {
+    const md = await this.client.retry(() => this.client.fetchMetadata(null));
+    return [...md.topics.values()]
+      .filter((t) => t.errorCode === 0 && (listInternal || !t.isInternal))
+      .map((t) => t.name)
+      .sort();
+  }
+
+  /** Partitions, leaders, replicas and ISR per topic, from Metadata. Unknown topics are errors. */
+  async describeTopics(names: readonly string[]): Promise<Map<string, TopicMetadata | KafkaResponseError>> {
+    const md = await this.client.retry(() => this.client.fetchMetadata(names));
+    const out = new Map<string, TopicMetadata | KafkaResponseError>();
+    for (const name of names) {
+      const t = md.topics.get(name);
+      out.set(name, t && t.errorCode === 0 ? t : kafkaError(t?.errorCode ?? 3));
+    }
+    return out;
+  }
+
+  async createPartitions(
+    increases: ReadonlyMap<string, { count: number; assignments?: readonly (readonly number[])[] }>,
+  ): Promise<TopicResult[]> {
+    const resp = await this.client.retry(() =>
+      this.client.send({ kind: 'controller' }, Apis.CreatePartitions, () => ({
+        topics: [...increases].map(([name, inc]) => ({
+          name,
+          count: inc.count,
+          assignments: inc.assignments ? inc.assignments.map((b) => ({ brokerIds: [...b] })) : null,
+        })),
+        timeoutMs: this.client.requestTimeoutMs,
+        validateOnly: false,
+      })),
+    );
+    return resp.results.map((r) => ({
+      name: r.name,
+      error: r.errorCode === 0 ? null : kafkaError(r.errorCode, r.errorMessage),
+    }));
+  }
+
+  /** Brokers and controller: DescribeCluster where served, Metadata otherwise. */
+  async describeCluster(): Promise<ClusterDescription> {
+    const version = await this.client.versionFor({ kind: 'any' }, Apis.DescribeCluster);
+    if (version === null) {
+      const md: ClusterMetadata = await this.client.retry(() => this.client.fetchMetadata([]));
+      return md;
+    }
+    const resp = await this.client.retry(() =>
+      this.client.send({ kind: 'any' }, Apis.DescribeCluster, () => ({
+        includeClusterAuthorizedOperations: false,
+        endpointType: 1,
+        includeFencedBrokers: false,
+      })),
+    );
+    checkCode(resp.errorCode, resp.errorMessage);
+    const brokers = new Map<number, HostPort>();
+    for (const b of resp.brokers) brokers.set(b.brokerId, { host: b.host, port: b.port });
+    return { clusterId: resp.clusterId, controllerId: resp.controllerId, brokers };
+  }
+
+  /**
+   * Config entries of one resource. A broker's own configs are asked of that broker (only it knows
+   * its static file); topics and the cluster default go to any broker.
+   */
+  async describeConfigs(resource: ConfigResource, includeSynonyms = true): Promise<ConfigEntry[]> {
+    const target =
+      resource.type === ConfigResourceType.broker && resource.name !== ''
+        ? { kind: 'node' as const, id: Number(resource.name) }
+        : { kind: 'any' as const };
+    const resp = await this.client.retry(() =>
+      this.client.send(target, Apis.DescribeConfigs, () => ({
+        resources: [{ resourceType: resource.type, resourceName: resource.name, configurationKeys: null }],
+        includeSynonyms,
+        includeDocumentation: false,
+      })),
+    );
+    const r = resp.results[0];
+    if (!r) throw new ClientError(`DescribeConfigs answered no result for ${resource.name}`);
+    checkCode(r.errorCode, r.errorMessage);
+    return r.configs;
+  }
+
+  async incrementalAlterConfigs(resource: ConfigResource, ops: readonly AlterConfigOp[]): Promise<void> {
+    const target =
+      resource.type === ConfigResourceType.broker && resource.name !== ''
+        ? { kind: 'node' as const, id: Number(resource.name) }
+        : { kind: 'any' as const };
+    const resp = await this.client.retry(() =>
+      this.client.send(target, Apis.IncrementalAlterConfigs, () => ({
+        resources: [
+          {
+            resourceType: resource.type,
+            resourceName: resource.name,
+            configs: ops.map((o) => ({ name: o.name, configOperation: o.op, value: o.value })),
+          },
+        ],
+        validateOnly: false,
+      })),
+    );
+    const r = resp.responses[0];
+    if (!r) throw new ClientError(`IncrementalAlterConfigs answered no result for ${resource.name}`);
+    checkCode(r.errorCode, r.errorMessage);
+  }
+
+  /** Each broker's log dirs; `topics` null asks for every partition. */
+  async describeLogDirs(
+    brokerIds: readonly number[],
+    topics: readonly string[] | null,
+  ): Promise<Map<number, DescribeLogDirsResult[]>> {
+    const out = new Map<number, DescribeLogDirsResult[]>();
+    const md = topics === null ? null : await this.client.retry(() => this.client.fetchMetadata(topics));
+    await Promise.all(
+      brokerIds.map(async (id) => {
+        const resp = await this.client.retry(() =>
+          this.client.send({ kind: 'node', id }, Apis.DescribeLogDirs, () => ({
+            topics:
+              md === null || topics === null
+                ? null
+                : topics
+                    .filter((t) => md.topics.get(t)?.errorCode === 0)
+                    .map((t) => ({
+                      topic: t,
+                      partitions: md.topics.get(t)!.partitions.map((p) => p.partition),
+                    })),
+          })),
+        );
+        checkCode(resp.errorCode);
+        out.set(id, resp.results);
+      }),
+    );
+    return out;
+  }
+
+  /** Raises each partition's log start offset to `offset` (-1: the high watermark). */
+  async deleteRecords(
+    offsets: ReadonlyMap<string, { tp: TopicPartition; offset: bigint }>,
+  ): Promise<Map<string, PartitionResult<bigint>>> {
+    const byKey = new Map([...offsets.values()].map((e) => [tpKey(e.tp), e.offset]));
+    return sendToLeaders(
+      this.client,
+      [...offsets.values()].map((e) => e.tp),
+      async (leader, tps) => {
+        const topics = groupByTopic(tps);
+        const resp = await this.client.send({ kind: 'node', id: leader }, Apis.DeleteRecords, () => ({
+          topics: [...topics].map(([name, parts]) => ({
+            name,
+            partitions: parts.map((p) => ({ partitionIndex: p, offset: byKey.get(`${name}-${p}`)! })),
+          })),
+          timeoutMs: this.client.requestTimeoutMs,
+        }));
+        const answers = new Map<string, { errorCode: number; value: bigint }>();
+        for (const t of resp.topics)
+          for (const p of t.partitions)
+            answers.set(`${t.name}-${p.partitionIndex}`, { errorCode: p.errorCode, value: p.lowWatermark });
+        return answers;
+      },
+    );
+  }
+
+  /** Offsets for a timestamp: -1 latest, -2 earliest, -3 max timestamp, or a time in ms. */
+  async listOffsets(
+    tps: readonly TopicPartition[],
+    timestamp: bigint,
+  ): Promise<Map<string, PartitionResult<bigint>>> {
+    return sendToLeaders(this.client, tps, async (leader, group) => {
+      const topics = groupByTopic(group);
+      const resp = await this.client.send({ kind: 'node', id: leader }, Apis.ListOffsets, (v) => {
+        if (timestamp === -3n && v < 7) {
+          throw new UnsupportedApiError(
+            'ListOffsets',
+            'the broker does not support max-timestamp offsets (-3)',
+          );
+        }
+        return {
+          replicaId: -1,
+          isolationLevel: 0,
+          topics: [...topics].map(([name, parts]) => ({
+            name,
+            partitions: parts.map((p) => ({
+              partitionIndex: p,
+              currentLeaderEpoch: -1,
+              timestamp,
+              maxNumOffsets: 1,
+            })),
+          })),
+          timeoutMs: this.client.requestTimeoutMs,
+        };
+      });
+      const answers = new Map<string, { errorCode: number; value: bigint }>();
+      for (const t of resp.topics)
+        for (const p of t.partitions)
+          answers.set(`${t.name}-${p.partitionIndex}`, { errorCode: p.errorCode, value: p.offset });
+      return answers;
+    });
+  }
+}
+
+export function groupByTopic(tps: readonly TopicPartition[]): Map<string, number[]> {
+  const m = new Map<string, number[]>();
+  for (const tp of tps) m.set(tp.topic, [...(m.get(tp.topic) ?? []), tp.partition]);
+  return m;
+}

@@ -1,0 +1,109 @@
+/**
+ * `skiff broker` as a child process on a free 127.0.0.1 port, for tests that drive the real command
+ * line (tools, kcat). Resolves once the broker prints its ready line; stop() sends SIGTERM and waits,
+ * falling back to SIGKILL, then removes the data directory.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+export const SKIFF = path.join(ROOT, 'bin', 'skiff.js');
+
+export interface BrokerProcess {
+  readonly port: number;
+  readonly bootstrap: string;
+  readonly dir: string;
+  /** Everything the broker printed so far. */
+  output(): string;
+  stop(): Promise<void>;
+}
+
+export async function startBrokerProcess(
+  extraProperties: readonly string[] = [],
+  readyTimeoutMs = 15_000,
+): Promise<BrokerProcess> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'skiff-broker-proc-'));
+  const props = path.join(dir, 'server.properties');
+  fs.writeFileSync(
+    props,
+    [
+      'node.id=1',
+      'listeners=PLAINTEXT://127.0.0.1:0',
+      `log.dirs=${path.join(dir, 'logs')}`,
+      'num.partitions=1',
+      ...extraProperties,
+      '',
+    ].join('\n'),
+  );
+  const child: ChildProcess = spawn(process.execPath, [SKIFF, 'broker', '--config', props], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`broker not ready after ${readyTimeoutMs} ms:\n${out}`)),
+      readyTimeoutMs,
+    );
+    const onData = (chunk: Buffer) => {
+      out += chunk.toString();
+      const m = /ready: listening on PLAINTEXT:\/\/127\.0\.0\.1:(\d+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(Number(m[1]));
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`broker exited with ${code}:\n${out}`));
+    });
+  });
+  return {
+    port,
+    bootstrap: `127.0.0.1:${port}`,
+    dir,
+    output: () => out,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGTERM');
+        const killer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+        await exited;
+        clearTimeout(killer);
+      }
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface ToolRun {
+  readonly status: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs `skiff <args>` to completion (stdin from `input`), without blocking the event loop. */
+export function runSkiff(args: readonly string[], input = '', timeoutMs = 30_000): Promise<ToolRun> {
+  return new Promise((resolve, reject) => {
+    const p = spawn(process.execPath, [SKIFF, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    const timer = setTimeout(() => p.kill('SIGKILL'), timeoutMs);
+    p.stdout.on('data', (c: Buffer) => {
+      stdout += c.toString();
+    });
+    p.stderr.on('data', (c: Buffer) => {
+      stderr += c.toString();
+    });
+    p.on('error', reject);
+    p.on('close', (status) => {
+      clearTimeout(timer);
+      resolve({ status, stdout, stderr });
+    });
+    p.stdin.end(input);
+  });
+}
