@@ -128,6 +128,14 @@ export function validateAlterPartition(
   if (newIsr.some((r) => !isEligible(view, r) || view.restarted.has(r))) {
     return { errorCode: ErrorCode.INELIGIBLE_REPLICA };
   }
+  const epochs = item.newIsrEpochs;
+  if (epochs !== undefined) {
+    const stale = newIsr.some((r, i) => {
+      const seen = epochs[i];
+      return seen !== undefined && seen !== '-1' && BigInt(seen) !== view.brokers.get(r)!.epoch;
+    });
+    if (stale) return { errorCode: ErrorCode.INELIGIBLE_REPLICA };
+  }
   // The ISR is kept in assignment order so that every broker sees the same list.
   const ordered = rec.replicas.filter((r) => newIsr.includes(r));
   if (sameList(ordered, rec.isr)) return { errorCode: 0, next: null };

@@ -26,6 +26,12 @@ export interface AlterPartitionItem {
   readonly leaderEpoch: number;
   readonly partitionEpoch: number;
   readonly newIsr: readonly number[];
+  /**
+   * The broker epoch the leader saw for each new ISR member (AlterPartition v3+ NewIsrWithEpochs),
+   * as decimal strings in newIsr order; -1 or absent: not checked. A mismatch means the member
+   * restarted since it last fetched: INELIGIBLE_REPLICA.
+   */
+  readonly newIsrEpochs?: readonly string[];
 }
 
 export interface AlterPartitionRequest {

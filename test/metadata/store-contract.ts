@@ -218,7 +218,9 @@ export function storeContract(name: string, open: () => Promise<StoreHarness>): 
     });
 
     it('a transaction is one revision: its events share it and arrive together, in op order', async () => {
-      const w = collect(h.store, `${p}t/`, 0n);
+      // An explicit start: "from now" (0) races with the write on a backend whose watch is
+      // created asynchronously (etcd).
+      const w = collect(h.store, `${p}t/`, (await h.store.currentRevision()) + 1n);
       const r = await h.store.txn({
         compare: [],
         success: [
@@ -247,7 +249,7 @@ export function storeContract(name: string, open: () => Promise<StoreHarness>): 
       await put(h.store, `${p}l/a`, 'a', lease);
       await put(h.store, `${p}l/b`, 'b', lease);
       await put(h.store, `${p}l/kept`, 'k', kept);
-      const w = collect(h.other, `${p}l/`, 0n);
+      const w = collect(h.other, `${p}l/`, (await h.other.currentRevision()) + 1n);
       const ttlLeft = await h.store.leaseTtlMs(lease);
       // etcd reports whole seconds left, so a fresh 1 s lease may already show 0.
       assert.ok(ttlLeft >= 0 && ttlLeft <= ttl, `ttl ${ttlLeft}`);
