@@ -1,7 +1,8 @@
 import { benchFetchEncode } from './fetch-encode.js';
 import { benchRecords } from './records.js';
+import { benchStorage } from './storage.js';
 
 /** Every benchmark, run in order by `npm run bench`. Add new ones to this list. */
-const benches: (() => Promise<unknown>)[] = [benchRecords, benchFetchEncode];
+const benches: (() => Promise<unknown>)[] = [benchRecords, benchFetchEncode, benchStorage];
 
 for (const bench of benches) await bench();
