@@ -95,15 +95,31 @@ export class StoreClusterMetadata implements ClusterMetadata {
   static async start(options: StoreClusterMetadataOptions): Promise<StoreClusterMetadata> {
     const m = new StoreClusterMetadata(options);
     await m.follower.start();
-    const from = (await options.store.currentRevision()) + 1n;
-    m.responseWatch = options.store.watch(m.keys.responses(options.broker.id), from, {
-      onEvents: (events) => {
-        for (const e of events) if (e.type === 'put') m.onResponse(e.key, e.value);
-      },
-      onError: (e) => options.logger.warn(`controller response watch ended: ${e.message}`),
-    });
+    m.watchResponses((await options.store.currentRevision()) + 1n);
     await m.register();
     return m;
+  }
+
+  /** Follows `responses/<id>/`; a broken watch resumes after the last revision seen. */
+  private watchResponses(from: bigint): void {
+    if (this.closed) return;
+    let next = from;
+    this.responseWatch = this.options.store.watch(this.keys.responses(this.options.broker.id), from, {
+      onEvents: (events) => {
+        for (const e of events) {
+          next = e.modRevision + 1n;
+          if (e.type === 'put') this.onResponse(e.key, e.value);
+        }
+      },
+      onError: (e) => {
+        if (this.closed || e.kind === 'closed') return;
+        this.options.logger.warn(`controller response watch ended (${e.message}); resuming`);
+        // After a compaction the missed responses are gone; their requests time out and callers retry.
+        this.options.scheduler.schedule('response-watch-retry', 200, () =>
+          this.watchResponses(e.kind === 'compacted' ? 0n : next),
+        );
+      },
+    });
   }
 
   image(): MetadataImage {
