@@ -3,6 +3,7 @@ import type { MessageCodec } from '../protocol/codec-runtime.js';
 import { DEFAULT_MAX_FRAME_BYTES, FrameReader } from '../protocol/framing.js';
 import { encodeRequest, readResponse } from '../protocol/messages.js';
 import { ProtocolError } from '../protocol/protocol-error.js';
+import type { Scheduler } from '../storage/scheduler.js';
 
 export interface ClientConnectionOptions {
   readonly clientId: string;
@@ -10,6 +11,18 @@ export interface ClientConnectionOptions {
   readonly maxInFlight?: number;
   /** Largest response frame accepted. */
   readonly maxFrameBytes?: number;
+  /**
+   * request.timeout.ms: a request unanswered this long fails the connection, as Kafka's
+   * NetworkClient disconnects (responses are ordered, so nothing behind it can arrive either).
+   * Needs `scheduler`; without one requests wait as long as the connection lives.
+   */
+  readonly requestTimeoutMs?: number;
+  readonly scheduler?: Scheduler;
+}
+
+/** A request went unanswered for request.timeout.ms. */
+export class RequestTimeoutError extends Error {
+  override readonly name = 'RequestTimeoutError';
 }
 
 interface Pending {
@@ -18,6 +31,7 @@ interface Pending {
   codec: MessageCodec<unknown>;
   resolve: (body: unknown) => void;
   reject: (e: Error) => void;
+  cancelTimeout: () => void;
 }
 
 /** The connection was closed (by either side) before a response arrived. */
@@ -39,6 +53,8 @@ export class ClientConnection {
   private readonly reader: FrameReader;
   private failure: Error | null = null;
   private readonly maxInFlight: number;
+  /** Slots taken: requests sent or about to be, reserved synchronously so concurrent sends cannot overshoot. */
+  private slotsTaken = 0;
 
   private constructor(
     private readonly socket: net.Socket,
@@ -89,12 +105,24 @@ export class ClientConnection {
       request,
     );
     const response = new Promise<Resp>((resolve, reject) => {
+      const { requestTimeoutMs, scheduler } = this.options;
+      const cancelTimeout =
+        requestTimeoutMs !== undefined && scheduler !== undefined
+          ? scheduler.schedule('client-request-timeout', requestTimeoutMs, () =>
+              this.fail(
+                new RequestTimeoutError(
+                  `request ${correlationId} (API ${apiKey} v${apiVersion}) got no response within ${requestTimeoutMs} ms`,
+                ),
+              ),
+            )
+          : () => {};
       this.pending.set(correlationId, {
         apiKey,
         apiVersion,
         codec: responseCodec as MessageCodec<unknown>,
         resolve: resolve as (body: unknown) => void,
         reject,
+        cancelTimeout,
       });
     });
     this.writeChunks(chunks);
@@ -138,7 +166,10 @@ export class ClientConnection {
   private async slot(): Promise<void> {
     for (;;) {
       if (this.failure) throw this.failure;
-      if (this.pending.size < this.maxInFlight) return;
+      if (this.slotsTaken < this.maxInFlight) {
+        this.slotsTaken++;
+        return;
+      }
       await new Promise<void>((resolve) => this.waiters.push(resolve));
     }
   }
@@ -164,6 +195,8 @@ export class ClientConnection {
         return;
       }
       this.pending.delete(correlationId);
+      this.slotsTaken--;
+      p.cancelTimeout();
       try {
         p.resolve(readResponse(f, p.apiKey, p.apiVersion, p.codec).body);
       } catch (e) {
@@ -176,7 +209,10 @@ export class ClientConnection {
   private fail(e: Error): void {
     if (this.failure) return;
     this.failure = e;
-    for (const p of this.pending.values()) p.reject(e);
+    for (const p of this.pending.values()) {
+      p.cancelTimeout();
+      p.reject(e);
+    }
     this.pending.clear();
     for (const w of this.waiters.splice(0)) w();
     this.socket.destroy();
