@@ -48,9 +48,13 @@ export class TestCluster {
     this.scheduler = new ManualScheduler(clock);
   }
 
-  static async create(): Promise<TestCluster> {
+  /** `dataDir`: persist the store there (snapshot + fsynced journal) instead of memory only. */
+  static async create(dataDir?: string): Promise<TestCluster> {
     const clock = new ManualClock();
-    return new TestCluster(await EmbeddedStore.open({ clock }), clock);
+    return new TestCluster(
+      await EmbeddedStore.open({ clock, ...(dataDir === undefined ? {} : { dataDir }) }),
+      clock,
+    );
   }
 
   async startBroker(id: number, rack: string | null = null): Promise<StoreClusterMetadata> {
