@@ -33,6 +33,9 @@ const INVALID_REPLICATION_FACTOR = 38;
 const INVALID_REPLICA_ASSIGNMENT = 39;
 const INVALID_REQUEST = 42;
 
+/** Kafka's internal topics (Topic.INTERNAL_TOPICS): shown as internal in Metadata. */
+const INTERNAL_TOPICS: ReadonlySet<string> = new Set(['__consumer_offsets', '__transaction_state']);
+
 /** Kafka's limit on topic name length (Topic.MAX_NAME_LENGTH). */
 const MAX_TOPIC_NAME_LENGTH = 249;
 /** A bound on partitions per topic, so one request cannot make the broker open millions of logs. */
@@ -245,7 +248,7 @@ export class InMemoryClusterMetadata implements ClusterMetadata {
         topics.set(req.name, {
           name: req.name,
           topicId,
-          internal: req.name.startsWith('__'),
+          internal: INTERNAL_TOPICS.has(req.name),
           partitions: replicas.map((r, p) => partitionState(req.name, p, r)),
         });
         if (Object.keys(req.configs).length > 0) topicConfigs.set(req.name, { ...req.configs });
