@@ -52,6 +52,8 @@ export class EtcdStore implements MetadataStore {
     this.client = new Etcd3({
       hosts: [...options.endpoints],
       dialTimeout: timeoutMs,
+      // A snapshot page of 10,000 partition records is a few MiB; grpc-js refuses more than 4 MiB.
+      grpcOptions: { 'grpc.max_receive_message_length': 64 * 1024 * 1024 },
       defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: options.clock.nowMs() + timeoutMs }),
     });
   }
