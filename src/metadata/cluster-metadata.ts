@@ -1,3 +1,9 @@
+import type {
+  AlterPartitionRequest,
+  AlterPartitionResult,
+  ElectLeadersResult,
+} from './controller-requests.js';
+
 /**
  * What a broker knows about the cluster, and how it asks for changes. The broker's request
  * handlers read the current MetadataImage and never write it; every change goes through the
@@ -112,4 +118,21 @@ export interface ClusterMetadata {
   /** Called after each new image is applied, in revision order. Returns an unsubscribe function. */
   onChange(listener: (image: MetadataImage, previous: MetadataImage) => void): () => void;
   readonly controller: ControllerClient;
+}
+
+/**
+ * What a replicated broker needs beyond ClusterMetadata: its registration epoch, ISR proposals to
+ * the controller (AlterPartition), leader elections (ElectLeaders) and controlled shutdown.
+ * Implemented by StoreClusterMetadata (store-cluster-metadata.ts).
+ */
+export interface ReplicationMetadata extends ClusterMetadata {
+  /** This broker's registration epoch; fences requests from a replaced incarnation. */
+  brokerEpoch(): bigint;
+  alterPartition(topics: AlterPartitionRequest['topics']): Promise<AlterPartitionResult>;
+  electLeaders(
+    electionType: 'preferred' | 'unclean',
+    topics: readonly { topic: string; partitions: readonly number[] }[] | null,
+  ): Promise<ElectLeadersResult>;
+  /** Moves leadership away from this broker; true once it leads nothing another replica could. */
+  controlledShutdown(timeoutMs: number): Promise<boolean>;
 }

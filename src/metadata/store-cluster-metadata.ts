@@ -2,13 +2,13 @@ import { ErrorCode } from '../protocol/generated/errors.js';
 import type { Scheduler } from '../storage/scheduler.js';
 import type {
   ApiResult,
-  ClusterMetadata,
   ConfigAlteration,
   ConfigResource,
   ControllerClient,
   CreateTopicRequest,
   CreateTopicResult,
   MetadataImage,
+  ReplicationMetadata,
 } from './cluster-metadata.js';
 import type {
   AlterPartitionRequest,
@@ -66,7 +66,7 @@ interface Pending {
  * Liveness: the registration `brokers/<id>` lives on a lease kept alive every heartbeat interval;
  * if the lease is lost (the broker was fenced), it registers again with a new epoch.
  */
-export class StoreClusterMetadata implements ClusterMetadata {
+export class StoreClusterMetadata implements ReplicationMetadata {
   readonly controller: ControllerClient;
   private readonly keys: MetadataKeys;
   private readonly follower: MetadataFollower;
