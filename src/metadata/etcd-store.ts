@@ -137,7 +137,14 @@ export class EtcdStore implements MetadataStore {
           delivered = last;
           if (events.length > 0) listener.onEvents(events);
         });
-        w.on('error', (err: Error) => fail(toStoreError(err)));
+        // etcd cancels a watch whose start revision was compacted without saying so in the
+        // reason; a read at the next revision tells a compaction (resync) from other failures.
+        w.on('error', (err: Error) => {
+          this.range(prefix, { revision: delivered + 1n, limit: 1 }).then(
+            () => fail(toStoreError(err)),
+            (e: StoreError) => fail(e.kind === 'compacted' ? e : toStoreError(err)),
+          );
+        });
       })
       .catch((err: Error) => fail(toStoreError(err)));
     return {

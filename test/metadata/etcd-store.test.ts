@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { Etcd3 } from 'etcd3';
 import { SystemClock } from '../../src/common/clock.js';
 import { EtcdStore } from '../../src/metadata/etcd-store.js';
-import { del, put, rangeAll, type WatchEvent } from '../../src/metadata/store.js';
+import { del, put, rangeAll, StoreError, type WatchEvent } from '../../src/metadata/store.js';
 import { EtcdCluster } from '../support/etcd.js';
 import { eventually, type StoreHarness, storeContract } from './store-contract.js';
 
@@ -84,6 +85,36 @@ describe('etcd, three members, one killed', () => {
     } finally {
       await store.close();
       await watcherStore.close();
+    }
+  });
+});
+
+describe('etcd compaction', () => {
+  let cluster: EtcdCluster;
+  before(async () => {
+    cluster = await EtcdCluster.start(1);
+  });
+  after(() => cluster?.stop());
+
+  it('a watch or a read from a compacted revision fails with compacted', async () => {
+    const store = new EtcdStore({ endpoints: cluster.endpoints, clock: new SystemClock() });
+    const raw = new Etcd3({ hosts: cluster.endpoints });
+    try {
+      const first = await put(store, '/c/a', '1');
+      await put(store, '/c/a', '2');
+      const last = await put(store, '/c/a', '3');
+      await raw.kv.compact({ revision: last.revision.toString(), physical: true });
+      await assert.rejects(
+        store.range('/c/', { revision: first.revision }),
+        (e: unknown) => e instanceof StoreError && e.kind === 'compacted',
+      );
+      const errors: StoreError[] = [];
+      store.watch('/c/', first.revision, { onEvents: () => {}, onError: (e) => errors.push(e) });
+      await eventually(() => errors.length === 1);
+      assert.equal(errors[0]!.kind, 'compacted');
+    } finally {
+      raw.close();
+      await store.close();
     }
   });
 });
