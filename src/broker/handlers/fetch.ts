@@ -28,6 +28,7 @@ interface PartitionRead {
   readonly sp: SessionPartition;
   readonly errorCode: number;
   readonly highWatermark: bigint;
+  readonly lastStableOffset: bigint;
   readonly logStartOffset: bigint;
   readonly records: Buffer;
 }
@@ -107,6 +108,7 @@ function readPartitions(
       sp,
       errorCode,
       highWatermark: -1n,
+      lastStableOffset: -1n,
       logStartOffset: -1n,
       records: EMPTY,
     });
@@ -127,6 +129,7 @@ function readPartitions(
         sp,
         errorCode: 0,
         highWatermark: p.log.highWatermark,
+        lastStableOffset: p.log.lastStableOffset,
         logStartOffset: p.log.logStartOffset,
         records: result.records,
       };
@@ -136,6 +139,7 @@ function readPartitions(
         sp,
         errorCode: code,
         highWatermark: p.log.highWatermark,
+        lastStableOffset: p.log.lastStableOffset,
         logStartOffset: p.log.logStartOffset,
         records: EMPTY,
       };
@@ -159,8 +163,7 @@ function buildResponse(fc: Exclude<FetchContext, { kind: 'error' }>, reads: Part
       partitionIndex: r.sp.partition,
       errorCode: r.errorCode,
       highWatermark: r.highWatermark,
-      // No transactions yet: the last stable offset is the HW.
-      lastStableOffset: r.highWatermark,
+      lastStableOffset: r.lastStableOffset,
       logStartOffset: r.logStartOffset,
       records: r.records,
     };

@@ -1,7 +1,7 @@
 /**
  * ListOffsets and OffsetForLeaderEpoch: offset lookups on a partition leader.
  * ListOffsets' special timestamps: -2 earliest (log start offset), -1 latest (HW; the LSO for
- * read_committed, equal to the HW until transactions exist), -3 the record with the largest
+ * read_committed, equal to the HW until transactions exist), -3 the batch with the largest
  * timestamp, -4 earliest local (the log start offset: no tiered storage).
  */
 
@@ -26,30 +26,27 @@ export const EARLIEST_LOCAL_TIMESTAMP = -4n;
 const DEBUGGING_REPLICA_ID = -2;
 const INVALID_REQUEST = 42;
 
-/** The record with the largest timestamp (first of equals), or null for an empty log. */
-function maxTimestampOffset(log: Log): { timestamp: bigint; offset: bigint } | null {
-  let best: { timestamp: bigint; offset: bigint } | null = null;
-  for (const segment of log.local.segments.values()) {
-    if (segment.size === 0) continue;
-    const t = segment.largestTimestamp();
-    if (t.offset < log.logStartOffset) continue;
-    if (best === null || t.timestamp > best.timestamp) best = t;
-  }
-  return best;
-}
-
-function lookup(log: Log, timestamp: bigint, leaderEpoch: number): Partial<ListOffsetsPartitionResponse> {
+function lookup(
+  log: Log,
+  timestamp: bigint,
+  leaderEpoch: number,
+  readCommitted: boolean,
+): Partial<ListOffsetsPartitionResponse> {
   const epochAt = (offset: bigint): number => log.leaderEpochCache.epochForOffset(offset) ?? -1;
   switch (timestamp) {
     case EARLIEST_TIMESTAMP:
     case EARLIEST_LOCAL_TIMESTAMP:
       return { timestamp: -1n, offset: log.logStartOffset, leaderEpoch: epochAt(log.logStartOffset) };
     case LATEST_TIMESTAMP:
-      return { timestamp: -1n, offset: log.highWatermark, leaderEpoch };
+      return {
+        timestamp: -1n,
+        offset: readCommitted ? log.lastStableOffset : log.highWatermark,
+        leaderEpoch,
+      };
     case MAX_TIMESTAMP: {
-      const found = maxTimestampOffset(log);
+      const found = log.fetchOffsetOfMaxTimestamp();
       if (!found) return { timestamp: -1n, offset: -1n, leaderEpoch: -1 };
-      return { timestamp: found.timestamp, offset: found.offset, leaderEpoch: epochAt(found.offset) };
+      return { timestamp: found.timestamp, offset: found.offset, leaderEpoch: found.leaderEpoch ?? -1 };
     }
     default: {
       if (timestamp < 0n)
@@ -79,7 +76,7 @@ export async function handleListOffsets(
         try {
           if (req.replicaId !== DEBUGGING_REPLICA_ID) p.checkLeader();
           p.checkLeaderEpoch(rp.currentLeaderEpoch);
-          const found = lookup(p.log, rp.timestamp, p.leaderEpoch);
+          const found = lookup(p.log, rp.timestamp, p.leaderEpoch, req.isolationLevel === 1);
           // The leader epoch is a v4+ field; the codec refuses a value it cannot carry.
           return { ...base, ...found, ...(ctx.apiVersion < 4 && { leaderEpoch: -1 }) };
         } catch (e) {
