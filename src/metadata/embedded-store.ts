@@ -28,6 +28,8 @@ export interface EmbeddedStoreOptions {
   readonly leaseCheckIntervalMs?: number;
   /** Events kept for watches from an old revision (default STORE_LIMITS.embeddedHistoryEvents). */
   readonly historyEvents?: number;
+  /** Events a watcher may have queued before it is cancelled (default STORE_LIMITS.maxWatchBacklog). */
+  readonly watchBacklog?: number;
 }
 
 interface HistoryEntry {
@@ -328,7 +330,7 @@ export class EmbeddedStore implements MetadataStore {
       const matching = events.filter((e) => e.key.startsWith(w.prefix));
       if (matching.length === 0) continue;
       w.queue.push(...matching);
-      if (w.queue.length > STORE_LIMITS.maxWatchBacklog) {
+      if (w.queue.length > (this.options.watchBacklog ?? STORE_LIMITS.maxWatchBacklog)) {
         w.closed = true;
         this.watchers.delete(w);
         const resumeFrom = w.queue[0]!.modRevision;
