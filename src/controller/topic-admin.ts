@@ -407,7 +407,7 @@ export function planAlterConfigs(
   if (resource.type === 'topic') {
     if (ctx.state.topicRecord(resource.name) === undefined) {
       return {
-        result: err(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'This server does not host this topic-partition.'),
+        result: err(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `The topic '${resource.name}' does not exist.`),
         chunks: [],
       };
     }
