@@ -440,20 +440,18 @@ describe('controller: restarts between controllers, name collisions', () => {
   it('a broker that restarted while no controller was active leaves the ISR when the next one starts', async () => {
     let ctl: Controller;
     ({ c, ctl } = await cluster([1, 2, 3]));
-    await c.brokers
-      .get(1)!
-      .controller.createTopics(
-        [
-          {
-            name: 'r',
-            numPartitions: -1,
-            replicationFactor: -1,
-            assignments: new Map([[0, [2, 1, 3]]]),
-            configs: {},
-          },
-        ],
-        false,
-      );
+    await c.brokers.get(1)!.controller.createTopics(
+      [
+        {
+          name: 'r',
+          numPartitions: -1,
+          replicationFactor: -1,
+          assignments: new Map([[0, [2, 1, 3]]]),
+          configs: {},
+        },
+      ],
+      false,
+    );
     await c.settle();
     await ctl.stop();
     // Broker 2 restarts at once: a new registration (new epoch) replaces the old before it expires.
