@@ -28,9 +28,23 @@ export class EtcdCluster {
     return this.members.map((m) => m.clientUrl);
   }
 
-  /** Starts `size` members and waits until every one reports healthy (at most `timeoutMs`). */
+  /**
+   * Starts `size` members and waits until every one reports healthy (at most `timeoutMs`). Tries
+   * again with new ports if a member dies at start: another process may have taken a port between
+   * our probe and etcd's bind.
+   */
   static async start(size: number, timeoutMs = 20_000): Promise<EtcdCluster> {
     requireEtcd();
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await EtcdCluster.startOnce(size, timeoutMs);
+      } catch (e) {
+        if (attempt >= 3) throw e;
+      }
+    }
+  }
+
+  private static async startOnce(size: number, timeoutMs: number): Promise<EtcdCluster> {
     const root = mkdtempSync(join(tmpdir(), 'skiff-etcd-'));
     const members: EtcdMember[] = [];
     for (let i = 0; i < size; i++) {
