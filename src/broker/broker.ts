@@ -16,6 +16,7 @@ import { type BrokerConfig, topicLogConfig } from './config.js';
 import { FetchSessionCache } from './fetch-session.js';
 import type { GroupApi } from './group-api.js';
 import type { BrokerServices } from './handler-context.js';
+import { ensureMetaProperties } from './meta-properties.js';
 import { ReplicaManager } from './replica-manager.js';
 import { RequestRouter } from './router.js';
 
@@ -43,7 +44,9 @@ export class Broker {
   readonly router: RequestRouter;
   private readonly server: SocketServer;
   private unsubscribe: (() => void) | null = null;
-  private state: 'new' | 'running' | 'stopped' = 'new';
+  private state: 'new' | 'started' | 'stopped' = 'new';
+  /** The logs were loaded (and so recovered): only then may a shutdown write the clean-shutdown marker. */
+  private logsLoaded = false;
   private producerIdCounter = 0n;
   private readonly producerIdBase: bigint;
 
@@ -103,11 +106,14 @@ export class Broker {
     return this.server.connectionCount;
   }
 
-  /** Loads the logs, applies the current metadata, then listens and registers. */
+  /** Checks meta.properties, loads the logs, applies the current metadata, then listens and registers. */
   async start(): Promise<BoundAddress> {
     if (this.state !== 'new') throw new Error(`broker ${this.deps.config.nodeId} was already started`);
-    this.state = 'running';
+    this.state = 'started';
+    const { config, fs, metadata, randomBytes } = this.deps;
+    ensureMetaProperties(fs, config.logDirs, config.nodeId, metadata.image().clusterId, randomBytes);
     this.logManager.startup();
+    this.logsLoaded = true;
     this.replicaManager.applyImage(this.deps.metadata.image());
     this.unsubscribe = this.deps.metadata.onChange((image) => this.replicaManager.applyImage(image));
     const bound = await this.server.listen();
@@ -126,13 +132,14 @@ export class Broker {
 
   /** Clean shutdown: stop accepting, close connections, flush and close every log, write the marker. */
   async stop(): Promise<void> {
-    if (this.state !== 'running') return;
+    if (this.state !== 'started') return;
     this.state = 'stopped';
     this.unsubscribe?.();
     await this.server.close();
     // Parked fetches and produces finish now, while the logs are still open; their answers go
     // nowhere (the connections are closed) but their handlers must not read closed logs later.
     if (this.replicaManager.purgatory.forceCompleteAll() > 0) await new Promise((r) => setImmediate(r));
+    if (!this.logsLoaded) return;
     this.logManager.shutdown();
     this.deps.logger.info(`broker ${this.deps.config.nodeId} stopped cleanly`);
   }

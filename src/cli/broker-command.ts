@@ -73,7 +73,14 @@ export async function runBroker(args: string[], io: CliIo): Promise<number> {
     randomBytes,
     registerBroker: (info) => metadata.registerBroker(info),
   });
-  const bound = await broker.start();
+  let bound: Awaited<ReturnType<Broker['start']>>;
+  try {
+    bound = await broker.start();
+  } catch (e) {
+    // Whatever was started (logs loaded, say) is closed cleanly before the error is reported.
+    await broker.stop();
+    throw e;
+  }
   io.out(
     `skiff broker ${config.nodeId} ready: listening on PLAINTEXT://${bound.host}:${bound.port} (cluster ${metadata.image().clusterId})`,
   );

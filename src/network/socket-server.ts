@@ -48,7 +48,10 @@ export class SocketServer {
     private readonly logger: StorageLogger,
   ) {
     this.server = net.createServer({ noDelay: true }, (socket) => this.accept(socket));
-    this.server.on('error', (e) => this.logger.warn(`listener error: ${e.message}`));
+    // Errors before listening reject listen(); later ones are logged and the listener carries on.
+    this.server.on('error', (e) => {
+      if (this.bound) this.logger.warn(`listener error: ${e.message}`);
+    });
   }
 
   get connectionCount(): number {

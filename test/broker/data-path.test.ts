@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { ClientConnection } from '../../src/network/client-connection.js';
 import type { CreateTopicsResponse } from '../../src/protocol/generated/CreateTopicsResponse.js';
@@ -335,5 +337,17 @@ describe('broker restart', () => {
     } finally {
       await second.stop();
     }
+  });
+
+  it("refuses to start on another node's log dir (meta.properties)", async () => {
+    const first = await startBroker({ nodeId: 1 });
+    await first.stop();
+    const meta = fs.readFileSync(path.join(first.dir, 'logs', 'meta.properties'), 'utf8');
+    assert.match(meta, /node\.id=1/);
+    assert.match(meta, /cluster\.id=skiff-test-cluster-id0/);
+    await assert.rejects(
+      startBroker({ nodeId: 2 }, first.dir),
+      /stored node id 1 doesn't match the configured node.id 2/,
+    );
   });
 });
