@@ -281,6 +281,17 @@ export function effectiveTopicConfig(layers: ConfigLayers): Map<string, ConfigVa
   return out;
 }
 
+/**
+ * One broker config's effective value, typed (int/double → number, long → bigint, list →
+ * string[]); null when it has no value at any layer (e.g. log.retention.ms left to its synonyms).
+ */
+export function brokerConfigValue(name: string, layers: ConfigLayers): ConfigValue | null {
+  const def = BROKER_CONFIG_DEFS.get(name);
+  if (def === undefined) throw new RangeError(`unknown broker config ${name}`);
+  const { value } = resolveBrokerConfig(name, layers);
+  return value === null ? null : parseConfigValue(def, value);
+}
+
 /** A long in milliseconds or bytes as a JS number; Long.MAX_VALUE ("never") becomes Infinity. */
 export function longToNumber(v: bigint): number {
   return v >= 2n ** 53n ? Number.POSITIVE_INFINITY : Number(v);

@@ -2,8 +2,10 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { BROKER_CONFIG_DEFS, BROKER_CONFIGS, TOPIC_CONFIGS } from '../../src/metadata/config-defs.js';
 import {
+  brokerConfigValue,
   describeBrokerConfigs,
   effectiveTopicConfig,
+  layersFor,
   parseConfigValue,
   resolveBrokerConfig,
   resolveTopicConfig,
@@ -166,6 +168,25 @@ describe('config resolution', () => {
     const m = resolveBrokerConfig('log.retention.ms', { staticProps: { 'log.retention.minutes': '2' } });
     assert.deepEqual([m.value, m.source], ['120000', 'STATIC_BROKER_CONFIG']);
     assert.equal(describeBrokerConfigs({}).length, BROKER_CONFIGS.length);
+  });
+
+  it('gives typed broker config values from an image', () => {
+    const image = {
+      brokerConfigs: new Map<string, Record<string, string>>([
+        ['2', { 'replica.lag.time.max.ms': '5000' }],
+        ['<default>', { 'follower.replication.throttled.rate': '1000', 'replica.lag.time.max.ms': '7000' }],
+      ]),
+      topicConfigs: new Map<string, Record<string, string>>([['t', { 'retention.ms': '1' }]]),
+    };
+    const b2 = layersFor(image, 2, { 'num.replica.fetchers': '4' });
+    assert.equal(brokerConfigValue('replica.lag.time.max.ms', b2), 5000n);
+    assert.equal(brokerConfigValue('replica.lag.time.max.ms', layersFor(image, 3, {})), 7000n);
+    assert.equal(brokerConfigValue('follower.replication.throttled.rate', b2), 1000n);
+    assert.equal(brokerConfigValue('num.replica.fetchers', b2), 4);
+    // Unset, so its synonym log.retention.hours (168) supplies it, in milliseconds.
+    assert.equal(brokerConfigValue('log.retention.ms', b2), 604800000n);
+    assert.equal(brokerConfigValue('broker.rack', b2), null);
+    assert.equal(resolveTopicConfig('retention.ms', layersFor(image, 2, {}, 't')).value, '1');
   });
 
   it('gives typed effective topic configs', () => {
