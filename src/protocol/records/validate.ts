@@ -7,12 +7,13 @@ import {
   CURRENT_MAGIC,
   compressionCodec,
   computeCrc,
+  emptyBatchHeader,
   isControl,
   LOG_OVERHEAD,
   MAGIC_OFFSET,
   MIN_BATCH_LENGTH,
   RECORDS_OFFSET,
-  readBatchHeader,
+  readBatchHeaderInto,
 } from './batch.js';
 import { batchRecordsSection } from './codec.js';
 import { isKnownCodec } from './compression.js';
@@ -78,6 +79,24 @@ export function validateBatch(
   remaining: number = buf.length - pos,
   options: ShallowOptions = {},
 ): BatchValidation {
+  const header = emptyBatchHeader();
+  const size = checkShallow(buf, pos, remaining, options.verifyCrc !== false, header);
+  if (typeof size !== 'number') return size;
+  return { ok: true, size, header };
+}
+
+/**
+ * validateBatch's checks, in its order, filling `header`: the batch's size, or why it is invalid.
+ * Allocates only on failure.
+ */
+function checkShallow(
+  buf: Buffer,
+  pos: number,
+  remaining: number,
+  verifyCrc: boolean,
+  header: BatchHeader,
+  view?: DataView,
+): number | BatchInvalid {
   // A nonsense position or length reads as "nothing available", never as an exception.
   const avail = Number.isSafeInteger(remaining) ? Math.min(remaining, buf.length - pos) : -1;
   if (!Number.isSafeInteger(pos) || pos < 0 || avail < LOG_OVERHEAD) {
@@ -94,14 +113,14 @@ export function validateBatch(
   if (size > avail) return invalid('truncated', `batch of ${size} bytes at ${pos}, ${avail} remain`);
   const magic = buf.readInt8(pos + MAGIC_OFFSET);
   if (magic !== CURRENT_MAGIC) return invalid('bad-magic', `magic ${magic}`);
-  if (options.verifyCrc !== false) {
+  if (verifyCrc) {
     const stored = buf.readUInt32BE(pos + CRC_OFFSET);
     const computed = computeCrc(buf, pos, size);
     if (stored !== computed) {
       return invalid('crc-mismatch', `stored crc ${hex(stored)}, computed ${hex(computed)}`);
     }
   }
-  const header = readBatchHeader(buf, pos);
+  readBatchHeaderInto(buf, pos, header, view);
   const codec = compressionCodec(header.attributes);
   if (!isKnownCodec(codec)) return invalid('unknown-codec', `compression codec ${codec}`);
   if (header.lastOffsetDelta < 0) {
@@ -118,7 +137,7 @@ export function validateBatch(
   if (codec === 0 && header.recordsCount > (size - RECORDS_OFFSET) / MIN_RECORD_BYTES) {
     return invalid('bad-record-count', `${header.recordsCount} records in ${size - RECORDS_OFFSET} bytes`);
   }
-  return { ok: true, size, header };
+  return size;
 }
 
 function hex(n: number): string {
@@ -284,4 +303,185 @@ export class BatchScan implements Iterable<BatchEntry> {
 /** Shallow-validating walk over the batches in `buf[start..end)`; see BatchScan. */
 export function batchesIn(buf: Buffer, start = 0, end = buf.length, options: ShallowOptions = {}): BatchScan {
   return new BatchScan(buf, start, Math.min(end, buf.length), options);
+}
+
+export interface InPlaceOptions {
+  /** As ShallowOptions.verifyCrc. Default true. */
+  verifyCrc?: boolean;
+  /** As DeepOptions.allowOffsetGaps. Default false: offsetDeltas exactly 0..n-1. */
+  allowOffsetGaps?: boolean;
+}
+
+/**
+ * validateBatchDeep(buf, pos, remaining, { decompress: false, ...options }) without building
+ * anything: the same verdict, the header read into the caller's `header`, and the batch size
+ * returned on success. The records of an uncompressed batch are checked by a structural walk
+ * (recordsWellFormed) instead of being decoded into objects; a compressed batch gets the header
+ * and CRC checks only, as validateBatchDeep without decompression. This is the leader's append
+ * check (Kafka's LogValidator iterates the records of an uncompressed v2 batch too): per batch it
+ * costs one CRC pass and a walk over the record headers, and allocates nothing unless the batch is
+ * invalid, when validateBatchDeep is asked for the reason so both report it the same way.
+ * `view`, when given, is viewOf(buf), shared by the batches of one buffer. Never throws.
+ */
+export function validateBatchInPlace(
+  buf: Buffer,
+  pos: number,
+  remaining: number,
+  header: BatchHeader,
+  options?: InPlaceOptions,
+  view?: DataView,
+): number | BatchInvalid {
+  const verifyCrc = options?.verifyCrc !== false;
+  const allowGaps = options?.allowOffsetGaps === true;
+  const size = checkShallow(buf, pos, remaining, verifyCrc, header, view);
+  if (typeof size !== 'number') return size;
+  if (compressionCodec(header.attributes) !== 0) return size;
+  const ok = recordsWellFormed(
+    buf,
+    pos + RECORDS_OFFSET,
+    pos + size,
+    header.recordsCount,
+    header.lastOffsetDelta,
+    allowGaps,
+    isControl(header.attributes),
+  );
+  if (ok) return size;
+  const deep = validateBatchDeep(buf, pos, remaining, {
+    verifyCrc,
+    allowOffsetGaps: allowGaps,
+    decompress: false,
+  });
+  // The deep check is the reference: it names the reason. Were it to accept what the walk
+  // refused (a walk bug; the property tests say they agree), the batch is valid.
+  return deep.ok ? size : deep;
+}
+
+/**
+ * Whether `buf[start..end)` holds exactly `count` well-formed v2 records — the verdict
+ * readAllRecords + checkOffsetDeltas + the control-key check of validateBatchDeep reach, without
+ * decoding: each record's length varint is within the section and its fields fill it exactly
+ * (attributes, timestampDelta varlong, offsetDelta varint, key and value lengths within the
+ * record, header count and each header's key and value within it); offsetDeltas are 0..n-1 in
+ * order (or, with `allowGaps`, strictly increasing and at most lastOffsetDelta); a control batch's
+ * keys are at least 4 bytes. Creates no object and no BigInt: a varlong is only skipped.
+ */
+export function recordsWellFormed(
+  buf: Buffer,
+  start: number,
+  end: number,
+  count: number,
+  lastOffsetDelta: number,
+  allowGaps: boolean,
+  control: boolean,
+): boolean {
+  if (!allowGaps && (count === 0 || lastOffsetDelta !== count - 1)) return false;
+  // Every varint is read the same way: a one-byte varint (the common case for all fields but the
+  // record length and a large value's length) inline, longer ones through varintEnd/varintAt.
+  // `b` is the varint's first byte, 0x80 when none is left (varintEnd then refuses).
+  let p = start;
+  let previous = -1;
+  let b = 0;
+  let q = 0;
+  for (let i = 0; i < count; i++) {
+    // record length
+    b = p < end ? (buf[p] as number) : 0x80;
+    q = b < 0x80 ? p + 1 : varintEnd(buf, p, end);
+    if (q < 0) return false;
+    const size = b < 0x80 ? (b >>> 1) ^ -(b & 1) : varintAt(buf, p);
+    if (size < 0 || size > end - q) return false;
+    const bodyEnd = q + size;
+    // attributes: one byte, unused; then timestampDelta, a varlong only skipped
+    p = q + 1;
+    b = p < bodyEnd ? (buf[p] as number) : 0x80;
+    p = b < 0x80 ? p + 1 : varlongEnd(buf, p, bodyEnd);
+    if (p < 0) return false;
+    // offsetDelta
+    b = p < bodyEnd ? (buf[p] as number) : 0x80;
+    q = b < 0x80 ? p + 1 : varintEnd(buf, p, bodyEnd);
+    if (q < 0) return false;
+    const delta = b < 0x80 ? (b >>> 1) ^ -(b & 1) : varintAt(buf, p);
+    if (allowGaps ? delta <= previous || delta > lastOffsetDelta : delta !== i) return false;
+    previous = delta;
+    // key
+    b = q < bodyEnd ? (buf[q] as number) : 0x80;
+    p = b < 0x80 ? q + 1 : varintEnd(buf, q, bodyEnd);
+    if (p < 0) return false;
+    let n = b < 0x80 ? (b >>> 1) ^ -(b & 1) : varintAt(buf, q);
+    if (n === -1) {
+      if (control) return false;
+    } else {
+      if (n < 0 || n > bodyEnd - p || (control && n < 4)) return false;
+      p += n;
+    }
+    // value
+    b = p < bodyEnd ? (buf[p] as number) : 0x80;
+    q = b < 0x80 ? p + 1 : varintEnd(buf, p, bodyEnd);
+    if (q < 0) return false;
+    n = b < 0x80 ? (b >>> 1) ^ -(b & 1) : varintAt(buf, p);
+    if (n !== -1) {
+      if (n < 0 || n > bodyEnd - q) return false;
+      q += n;
+    }
+    // headers: each takes at least two bytes, as readRecord bounds the count
+    b = q < bodyEnd ? (buf[q] as number) : 0x80;
+    p = b < 0x80 ? q + 1 : varintEnd(buf, q, bodyEnd);
+    if (p < 0) return false;
+    const headers = b < 0x80 ? (b >>> 1) ^ -(b & 1) : varintAt(buf, q);
+    if (headers < 0 || headers > (bodyEnd - p) / 2) return false;
+    for (let h = 0; h < headers; h++) {
+      q = varintEnd(buf, p, bodyEnd);
+      if (q < 0) return false;
+      n = varintAt(buf, p);
+      if (n < 0 || n > bodyEnd - q) return false;
+      p = varintEnd(buf, q + n, bodyEnd);
+      if (p < 0) return false;
+      const v = varintAt(buf, q + n);
+      if (v !== -1) {
+        if (v < 0 || v > bodyEnd - p) return false;
+        p += v;
+      }
+    }
+    if (p !== bodyEnd) return false;
+  }
+  return p === end;
+}
+
+/**
+ * The position after the unsigned varint at `p`, or -1 when it does not end before `end`, is
+ * longer than 5 bytes or exceeds 32 bits (Reader.uvarint's refusals).
+ */
+function varintEnd(buf: Buffer, p: number, end: number): number {
+  let value = 0;
+  let scale = 1;
+  for (let i = 0; i < 5; i++) {
+    if (p >= end) return -1;
+    const b = buf[p++] as number;
+    value += (b & 0x7f) * scale;
+    if (b < 0x80) return value > 0xffffffff ? -1 : p;
+    scale *= 128;
+  }
+  return -1;
+}
+
+/** The zigzag value of the varint at `p`, which varintEnd accepted. */
+function varintAt(buf: Buffer, p: number): number {
+  let b = buf[p] as number;
+  if (b < 0x80) return (b >>> 1) ^ -(b & 1);
+  let u = b & 0x7f;
+  let scale = 128;
+  for (;;) {
+    b = buf[++p] as number;
+    u += (b & 0x7f) * scale;
+    if (b < 0x80) return (u >>> 1) ^ -(u & 1);
+    scale *= 128;
+  }
+}
+
+/** The position after the varlong at `p` (at most 10 bytes, as Reader.varlong), or -1. */
+function varlongEnd(buf: Buffer, p: number, end: number): number {
+  for (let i = 0; i < 10; i++) {
+    if (p >= end) return -1;
+    if ((buf[p++] as number) < 0x80) return p;
+  }
+  return -1;
 }
