@@ -1,3 +1,4 @@
+import { writeInt64 } from '../protocol/records/batch.js';
 import type { FileHandle, FileSystem } from './fs.js';
 
 export const OFFSET_INDEX_ENTRY_SIZE = 8;
@@ -24,7 +25,8 @@ export class InvalidIndexEntryError extends Error {
  * Owned by one LogSegment.
  */
 export abstract class IndexFile {
-  private buf: Buffer = Buffer.alloc(0);
+  /** The entries, `count` of them, then room to grow; subclasses write new entries in place. */
+  protected buf: Buffer = Buffer.alloc(0);
   private count = 0;
   /** Entries already in the file; the ones after it are only in memory. */
   private written = 0;
@@ -144,7 +146,12 @@ export abstract class IndexFile {
     return lo;
   }
 
-  protected appendEntry(entry: Buffer): void {
+  /**
+   * Byte offset in `buf` where the next entry goes, the buffer grown if needed. The caller writes
+   * the entry there and calls commitEntry: no entry Buffer per append (one per index.interval.bytes
+   * of appended data, so on the append path).
+   */
+  protected nextEntryAt(): number {
     this.load();
     if (this.count >= this.maxEntries) {
       throw new InvalidIndexEntryError(`index ${this.filePath} is full (${this.maxEntries} entries)`);
@@ -157,7 +164,11 @@ export abstract class IndexFile {
       this.buf.copy(grown, 0, 0, at);
       this.buf = grown;
     }
-    entry.copy(this.buf, at);
+    return at;
+  }
+
+  /** Makes the entry written at nextEntryAt() part of the index. */
+  protected commitEntry(): void {
     this.count++;
     if ((this.count - this.written) * this.entrySize >= WRITE_BATCH_BYTES) this.writeDirty();
   }
@@ -322,18 +333,21 @@ export class OffsetIndex extends IndexFile {
 
   append(offset: bigint, position: number): void {
     const rel = this.relativeOffset(offset);
-    if (this.entries > 0) {
-      const last = this.lastEntry();
-      if (offset <= last.offset || position <= last.position) {
+    const n = this.entries;
+    // Compared as the stored int32s: no entry object or BigInt per append.
+    if (n > 0) {
+      const lastAt = (n - 1) * OFFSET_INDEX_ENTRY_SIZE;
+      if (rel <= this.buf.readInt32BE(lastAt) || position <= this.buf.readInt32BE(lastAt + 4)) {
+        const last = this.lastEntry();
         throw new InvalidIndexEntryError(
           `index entry ${offset}@${position} does not follow ${last.offset}@${last.position} in ${this.path}`,
         );
       }
     }
-    const e = Buffer.alloc(OFFSET_INDEX_ENTRY_SIZE);
-    e.writeInt32BE(rel, 0);
-    e.writeInt32BE(position, 4);
-    this.appendEntry(e);
+    const at = this.nextEntryAt();
+    this.buf.writeInt32BE(rel, at);
+    this.buf.writeInt32BE(position, at + 4);
+    this.commitEntry();
   }
 
   /** Drops entries for offsets ≥ `offset`. */
@@ -388,18 +402,19 @@ export class TimeIndex extends IndexFile {
   maybeAppend(timestamp: bigint, offset: bigint): boolean {
     // An empty index counts as timestamp -1 (NO_TIMESTAMP), as in Kafka: batches without
     // timestamps never create entries.
-    const last = this.lastEntry();
-    if (timestamp <= last.timestamp) return false;
+    const n = this.entries;
+    const lastAt = (n - 1) * TIME_INDEX_ENTRY_SIZE;
+    if (timestamp <= (n === 0 ? -1n : this.buf.readBigInt64BE(lastAt))) return false;
     const rel = this.relativeOffset(offset);
-    if (this.entries > 0 && offset < last.offset) {
+    if (n > 0 && rel < this.buf.readInt32BE(lastAt + 8)) {
       throw new InvalidIndexEntryError(
-        `time index entry for offset ${offset} precedes ${last.offset} in ${this.path}`,
+        `time index entry for offset ${offset} precedes ${this.lastEntry().offset} in ${this.path}`,
       );
     }
-    const e = Buffer.alloc(TIME_INDEX_ENTRY_SIZE);
-    e.writeBigInt64BE(timestamp, 0);
-    e.writeInt32BE(rel, 8);
-    this.appendEntry(e);
+    const at = this.nextEntryAt();
+    writeInt64(this.buf, timestamp, at);
+    this.buf.writeInt32BE(rel, at + 8);
+    this.commitEntry();
     return true;
   }
 

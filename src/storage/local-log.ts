@@ -245,9 +245,11 @@ export class LocalLog {
 
   /** Flushes when the policy says so (flush.messages, flush.ms); called after each append. */
   maybeFlush(): void {
+    // The default policy (both infinite) never flushes: no clock read per append for it.
+    const { flushMessages, flushMs } = this.config;
     const due =
-      this.unflushedMessages >= this.config.flushMessages ||
-      this.ctx.clock.nowMs() - this.lastFlushedMs >= this.config.flushMs;
+      this.unflushedMessages >= flushMessages ||
+      (flushMs !== Number.POSITIVE_INFINITY && this.ctx.clock.nowMs() - this.lastFlushedMs >= flushMs);
     if (due) this.flush(this.nextOffset);
   }
 

@@ -2,14 +2,16 @@ import * as path from 'node:path';
 import type { KafkaError } from '../protocol/kafka-error.js';
 import {
   type BatchHeader,
+  emptyBatchHeader,
   lastOffset,
   setBaseOffset,
   setLogAppendTime,
   setPartitionLeaderEpoch,
+  viewOf,
 } from '../protocol/records/batch.js';
 import { decodeRecords } from '../protocol/records/codec.js';
 import { recordOffset, recordTimestamp } from '../protocol/records/record.js';
-import { type BatchInvalid, validateBatch, validateBatchDeep } from '../protocol/records/validate.js';
+import { type BatchInvalid, validateBatch, validateBatchInPlace } from '../protocol/records/validate.js';
 import {
   CheckpointFile,
   CorruptCheckpointError,
@@ -92,6 +94,13 @@ export class Log {
   private logStart: bigint;
   private hw: bigint;
   private hwMetadata: LogOffsetMetadata | null = null;
+  /**
+   * Header objects and batch positions reused by every appendAsLeader (calls are serialised per
+   * partition and nothing keeps a header past the call), so a leader append allocates no header.
+   * `write` hands the whole array down: the segment reads as many as the bytes hold batches.
+   */
+  private readonly appendHeaders: BatchHeader[] = [];
+  private readonly appendPositions: number[] = [];
 
   private constructor(
     readonly topic: string,
@@ -203,30 +212,45 @@ export class Log {
    * INVALID_RECORD, MESSAGE_TOO_LARGE) and appends nothing if any batch fails.
    */
   appendAsLeader(records: Buffer, leaderEpoch: number): LogAppendInfo {
-    const now = BigInt(this.ctx.clock.nowMs());
     const logAppendTime = this.config.messageTimestampType === 'LogAppendTime';
-    // One parse per batch: the headers from validation are carried through, updated in step
-    // with the bytes they describe.
-    const batches: { pos: number; size: number; header: BatchHeader }[] = [];
-    for (let pos = 0; pos < records.length; ) {
-      const v = validateBatchDeep(records, pos, records.length - pos, { decompress: false });
-      if (!v.ok) throw rejectBatch(this.name, v, pos);
-      if (v.size > this.config.maxMessageBytes) {
+    const maxMessageBytes = this.config.maxMessageBytes;
+    // One parse per batch, into header objects this log reuses: the headers from validation are
+    // carried through, updated in step with the bytes they describe.
+    const headers = this.appendHeaders;
+    const positions = this.appendPositions;
+    const view = viewOf(records);
+    let count = 0;
+    for (let pos = 0; pos < records.length; count++) {
+      let h = headers[count];
+      if (h === undefined) {
+        h = emptyBatchHeader();
+        headers.push(h);
+      }
+      const size = validateBatchInPlace(records, pos, records.length - pos, h, undefined, view);
+      if (typeof size !== 'number') throw rejectBatch(this.name, size, pos);
+      if (size > maxMessageBytes) {
         throw recordTooLarge(
-          `${this.name}: batch of ${v.size} bytes exceeds max.message.bytes ${this.config.maxMessageBytes}`,
+          `${this.name}: batch of ${size} bytes exceeds max.message.bytes ${maxMessageBytes}`,
         );
       }
-      batches.push({ pos, size: v.size, header: { ...v.header } });
-      pos += v.size;
+      positions[count] = pos;
+      pos += size;
     }
-    const pending = new Map<bigint, { epoch: number; lastSeq: number }>();
-    for (const b of batches) {
-      const duplicate = this.producerState.checkClientBatch(b.header, pending);
+    let pending: Map<bigint, { epoch: number; lastSeq: number }> | null = null;
+    for (let i = 0; i < count; i++) {
+      const h = headers[i]!;
+      // Batches without a producer id have no sequence to check (checkClientBatch's first test).
+      if (h.producerId < 0n) continue;
+      pending ??= new Map();
+      const duplicate = this.producerState.checkClientBatch(h, pending);
       if (duplicate) return this.duplicateInfo(duplicate);
     }
+    const now = logAppendTime ? BigInt(this.ctx.clock.nowMs()) : -1n;
     let next = this.logEndOffset;
     const scan: ScannedAppend = this.emptyScan(next);
-    for (const { pos, header: h } of batches) {
+    for (let i = 0; i < count; i++) {
+      const h = headers[i]!;
+      const pos = positions[i]!;
       setBaseOffset(records, pos, next);
       setPartitionLeaderEpoch(records, pos, leaderEpoch);
       h.baseOffset = next;
@@ -235,16 +259,16 @@ export class Log {
         setLogAppendTime(records, pos, now);
         h.maxTimestamp = now;
       }
-      this.addToScan(scan, h.baseOffset, lastOffset(h), h.maxTimestamp, h.recordsCount);
-      next = lastOffset(h) + 1n;
+      const last = lastOffset(h);
+      this.addToScan(scan, next, last, h.maxTimestamp, h.recordsCount);
+      next = last + 1n;
     }
     if (scan.batches === 0) return this.appendInfo(scan, records.length, -1n);
-    const headers = batches.map((b) => b.header);
     this.write(records, scan, headers);
     // After the write: an epoch entry must never describe data that a failed write left out.
     if (leaderEpoch >= 0) this.leaderEpochCache.assign(leaderEpoch, scan.firstOffset);
-    for (const h of headers) this.producerState.update(h);
-    return this.appendInfo(scan, records.length, logAppendTime ? now : -1n);
+    for (let i = 0; i < count; i++) this.producerState.update(headers[i]!);
+    return this.appendInfo(scan, records.length, now);
   }
 
   /**
