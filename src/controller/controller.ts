@@ -18,8 +18,8 @@ import {
   type StoreWatch,
 } from '../metadata/store.js';
 import type { Scheduler } from '../storage/scheduler.js';
-import { planAlterPartition, planElectLeaders, planRebalance } from './partition-admin.js';
-import { type BrokerView, reconcilePartition } from './partition-change.js';
+import { planAlterPartition, planElectLeaders, planReassignments, planRebalance } from './partition-admin.js';
+import { type BrokerView, completeReassignment, reconcilePartition } from './partition-change.js';
 import type { RandomInt } from './replica-assignment.js';
 import {
   type AdminContext,
@@ -397,7 +397,10 @@ export class Controller {
         for (const p of topic.partitions) {
           const rec = this.follower.state.partitionRecord(name, p.partition);
           if (rec === undefined) continue;
-          const outcome = reconcilePartition(rec, view, unclean);
+          const reconciled = reconcilePartition(rec, view, unclean);
+          const completed = completeReassignment(reconciled?.next ?? rec, view);
+          const outcome =
+            completed === null ? reconciled : { next: completed, unclean: reconciled?.unclean ?? false };
           if (outcome === null) continue;
           const key = this.keys.partition(name, p.partition);
           const { next } = outcome;
@@ -519,6 +522,13 @@ export class Controller {
       case 'alterPartition': {
         const plan = planAlterPartition(ctx, body);
         return { response: { kind: 'alterPartition', result: plan.result }, chunks: [...plan.chunks] };
+      }
+      case 'alterPartitionReassignments': {
+        const plan = planReassignments(ctx, body);
+        return {
+          response: { kind: 'alterPartitionReassignments', result: plan.result },
+          chunks: [...plan.chunks],
+        };
       }
       case 'electLeaders': {
         const plan = planElectLeaders(ctx, body.electionType, body.topics);

@@ -3,20 +3,23 @@ import type {
   AlterPartitionResult,
   ControllerRequestBody,
   ElectLeadersResult,
+  PartitionResults,
 } from '../metadata/controller-requests.js';
 import type { PartitionRecord } from '../metadata/keys.js';
 import type { Compare, Op } from '../metadata/store.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import {
+  completeReassignment,
   type ElectionType,
   electLeader,
   imbalancedPartitions,
+  reassign,
   validateAlterPartition,
 } from './partition-change.js';
 import type { AdminContext, Chunk, Plan } from './topic-admin.js';
 
 /**
- * Partition-state requests as plans (AlterPartition, ElectLeaders, preferred-leader rebalance):
+ * Partition-state requests as plans (AlterPartition, ElectLeaders, reassignments, rebalance):
  * validated against the controller's image, committed by the controller with CAS on each
  * partition key's revision under its election guard.
  */
@@ -50,10 +53,13 @@ export function planAlterPartition(
     partitions: t.partitions.map((item): AlterPartitionPartitionResult => {
       const rec = ctx.state.partitionRecord(t.topic, item.partition);
       const decision = validateAlterPartition(rec, body.brokerId, item, ctx.view);
-      const state = decision.next ?? rec;
-      if (decision.next) {
+      // An expansion that brings the last new replica into the ISR completes a reassignment in
+      // the same commit, as Kafka does.
+      const next = decision.next ? (completeReassignment(decision.next, ctx.view) ?? decision.next) : null;
+      const state = next ?? rec;
+      if (next) {
         const key = ctx.keys.partition(t.topic, item.partition);
-        changes.push({ key, rev: ctx.state.modRevision(key), next: decision.next });
+        changes.push({ key, rev: ctx.state.modRevision(key), next });
       }
       return {
         partition: item.partition,
@@ -105,6 +111,33 @@ export function planElectLeaders(
         .filter((p) => !all || p.errorCode !== ErrorCode.ELECTION_NOT_NEEDED),
     }))
     .filter((t) => t.partitions.length > 0 || !all);
+  return { result: { errorCode: 0, topics }, chunks: toChunks(changes) };
+}
+
+export function planReassignments(
+  ctx: AdminContext,
+  body: Extract<ControllerRequestBody, { kind: 'alterPartitionReassignments' }>,
+): Plan<PartitionResults> {
+  const changes: { key: string; rev: bigint; next: PartitionRecord }[] = [];
+  const topics = body.topics.map((t) => ({
+    topic: t.topic,
+    partitions: t.partitions.map((item) => {
+      const rec = ctx.state.partitionRecord(t.topic, item.partition);
+      if (rec === undefined) {
+        return {
+          partition: item.partition,
+          errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+          errorMessage: 'This server does not host this topic-partition.',
+        };
+      }
+      const decision = reassign(rec, item.replicas, ctx.view);
+      if (decision.next) {
+        const key = ctx.keys.partition(t.topic, item.partition);
+        changes.push({ key, rev: ctx.state.modRevision(key), next: decision.next });
+      }
+      return { partition: item.partition, errorCode: decision.errorCode, errorMessage: null };
+    }),
+  }));
   return { result: { errorCode: 0, topics }, chunks: toChunks(changes) };
 }
 

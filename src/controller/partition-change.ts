@@ -217,3 +217,87 @@ export function imbalancedPartitions(
   }
   return out;
 }
+
+/**
+ * AlterPartitionReassignments for one partition: starts a move toward `target` (the replica list
+ * becomes target + the replicas being removed, with adding/removing recorded), or cancels the
+ * move in progress (`target` null; NO_REASSIGNMENT_IN_PROGRESS 85 if there is none). A move whose
+ * new replicas are all in the ISR completes at once.
+ */
+export function reassign(
+  rec: PartitionRecord,
+  target: readonly number[] | null,
+  view: BrokerView,
+): AlterPartitionDecision {
+  const inProgress = rec.addingReplicas.length > 0 || rec.removingReplicas.length > 0;
+  const original = rec.replicas.filter((r) => !rec.addingReplicas.includes(r));
+  if (target === null) {
+    if (!inProgress) return { errorCode: ErrorCode.NO_REASSIGNMENT_IN_PROGRESS };
+    const reverted = finishMove(rec, original, view);
+    // No original replica is in sync any more: going back would leave the partition without data.
+    return reverted === null
+      ? { errorCode: ErrorCode.INVALID_REPLICA_ASSIGNMENT }
+      : { errorCode: 0, next: reverted };
+  }
+  if (
+    target.length === 0 ||
+    new Set(target).size !== target.length ||
+    target.some((r) => !view.brokers.has(r))
+  ) {
+    return { errorCode: ErrorCode.INVALID_REPLICA_ASSIGNMENT };
+  }
+  const adding = target.filter((r) => !original.includes(r));
+  const removing = original.filter((r) => !target.includes(r));
+  if (adding.length === 0) {
+    if (!inProgress && sameList(target, rec.replicas)) return { errorCode: 0, next: null };
+    const shrunk = finishMove(rec, target, view);
+    return shrunk === null
+      ? { errorCode: ErrorCode.INVALID_REPLICA_ASSIGNMENT }
+      : { errorCode: 0, next: shrunk };
+  }
+  return {
+    errorCode: 0,
+    next: {
+      ...rec,
+      replicas: [...target, ...removing],
+      addingReplicas: adding,
+      removingReplicas: removing,
+      partitionEpoch: rec.partitionEpoch + 1,
+    },
+  };
+}
+
+/** Completes a reassignment once every adding replica has joined the ISR; null if not (yet). */
+export function completeReassignment(rec: PartitionRecord, view: BrokerView): PartitionRecord | null {
+  if (rec.addingReplicas.length === 0 && rec.removingReplicas.length === 0) return null;
+  if (!rec.addingReplicas.every((r) => rec.isr.includes(r))) return null;
+  const target = rec.replicas.filter((r) => !rec.removingReplicas.includes(r));
+  return finishMove(rec, target, view);
+}
+
+/**
+ * Replicas become `target`; the ISR keeps its members within it; a leader outside it is replaced.
+ * Null when no ISR member is in `target` (the ISR would be empty).
+ */
+function finishMove(
+  rec: PartitionRecord,
+  target: readonly number[],
+  view: BrokerView,
+): PartitionRecord | null {
+  const isr = rec.isr.filter((r) => target.includes(r));
+  if (isr.length === 0) return null;
+  let leader = rec.leader;
+  if (!target.includes(leader) || !isr.includes(leader)) {
+    leader = target.find((r) => isr.includes(r) && isEligible(view, r)) ?? -1;
+  }
+  return {
+    ...rec,
+    replicas: [...target],
+    isr,
+    leader,
+    leaderEpoch: leader !== rec.leader ? rec.leaderEpoch + 1 : rec.leaderEpoch,
+    addingReplicas: [],
+    removingReplicas: [],
+    partitionEpoch: rec.partitionEpoch + 1,
+  };
+}

@@ -2,6 +2,7 @@ import type {
   AlterPartitionRequest,
   AlterPartitionResult,
   ElectLeadersResult,
+  PartitionResults,
 } from './controller-requests.js';
 
 /**
@@ -133,6 +134,13 @@ export interface ReplicationMetadata extends ClusterMetadata {
     electionType: 'preferred' | 'unclean',
     topics: readonly { topic: string; partitions: readonly number[] }[] | null,
   ): Promise<ElectLeadersResult>;
+  /** Moves replicas (replicas null cancels a move); progress shows as adding/removing replicas. */
+  alterPartitionReassignments(
+    topics: readonly {
+      topic: string;
+      partitions: readonly { partition: number; replicas: readonly number[] | null }[];
+    }[],
+  ): Promise<PartitionResults>;
   /** Moves leadership away from this broker; true once it leads nothing another replica could. */
   controlledShutdown(timeoutMs: number): Promise<boolean>;
 }

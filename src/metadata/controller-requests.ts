@@ -79,6 +79,17 @@ export type ControllerRequestBody =
       readonly validateOnly: boolean;
     }
   | {
+      readonly kind: 'alterPartitionReassignments';
+      /** replicas null cancels the reassignment in progress. */
+      readonly topics: readonly {
+        readonly topic: string;
+        readonly partitions: readonly {
+          readonly partition: number;
+          readonly replicas: readonly number[] | null;
+        }[];
+      }[];
+    }
+  | {
       readonly kind: 'electLeaders';
       readonly electionType: 'preferred' | 'unclean';
       /** null: every partition. */
@@ -102,7 +113,11 @@ export type ControllerResponse =
   | { readonly kind: 'createPartitions'; readonly results: (ApiResult & { name: string })[] }
   | { readonly kind: 'alterConfigs'; readonly result: ApiResult }
   | { readonly kind: 'alterPartition'; readonly result: AlterPartitionResult }
-  | { readonly kind: 'electLeaders'; readonly result: ElectLeadersResult };
+  | { readonly kind: 'electLeaders'; readonly result: ElectLeadersResult }
+  | { readonly kind: 'alterPartitionReassignments'; readonly result: PartitionResults };
+
+/** Per-partition outcomes (ElectLeaders, AlterPartitionReassignments). */
+export type PartitionResults = ElectLeadersResult;
 
 export interface ElectLeadersResult {
   /** Request-level error (REQUEST_TIMED_OUT when no controller answered). */

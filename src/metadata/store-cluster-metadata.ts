@@ -16,6 +16,7 @@ import type {
   ControllerRequestBody,
   ControllerResponse,
   ElectLeadersResult,
+  PartitionResults,
 } from './controller-requests.js';
 import { type BrokerRecord, MetadataKeys } from './keys.js';
 import { type FollowerLogger, MetadataFollower } from './metadata-follower.js';
@@ -156,6 +157,19 @@ export class StoreClusterMetadata implements ReplicationMetadata {
   ): Promise<ElectLeadersResult> {
     const r = await this.submit({ kind: 'electLeaders', electionType, topics });
     if (r === null || r.kind !== 'electLeaders')
+      return { errorCode: ErrorCode.REQUEST_TIMED_OUT, topics: [] };
+    return r.result;
+  }
+
+  /** AlterPartitionReassignments: move replicas (or cancel a move with replicas null). */
+  async alterPartitionReassignments(
+    topics: readonly {
+      topic: string;
+      partitions: readonly { partition: number; replicas: readonly number[] | null }[];
+    }[],
+  ): Promise<PartitionResults> {
+    const r = await this.submit({ kind: 'alterPartitionReassignments', topics });
+    if (r === null || r.kind !== 'alterPartitionReassignments')
       return { errorCode: ErrorCode.REQUEST_TIMED_OUT, topics: [] };
     return r.result;
   }
