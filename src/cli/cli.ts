@@ -1,5 +1,13 @@
 import { DUMP_LOG_SUMMARY, runDumpLog } from '../storage/dump-log-cli.js';
 import { BROKER_SUMMARY, runBroker } from './broker-command.js';
+import { CONFIGS, runConfigs } from './tools/configs.js';
+import { CONSOLE_CONSUMER, runConsoleConsumer } from './tools/console-consumer.js';
+import { CONSOLE_PRODUCER, runConsoleProducer } from './tools/console-producer.js';
+import { CONSUMER_PERF_TEST, runConsumerPerfTest } from './tools/consumer-perf-test.js';
+import { DELETE_RECORDS, runDeleteRecords } from './tools/delete-records.js';
+import { GET_OFFSETS, runGetOffsets } from './tools/get-offsets.js';
+import { LOG_DIRS, runLogDirs } from './tools/log-dirs.js';
+import { PRODUCER_PERF_TEST, runProducerPerfTest } from './tools/producer-perf-test.js';
 import { runTopics, TOPICS } from './tools/topics.js';
 
 /** The `skiff` command: dispatches to one subcommand per Kafka tool name. */
@@ -17,6 +25,20 @@ const commands: Record<string, Command> = {
   broker: { summary: BROKER_SUMMARY, run: runBroker },
   'dump-log': { summary: DUMP_LOG_SUMMARY, run: runDumpLog },
   topics: { summary: TOPICS.summary, run: (args, io) => runTopics(args, io) },
+  configs: { summary: CONFIGS.summary, run: (args, io) => runConfigs(args, io) },
+  'log-dirs': { summary: LOG_DIRS.summary, run: (args, io) => runLogDirs(args, io) },
+  'delete-records': { summary: DELETE_RECORDS.summary, run: (args, io) => runDeleteRecords(args, io) },
+  'get-offsets': { summary: GET_OFFSETS.summary, run: (args, io) => runGetOffsets(args, io) },
+  'console-producer': { summary: CONSOLE_PRODUCER.summary, run: (args, io) => runConsoleProducer(args, io) },
+  'console-consumer': { summary: CONSOLE_CONSUMER.summary, run: (args, io) => runConsoleConsumer(args, io) },
+  'producer-perf-test': {
+    summary: PRODUCER_PERF_TEST.summary,
+    run: (args, io) => runProducerPerfTest(args, io),
+  },
+  'consumer-perf-test': {
+    summary: CONSUMER_PERF_TEST.summary,
+    run: (args, io) => runConsumerPerfTest(args, io),
+  },
   up: {
     summary: 'run a local multi-broker cluster (not built yet)',
     async run(_args, io) {

@@ -24,6 +24,8 @@ export interface KafkaClientOptions {
   readonly connectTimeoutMs?: number;
   /** Attempts after the first for a retriable failure. */
   readonly retries?: number;
+  /** default.api.timeout.ms: no retry starts after an operation has run this long. */
+  readonly apiTimeoutMs?: number;
   /** retry.backoff.ms, doubled per attempt up to retry.backoff.max.ms. */
   readonly retryBackoffMs?: number;
   readonly retryBackoffMaxMs?: number;
@@ -137,11 +139,14 @@ export class KafkaClient {
   async retry<T>(attempt: () => Promise<T>): Promise<T> {
     let backoffMs = this.options.retryBackoffMs ?? 100;
     const maxBackoffMs = this.options.retryBackoffMaxMs ?? 1000;
+    const { clock } = this.options.runtime;
+    const deadlineMs = clock.nowMs() + (this.options.apiTimeoutMs ?? 60_000);
     for (let n = 0; ; n++) {
       try {
         return await attempt();
       } catch (e) {
-        if (n >= this.retries || !isRetriable(e) || this.closed) throw e;
+        if (n >= this.retries || !isRetriable(e) || this.closed || clock.nowMs() + backoffMs > deadlineMs)
+          throw e;
         this.cached = null;
         await this.options.runtime.sleep(backoffMs);
         backoffMs = Math.min(backoffMs * 2, maxBackoffMs);

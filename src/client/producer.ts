@@ -1,6 +1,6 @@
 import { type CompressionCodecId, encodeBatch } from '../protocol/records/index.js';
 import { Apis } from './apis.js';
-import { ClientError, kafkaError } from './errors.js';
+import { ClientError, KafkaResponseError, kafkaError } from './errors.js';
 import { isRetriable, type KafkaClient } from './kafka-client.js';
 import { partitionForKey } from './partitioner.js';
 
@@ -101,7 +101,7 @@ export class Producer {
    * callback runs when the record is acknowledged or has failed for good.
    */
   async send(record: ProducerRecord, callback: Callback): Promise<void> {
-    const partitions = await this.partitionCount(record.topic);
+    const partitions = await this.partitionsFor(record.topic);
     const bytes = sizeOf(record);
     while (this.bufferedBytes > 0 && this.bufferedBytes + bytes > this.options.bufferMemory) {
       await new Promise<void>((resolve) => this.spaceWaiters.push(resolve));
@@ -139,17 +139,23 @@ export class Producer {
     while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
   }
 
-  private async partitionCount(topic: string): Promise<number> {
+  /** The topic's partition count; a topic that stays unknown through the retries is an error. */
+  async partitionsFor(topic: string): Promise<number> {
     const known = this.partitionCounts.get(topic);
     if (known !== undefined) return known;
-    const md = await this.client.retry(async () => {
-      const m = await this.client.fetchMetadata([topic]);
-      const t = m.topics.get(topic);
-      if (!t) throw kafkaError(3);
-      if (t.errorCode !== 0)
-        throw kafkaError(t.errorCode, `topic ${topic}: ${kafkaError(t.errorCode).message}`);
-      return t;
-    });
+    const md = await this.client
+      .retry(async () => {
+        const m = await this.client.fetchMetadata([topic]);
+        const t = m.topics.get(topic);
+        if (t?.errorCode !== 0) throw kafkaError(t?.errorCode ?? 3);
+        return t;
+      })
+      .catch((e: unknown) => {
+        if (e instanceof KafkaResponseError && e.code === 3) {
+          throw new ClientError(`Topic ${topic} not present in metadata`);
+        }
+        throw e;
+      });
     this.partitionCounts.set(topic, md.partitions.length);
     return md.partitions.length;
   }

@@ -6,10 +6,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { type BrokerProcess, runSkiff, startBrokerProcess } from '../support/broker-process.js';
+import { skiff } from './in-process.js';
 
 describe('skiff topics', () => {
   let broker: BrokerProcess;
-  const topics = (...args: string[]) => runSkiff(['topics', '--bootstrap-server', broker.bootstrap, ...args]);
+  const topics = (...args: string[]) => skiff(['topics', '--bootstrap-server', broker.bootstrap, ...args]);
 
   before(async () => {
     broker = await startBrokerProcess();

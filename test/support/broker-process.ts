@@ -9,8 +9,11 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-export const SKIFF = path.join(ROOT, 'bin', 'skiff.js');
+/**
+ * The compiled CLI entry next to this file (what bin/skiff.js loads), found relative to the compiled
+ * test so the suite also runs from a private outDir while other sessions rebuild dist/.
+ */
+export const SKIFF = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src/cli/main.js');
 
 export interface BrokerProcess {
   readonly port: number;

@@ -20,6 +20,8 @@ export interface FlagSpec {
   /** Placeholder for the value in --help; absent for a switch. */
   readonly arg?: string;
   readonly repeat?: boolean;
+  /** Takes every following argument up to the next `--flag` (argparse's nargs='+'). */
+  readonly many?: boolean;
   readonly help: string;
 }
 
@@ -96,6 +98,14 @@ export function parseFlags(def: ToolDef, args: readonly string[]): Flags | null 
     const spec = specs.get(name);
     if (!spec) throw new UsageError(`unknown option '--${name}'`);
     let value = '';
+    if (spec.many) {
+      const taken = eq >= 0 ? [a.slice(eq + 1)] : [];
+      while (i + 1 < args.length && !args[i + 1]!.startsWith('--')) taken.push(args[++i]!);
+      if (taken.length === 0)
+        throw new UsageError(`option '--${name}' needs at least one value (${spec.arg})`);
+      values.set(name, [...(values.get(name) ?? []), ...taken]);
+      continue;
+    }
     if (spec.arg !== undefined) {
       if (eq >= 0) value = a.slice(eq + 1);
       else if (i + 1 < args.length) value = args[++i]!;
@@ -202,6 +212,7 @@ export function openClient(
     requestTimeoutMs: num('request.timeout.ms'),
     retries: num('retries'),
     retryBackoffMs: num('retry.backoff.ms'),
+    apiTimeoutMs: num('default.api.timeout.ms'),
   });
 }
 

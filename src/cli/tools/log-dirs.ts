@@ -1,0 +1,106 @@
+/** `skiff log-dirs --describe`: Kafka's kafka-log-dirs, its two lines and its JSON line. */
+import { Admin } from '../../client/admin.js';
+import { ClientError } from '../../client/errors.js';
+import { type ClientRuntime, systemRuntime } from '../../client/runtime.js';
+import type { DescribeLogDirsResult } from '../../protocol/generated/DescribeLogDirsResponse.js';
+import { errorByCode } from '../../protocol/generated/errors.js';
+import type { CliIo } from '../cli.js';
+import { ADMIN_FLAGS, adminClient, runTool, type ToolDef, UsageError } from './common.js';
+
+export const LOG_DIRS: ToolDef = {
+  name: 'log-dirs',
+  summary: "describe brokers' log directories (Kafka's kafka-log-dirs)",
+  usage: [
+    'Usage: skiff log-dirs --bootstrap-server <host:port> --describe [--topic-list t1,t2] [--broker-list 1,2]',
+  ],
+  flags: [
+    ...ADMIN_FLAGS,
+    { name: 'describe', help: 'REQUIRED: describe the log directories of the brokers' },
+    { name: 'topic-list', arg: 't1,t2', help: 'topics to include; all topics if absent' },
+    { name: 'broker-list', arg: '1,2', help: 'brokers to query; all brokers if absent' },
+  ],
+  notes: [
+    "offsetLag is Kafka's: max(HW - LEO, 0) of the same replica's log, so it is 0 for every current",
+    'replica, in the ISR or not. Compare sizes across brokers to see a lagging follower.',
+  ],
+};
+
+/** Java class names Kafka prints in the "error" field, for the errors a log dir reports. */
+const ERROR_CLASSES: Readonly<Record<number, string>> = {
+  56: 'org.apache.kafka.common.errors.KafkaStorageException',
+  57: 'org.apache.kafka.common.errors.LogDirNotFoundException',
+  [-1]: 'org.apache.kafka.common.errors.UnknownServerException',
+};
+
+/** The JSON line, keys in the order Kafka's tool prints them. */
+export function formatLogDirsJson(
+  byBroker: ReadonlyMap<number, readonly DescribeLogDirsResult[]>,
+  topics: ReadonlySet<string>,
+): string {
+  const brokers = [...byBroker.keys()]
+    .sort((a, b) => a - b)
+    .map((broker) => ({
+      broker,
+      logDirs: byBroker.get(broker)!.map((d) => ({
+        partitions: d.topics
+          .filter((t) => topics.size === 0 || topics.has(t.name))
+          .flatMap((t) =>
+            t.partitions.map((p) => ({
+              partition: `${t.name}-${p.partitionIndex}`,
+              size: Number(p.partitionSize),
+              offsetLag: Number(p.offsetLag),
+              isFuture: p.isFutureKey,
+            })),
+          ),
+        error:
+          d.errorCode === 0
+            ? null
+            : (ERROR_CLASSES[d.errorCode] ?? errorByCode(d.errorCode)?.name ?? `${d.errorCode}`),
+        logDir: d.logDir,
+      })),
+    }));
+  return JSON.stringify({ brokers, version: 1 });
+}
+
+function parseIdList(s: string | undefined): number[] {
+  if (s === undefined || s.trim() === '') return [];
+  return s
+    .split(',')
+    .filter((x) => x !== '')
+    .map((x) => {
+      if (!/^\s*\d+\s*$/.test(x)) throw new UsageError(`invalid broker id '${x}' in --broker-list`);
+      return Number(x);
+    });
+}
+
+export function runLogDirs(
+  args: string[],
+  io: CliIo,
+  runtime: ClientRuntime = systemRuntime(),
+): Promise<number> {
+  return runTool(LOG_DIRS, args, io, async (flags) => {
+    if (!flags.has('describe')) throw new UsageError('missing required argument --describe');
+    const topics = new Set((flags.get('topic-list') ?? '').split(',').filter((t) => t !== ''));
+    const requested = parseIdList(flags.get('broker-list'));
+    const client = adminClient('log-dirs', flags, runtime);
+    try {
+      const admin = new Admin(client);
+      const cluster = await admin.describeCluster();
+      const live = [...cluster.brokers.keys()].sort((a, b) => a - b);
+      const missing = requested.filter((b) => !cluster.brokers.has(b));
+      if (missing.length > 0) {
+        throw new ClientError(
+          `ERROR: The given brokers do not exist from --broker-list: ${missing.join(',')}. Current existent brokers: ${live.join(',')}`,
+        );
+      }
+      const brokers = requested.length > 0 ? requested : live;
+      io.out('Querying brokers for log directories information');
+      const result = await admin.describeLogDirs(brokers, topics.size === 0 ? null : [...topics]);
+      io.out(`Received log directory information from brokers ${brokers.join(',')}`);
+      io.out(formatLogDirsJson(result, topics));
+      return 0;
+    } finally {
+      client.close();
+    }
+  });
+}
