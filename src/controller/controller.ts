@@ -19,7 +19,12 @@ import {
 } from '../metadata/store.js';
 import type { Scheduler } from '../storage/scheduler.js';
 import { planAlterPartition, planElectLeaders, planReassignments, planRebalance } from './partition-admin.js';
-import { type BrokerView, completeReassignment, reconcilePartition } from './partition-change.js';
+import {
+  asOneChange,
+  type BrokerView,
+  completeReassignment,
+  reconcilePartition,
+} from './partition-change.js';
 import type { RandomInt } from './replica-assignment.js';
 import {
   type AdminContext,
@@ -400,7 +405,9 @@ export class Controller {
           const reconciled = reconcilePartition(rec, view, unclean);
           const completed = completeReassignment(reconciled?.next ?? rec, view);
           const outcome =
-            completed === null ? reconciled : { next: completed, unclean: reconciled?.unclean ?? false };
+            completed === null
+              ? reconciled
+              : { next: asOneChange(rec, completed), unclean: reconciled?.unclean ?? false };
           if (outcome === null) continue;
           const key = this.keys.partition(name, p.partition);
           const { next } = outcome;

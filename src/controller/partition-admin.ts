@@ -9,6 +9,7 @@ import type { PartitionRecord } from '../metadata/keys.js';
 import type { Compare, Op } from '../metadata/store.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import {
+  asOneChange,
   completeReassignment,
   type ElectionType,
   electLeader,
@@ -55,7 +56,9 @@ export function planAlterPartition(
       const decision = validateAlterPartition(rec, body.brokerId, item, ctx.view);
       // An expansion that brings the last new replica into the ISR completes a reassignment in
       // the same commit, as Kafka does.
-      const next = decision.next ? (completeReassignment(decision.next, ctx.view) ?? decision.next) : null;
+      const completed = decision.next ? completeReassignment(decision.next, ctx.view) : null;
+      const next =
+        completed !== null && rec !== undefined ? asOneChange(rec, completed) : (decision.next ?? null);
       const state = next ?? rec;
       if (next) {
         const key = ctx.keys.partition(t.topic, item.partition);

@@ -301,3 +301,16 @@ function finishMove(
     partitionEpoch: rec.partitionEpoch + 1,
   };
 }
+
+/**
+ * Two changes decided in one step (an ISR change that completes a reassignment) commit as one:
+ * partitionEpoch + 1 over `base`, and leaderEpoch + 1 if either step changed the leader.
+ */
+export function asOneChange(base: PartitionRecord, final: PartitionRecord): PartitionRecord {
+  const leaderChanged = final.leader !== base.leader || final.leaderEpoch > base.leaderEpoch;
+  return {
+    ...final,
+    leaderEpoch: leaderChanged ? base.leaderEpoch + 1 : base.leaderEpoch,
+    partitionEpoch: base.partitionEpoch + 1,
+  };
+}

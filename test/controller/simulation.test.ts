@@ -45,9 +45,20 @@ async function simulate(seed: number, steps: number): Promise<number> {
         )
           bad('leader epoch jump');
         if (next.leaderEpoch < prev.leaderEpoch) bad('leader epoch went back');
-        if (next.leader !== -1 && next.leader !== prev.leader && !prev.isr.includes(next.leader))
+        // A reassignment that completes in the same commit as the leader's ISR expansion may hand
+        // leadership to a replica that expansion just added (as Kafka does): only adding replicas.
+        const completes =
+          prev.addingReplicas.length + prev.removingReplicas.length > 0 && next.addingReplicas.length === 0;
+        const joined = (r: number) => completes && prev.addingReplicas.includes(r);
+        if (
+          next.leader !== -1 &&
+          next.leader !== prev.leader &&
+          !prev.isr.includes(next.leader) &&
+          !joined(next.leader)
+        ) {
           bad('unclean election');
-        const added = next.isr.filter((r) => !prev.isr.includes(r));
+        }
+        const added = next.isr.filter((r) => !prev.isr.includes(r) && !joined(r));
         if (added.length > 0 && (next.leader !== prev.leader || next.leader === -1))
           bad('ISR grew without its leader');
       }
@@ -110,6 +121,14 @@ async function simulate(seed: number, steps: number): Promise<number> {
             },
           ]);
         }
+      } else if (action < 8 && rnd.int(2) === 0 && live.length > 0) {
+        // Move a partition to three random registered brokers, or cancel its move.
+        const t = `t${rnd.int(3)}`;
+        const shuffled = [...BROKERS].sort(() => rnd.int(3) - 1).slice(0, 3);
+        const replicas = rnd.int(4) === 0 ? null : shuffled;
+        void c.brokers
+          .get(pick(live))!
+          .alterPartitionReassignments([{ topic: t, partitions: [{ partition: rnd.int(4), replicas }] }]);
       } else if (action < 8) {
         const active = controllers.find((x) => x.isActive());
         if (active !== undefined) {
