@@ -169,6 +169,7 @@ export class Controller {
 
   private lostWaiters: (() => void)[] = [];
   private cancelRebalance: (() => void) | null = null;
+  private reconcileQueued = false;
 
   private scheduleKeepAlive(lease: bigint): void {
     this.cancelKeepAlive?.();
@@ -201,11 +202,11 @@ export class Controller {
     this.knownEpochs = await this.loadKnownEpochs();
     this.unsubscribe = this.follower.onChange((image, previous) => {
       if (image.brokers !== previous.brokers || image.brokerConfigs !== previous.brokerConfigs)
-        this.enqueue('reconcile', () => this.reconcile());
+        this.requestReconcile();
     });
     this.scheduleRebalance(leadership);
     this.enqueue('repair', () => this.repairTopics());
-    this.enqueue('reconcile', () => this.reconcile());
+    this.requestReconcile();
     const pending = await rangeAll(this.options.store, this.keys.requests);
     for (const kv of pending.kvs) this.onRequest(kv);
     this.requestWatch = this.options.store.watch(this.keys.requests, pending.revision + 1n, {
@@ -259,7 +260,18 @@ export class Controller {
     this.unsubscribe?.();
     this.unsubscribe = null;
     this.seenRequests.clear();
+    this.reconcileQueued = false;
     for (const w of this.lostWaiters.splice(0)) w();
+  }
+
+  /** Queues a reconcile unless one is already waiting: it reads the latest image when it runs. */
+  private requestReconcile(): void {
+    if (this.reconcileQueued) return;
+    this.reconcileQueued = true;
+    this.enqueue('reconcile', () => {
+      this.reconcileQueued = false;
+      return this.reconcile();
+    });
   }
 
   private enqueue(what: string, task: () => Promise<void>): void {
