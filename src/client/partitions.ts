@@ -40,7 +40,9 @@ export async function sendToLeaders<T>(
     const last = round + 1 >= maxRounds;
     const topics = [...new Set(pending.map((tp) => tp.topic))];
     // The cache is good enough for a first try; a retry means it was wrong, so ask again.
-    const md = round === 0 ? await client.metadataFor(topics) : await client.fetchMetadata(topics);
+    const md = await client.retry(() =>
+      round === 0 ? client.metadataFor(topics) : client.fetchMetadata(topics),
+    );
     const byLeader = new Map<number, TopicPartition[]>();
     const retry: TopicPartition[] = [];
     const fail = (tp: TopicPartition, error: KafkaResponseError | ClientError): void => {

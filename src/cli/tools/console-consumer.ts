@@ -41,6 +41,11 @@ export const CONSOLE_CONSUMER: ToolDef = {
       help: 'consumer settings (fetch.max.wait.ms, ...)',
     },
     { name: 'consumer.config', arg: 'file', help: 'properties file of consumer settings' },
+    {
+      name: 'group',
+      arg: 'id',
+      help: 'not supported yet: consumer groups (partitions are assigned directly)',
+    },
   ],
   notes: [
     'Partitions are assigned directly (no consumer group): every partition of the topic, or --partition.',
@@ -123,6 +128,11 @@ export function runConsoleConsumer(
   stop: AbortSignal = stopSignal(),
 ): Promise<number> {
   return runTool(CONSOLE_CONSUMER, args, io, async (flags) => {
+    if (flags.has('group')) {
+      throw new UsageError(
+        '--group is not supported yet: the console consumer reads by assignment, without a group',
+      );
+    }
     const topic = flags.require('topic');
     const start = startAt(flags);
     const maxMessages = flags.int('max-messages');
