@@ -1,15 +1,20 @@
 /**
  * `skiff broker --config server.properties [--override key=value]...`: one broker in this process.
- * Until the store-backed metadata lands it keeps the cluster's topics in the in-process metadata,
- * persisted as skiff-metadata.json in the first log dir. This is a composition root: the only place
- * (with the CLI entry) that creates the real clock, timers, file system and randomness.
+ * With `etcd.endpoints` set it is a member of a real multi-machine cluster: the metadata lives in
+ * etcd (StoreClusterMetadata), this process is also a controller candidate, and SIGTERM moves its
+ * leadership away before it exits (see src/cluster/store-broker.ts). Without it, a single broker
+ * keeps the cluster's topics in the in-process metadata, persisted as skiff-metadata.json in the
+ * first log dir. This is a composition root: the only place (with the CLI entry) that creates the
+ * real clock, timers, file system and randomness.
  * Prints one ready line when listening; SIGTERM/SIGINT stop it cleanly.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomInt } from 'node:crypto';
 import * as path from 'node:path';
 import { Broker } from '../broker/broker.js';
 import { brokerConfigFromProperties, parseProperties } from '../broker/config.js';
+import { StoreBroker } from '../cluster/store-broker.js';
 import { SystemClock } from '../common/clock.js';
+import { EtcdStore } from '../metadata/etcd-store.js';
 import { InMemoryClusterMetadata } from '../metadata/in-memory-metadata.js';
 import { NodeFileSystem } from '../storage/fs.js';
 import type { StorageLogger } from '../storage/logger.js';
@@ -53,6 +58,11 @@ export async function runBroker(args: string[], io: CliIo): Promise<number> {
     info: (line) => io.out(`[${new Date(clock.nowMs()).toISOString()}] INFO ${line}`),
     warn: (line) => io.out(`[${new Date(clock.nowMs()).toISOString()}] WARN ${line}`),
   };
+  const endpoints = (props.get('etcd.endpoints') ?? '')
+    .split(',')
+    .map((e) => e.trim())
+    .filter((e) => e !== '');
+  if (endpoints.length > 0) return runEtcdBroker(props, endpoints, clock, logger, io);
   const config = brokerConfigFromProperties(props, (line) => logger.warn(line));
   fs.mkdirp(config.logDirs[0]!);
   const metadata = new InMemoryClusterMetadata({
@@ -90,5 +100,52 @@ export async function runBroker(args: string[], io: CliIo): Promise<number> {
   });
   logger.info(`received ${signal}, shutting down`);
   await broker.stop();
+  return 0;
+}
+
+function waitForSignal(): Promise<string> {
+  return new Promise<string>((resolve) => {
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+    process.once('SIGINT', () => resolve('SIGINT'));
+  });
+}
+
+/** A broker of a multi-machine cluster whose metadata lives in etcd. */
+async function runEtcdBroker(
+  props: Map<string, string>,
+  endpoints: readonly string[],
+  clock: SystemClock,
+  logger: StorageLogger,
+  io: CliIo,
+): Promise<number> {
+  for (const e of endpoints) {
+    if (!/^https?:\/\/[^/\s]+\/?$/.test(e))
+      throw new Error(`etcd.endpoints: expected http://host:port, got '${e}'`);
+  }
+  const store = new EtcdStore({ endpoints, clock });
+  let broker: StoreBroker;
+  try {
+    broker = await StoreBroker.start({
+      store,
+      props,
+      clock,
+      scheduler: new TimerScheduler(),
+      fs: new NodeFileSystem(),
+      logger,
+      randomBytes,
+      randomInt: (n) => randomInt(n),
+    });
+  } catch (e) {
+    await store.close().catch(() => {});
+    throw e;
+  }
+  const { address, config } = broker;
+  io.out(
+    `skiff broker ${config.nodeId} ready: listening on PLAINTEXT://${address.host}:${address.port} (cluster ${broker.clusterId}, metadata in etcd ${endpoints.join(',')})`,
+  );
+  const signal = await waitForSignal();
+  logger.info(`received ${signal}, shutting down (controlled shutdown first)`);
+  await broker.stop();
+  await store.close().catch(() => {});
   return 0;
 }

@@ -1,5 +1,6 @@
 import { DUMP_LOG_SUMMARY, runDumpLog } from '../storage/dump-log-cli.js';
 import { BROKER_SUMMARY, runBroker } from './broker-command.js';
+import { CLUSTER_SUMMARY, runCluster } from './cluster.js';
 import { CONFIGS, runConfigs } from './tools/configs.js';
 import { CONSOLE_CONSUMER, runConsoleConsumer } from './tools/console-consumer.js';
 import { CONSOLE_PRODUCER, runConsoleProducer } from './tools/console-producer.js';
@@ -9,6 +10,7 @@ import { GET_OFFSETS, runGetOffsets } from './tools/get-offsets.js';
 import { LOG_DIRS, runLogDirs } from './tools/log-dirs.js';
 import { PRODUCER_PERF_TEST, runProducerPerfTest } from './tools/producer-perf-test.js';
 import { runTopics, TOPICS } from './tools/topics.js';
+import { runUp, UP_SUMMARY } from './up.js';
 
 /** The `skiff` command: dispatches to one subcommand per Kafka tool name. */
 export interface CliIo {
@@ -39,15 +41,8 @@ const commands: Record<string, Command> = {
     summary: CONSUMER_PERF_TEST.summary,
     run: (args, io) => runConsumerPerfTest(args, io),
   },
-  up: {
-    summary: 'run a local multi-broker cluster (not built yet)',
-    async run(_args, io) {
-      io.err(
-        'skiff up: the broker is not built yet — this release has the protocol layer only (see README).',
-      );
-      return 2;
-    },
-  },
+  up: { summary: UP_SUMMARY, run: runUp },
+  cluster: { summary: CLUSTER_SUMMARY, run: runCluster },
 };
 
 function usage(io: CliIo): void {

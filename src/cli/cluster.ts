@@ -1,0 +1,123 @@
+/**
+ * `skiff cluster stop <id> [--kill] | start <id> | status [--data-dir DIR]`: controls the
+ * `skiff up` running on DIR through the control API it records in DIR/launcher.json.
+ */
+import * as path from 'node:path';
+import {
+  type BrokerStatus,
+  callLauncher,
+  LAUNCHER_FILE,
+  type LauncherFile,
+  processAlive,
+  readLauncherFile,
+  type StatusReport,
+} from '../cluster/control.js';
+import type { CliIo } from './cli.js';
+import { DEFAULT_DATA_DIR } from './up.js';
+
+export const CLUSTER_SUMMARY = 'control a running `skiff up`: status, stop <id> [--kill], start <id>';
+
+/** A graceful stop may take the launcher's grace period (30 s) plus a start (60 s at most). */
+const CALL_TIMEOUT_MS = 120_000;
+
+function usage(io: CliIo): void {
+  io.out('Usage: skiff cluster status [--data-dir DIR]');
+  io.out('       skiff cluster stop <id> [--kill] [--data-dir DIR]');
+  io.out('       skiff cluster start <id> [--data-dir DIR]');
+  io.out('  stop: SIGTERM, controlled shutdown then clean exit (like docker stop);');
+  io.out('        --kill: SIGKILL, no clean shutdown, files left as they are');
+  io.out(`  DIR defaults to ./${DEFAULT_DATA_DIR}, as for skiff up`);
+}
+
+export async function runCluster(args: string[], io: CliIo): Promise<number> {
+  let dataDir = DEFAULT_DATA_DIR;
+  let kill = false;
+  const positional: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === '--help' || a === '-h') {
+      usage(io);
+      return 0;
+    }
+    if (a === '--data-dir' && i + 1 < args.length) dataDir = args[++i]!;
+    else if (a === '--kill') kill = true;
+    else if (!a.startsWith('-')) positional.push(a);
+    else {
+      io.err(`skiff cluster: unexpected argument '${a}'`);
+      return 2;
+    }
+  }
+  const [action, idText, ...extra] = positional;
+  const needsId = action === 'stop' || action === 'start';
+  if (
+    (action !== 'status' && !needsId) ||
+    (needsId && (idText === undefined || !/^\d+$/.test(idText))) ||
+    (!needsId && idText !== undefined) ||
+    extra.length > 0 ||
+    (kill && action !== 'stop')
+  ) {
+    usage(io);
+    return 2;
+  }
+  const dir = path.resolve(dataDir);
+  const file = readLauncherFile(dir);
+  if (file === null || !processAlive(file.pid)) {
+    io.err(
+      `skiff cluster: no skiff up is running for data dir ${dir} (${file === null ? `no ${LAUNCHER_FILE}` : `launcher pid ${file.pid} is gone`})`,
+    );
+    return 1;
+  }
+  const call = async (method: 'GET' | 'POST', p: string) => {
+    try {
+      return await callLauncher(file, method, p, CALL_TIMEOUT_MS);
+    } catch (e) {
+      io.err(
+        `skiff cluster: no skiff up is answering for data dir ${dir} at ${file.url} (${(e as Error).message})`,
+      );
+      return null;
+    }
+  };
+  if (action === 'status') {
+    const r = await call('GET', '/status');
+    if (r === null) return 1;
+    if (r.status !== 200) return fail(io, r.body);
+    printStatus(io, r.body as unknown as StatusReport, file);
+    return 0;
+  }
+  const r = await call('POST', `/brokers/${idText}/${action}${kill ? '?kill=1' : ''}`);
+  if (r === null) return 1;
+  if (r.status !== 200) return fail(io, r.body);
+  io.out(String(r.body.message));
+  return 0;
+}
+
+function fail(io: CliIo, body: Record<string, unknown>): number {
+  io.err(`skiff cluster: ${String(body.error ?? 'the launcher refused')}`);
+  return 1;
+}
+
+function printStatus(io: CliIo, report: StatusReport, file: LauncherFile): void {
+  io.out(
+    `cluster ${report.clusterId} · data dir ${report.dataDir} · launcher pid ${file.pid} · metadata revision ${report.metadataRevision}`,
+  );
+  const rows: string[][] = [['ID', 'PID', 'PORT', 'STATE', 'REGISTERED', 'LEADERS', 'CONTROLLER']];
+  for (const b of report.brokers as BrokerStatus[]) {
+    rows.push([
+      String(b.id),
+      b.pid === null ? '-' : String(b.pid),
+      String(b.port),
+      b.state,
+      b.registered ? 'yes' : 'no',
+      String(b.leaders),
+      b.controller ? 'yes' : '',
+    ]);
+  }
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
+  for (const r of rows)
+    io.out(
+      r
+        .map((cell, c) => cell.padEnd(widths[c]!))
+        .join('  ')
+        .trimEnd(),
+    );
+}

@@ -1,0 +1,69 @@
+/**
+ * Entry point of one broker process of `skiff up` (forked by the launcher with an IPC channel and
+ * `serialization: 'advanced'`). The composition root of a child: real clock, timers, disk and
+ * randomness; the metadata store is the launcher's, reached over the IPC channel (RemoteStore).
+ *
+ * Messages to the launcher (besides the store's own traffic): `ready` once listening, `failed`
+ * with the reason when start-up fails. SIGTERM or SIGINT stop the broker gracefully; so does the
+ * channel closing (the launcher is gone: with no metadata store left, flush the logs and exit).
+ */
+import { randomBytes, randomInt } from 'node:crypto';
+import { SystemClock } from '../common/clock.js';
+import { ipcChannel, RemoteStore } from '../metadata/remote-store.js';
+import { NodeFileSystem } from '../storage/fs.js';
+import type { StorageLogger } from '../storage/logger.js';
+import { TimerScheduler } from '../storage/scheduler.js';
+import { type ChildMessage, PROPS_ENV } from './child-protocol.js';
+import { StoreBroker } from './store-broker.js';
+
+async function main(): Promise<number> {
+  const send = (m: ChildMessage): void => {
+    if (process.connected) process.send?.(m);
+  };
+  if (process.send === undefined) {
+    process.stderr.write('broker-child: must be forked by `skiff up` (no IPC channel)\n');
+    return 2;
+  }
+  const clock = new SystemClock();
+  const line = (level: string, text: string): void => {
+    process.stdout.write(`[${new Date(clock.nowMs()).toISOString()}] ${level} ${text}\n`);
+  };
+  const logger: StorageLogger = { info: (t) => line('INFO', t), warn: (t) => line('WARN', t) };
+  const props = new Map(Object.entries(JSON.parse(process.env[PROPS_ENV] ?? '{}') as Record<string, string>));
+  const scheduler = new TimerScheduler();
+  const store = new RemoteStore(ipcChannel(process), scheduler);
+  let broker: StoreBroker;
+  try {
+    broker = await StoreBroker.start({
+      store,
+      props,
+      clock,
+      scheduler,
+      fs: new NodeFileSystem(),
+      logger,
+      randomBytes,
+      randomInt: (n) => randomInt(n),
+    });
+  } catch (e) {
+    const message = e instanceof Error ? e.message : String(e);
+    logger.warn(`start-up failed: ${e instanceof Error ? (e.stack ?? message) : message}`);
+    send({ skiffLauncher: 'failed', message });
+    await store.close();
+    return 1;
+  }
+  send({ skiffLauncher: 'ready', host: broker.address.host, port: broker.address.port });
+  const reason = await new Promise<string>((resolve) => {
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+    process.once('SIGINT', () => resolve('SIGINT'));
+    process.once('disconnect', () => resolve('the launcher went away'));
+  });
+  logger.info(`broker ${broker.config.nodeId}: stopping (${reason})`);
+  await broker.stop();
+  await store.close();
+  return 0;
+}
+
+const code = await main();
+// The IPC channel would keep the process alive; exit explicitly once the broker is closed.
+if (process.connected) process.disconnect();
+process.exit(code);

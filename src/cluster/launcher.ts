@@ -1,0 +1,356 @@
+/**
+ * The `skiff up` launcher: hosts the embedded metadata store (persisted under DIR/metadata) and
+ * runs each broker as a child process that reaches the store over its IPC channel. So a broker
+ * uses its own core, `cluster stop --kill` is a real SIGKILL, and a broker's crash never takes the
+ * store with it. The controller is not here: every broker process runs a candidate and the
+ * election picks one, exactly as on etcd (see README, "Where the controller runs").
+ *
+ * Owned by the `up` command; start() returns once every broker is listening, shutdown() stops the
+ * brokers gracefully (each moves its leadership away first), then the store.
+ */
+import { type ChildProcess, fork } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Clock } from '../common/clock.js';
+import { EmbeddedStore } from '../metadata/embedded-store.js';
+import { MetadataKeys } from '../metadata/keys.js';
+import { MetadataFollower } from '../metadata/metadata-follower.js';
+import { ipcChannel, serveStore } from '../metadata/remote-store.js';
+import { TimerScheduler } from '../storage/scheduler.js';
+import { isChildMessage, PROPS_ENV } from './child-protocol.js';
+import { resolveClusterId } from './cluster-id.js';
+import {
+  type BrokerState,
+  type BrokerStatus,
+  ControlError,
+  type ControlServer,
+  callLauncher,
+  type LauncherControl,
+  processAlive,
+  readLauncherFile,
+  removeLauncherFile,
+  type StatusReport,
+  startControlServer,
+  writeLauncherFile,
+} from './control.js';
+
+export interface LauncherOptions {
+  readonly brokers: number;
+  /** Absolute. */
+  readonly dataDir: string;
+  /** Broker i listens on 127.0.0.1:port+i-1. */
+  readonly port: number;
+  /** The control API's port on 127.0.0.1 (0: any free port). */
+  readonly httpPort: number;
+  /** A Kafka-style properties file applied to every broker (--config-file). */
+  readonly brokerProps: ReadonlyMap<string, string>;
+  readonly clock: Clock;
+  readonly randomBytes: (n: number) => Buffer;
+  /** Where the launcher's own `[skiff] ...` lines go. */
+  readonly log: (line: string) => void;
+  /** How long a broker may take from fork to listening (default 60 s). */
+  readonly readyTimeoutMs?: number;
+  /** Grace period of a graceful stop before SIGKILL, like `docker stop -t` (default 30 s). */
+  readonly stopTimeoutMs?: number;
+}
+
+interface Slot {
+  readonly id: number;
+  readonly port: number;
+  readonly logDir: string;
+  readonly logFile: string;
+  state: BrokerState;
+  child: ChildProcess | null;
+  pid: number | null;
+  /** Resolves when the current child has exited (and its store channel is closed). */
+  exited: Promise<void>;
+  stopRequest: 'graceful' | 'kill' | null;
+}
+
+const CHILD_ENTRY = fileURLToPath(new URL('./broker-child.js', import.meta.url));
+export const MAX_BROKERS = 64;
+
+export class Launcher implements LauncherControl {
+  private readonly slots = new Map<number, Slot>();
+  private control: ControlServer | null = null;
+  private token = '';
+  private closing: Promise<void> | null = null;
+
+  private constructor(
+    private readonly options: LauncherOptions,
+    private readonly store: EmbeddedStore,
+    readonly clusterId: string,
+    private readonly follower: MetadataFollower,
+  ) {
+    for (let id = 1; id <= options.brokers; id++) {
+      this.slots.set(id, {
+        id,
+        port: options.port + id - 1,
+        logDir: path.join(options.dataDir, `broker-${id}`),
+        logFile: path.join(options.dataDir, 'logs', `broker-${id}.log`),
+        state: 'stopped',
+        child: null,
+        pid: null,
+        exited: Promise.resolve(),
+        stopRequest: null,
+      });
+    }
+  }
+
+  /** Opens the store, starts the control API, then every broker; resolves once all are listening. */
+  static async start(options: LauncherOptions): Promise<Launcher> {
+    const { dataDir } = options;
+    if (!Number.isInteger(options.brokers) || options.brokers < 1 || options.brokers > MAX_BROKERS)
+      throw new Error(`--brokers must be between 1 and ${MAX_BROKERS}`);
+    if (options.port < 1 || options.port + options.brokers - 1 > 65535)
+      throw new Error(`ports ${options.port}..${options.port + options.brokers - 1} are not valid TCP ports`);
+    fs.mkdirSync(path.join(dataDir, 'logs'), { recursive: true });
+    await refuseSecondLauncher(dataDir);
+    const scheduler = new TimerScheduler();
+    const store = await EmbeddedStore.open({
+      clock: options.clock,
+      dataDir: path.join(dataDir, 'metadata'),
+      scheduler,
+    });
+    const launcherLog = path.join(dataDir, 'logs', 'launcher.log');
+    const fileLog = (level: string) => (line: string) =>
+      fs.appendFileSync(launcherLog, `[${new Date(options.clock.nowMs()).toISOString()}] ${level} ${line}\n`);
+    let launcher: Launcher;
+    try {
+      const clusterId = await resolveClusterId(store, options.randomBytes);
+      const follower = new MetadataFollower(store, new MetadataKeys(clusterId), scheduler, {
+        info: fileLog('INFO'),
+        warn: fileLog('WARN'),
+      });
+      await follower.start();
+      launcher = new Launcher(options, store, clusterId, follower);
+    } catch (e) {
+      await store.close();
+      throw e;
+    }
+    try {
+      launcher.token = options.randomBytes(24).toString('base64url');
+      launcher.control = await startControlServer(launcher, options.httpPort, launcher.token);
+      writeLauncherFile(dataDir, {
+        pid: process.pid,
+        url: launcher.control.url,
+        token: launcher.token,
+        clusterId: launcher.clusterId,
+        brokers: options.brokers,
+      });
+      const results = await Promise.allSettled(
+        [...launcher.slots.keys()].map((id) => launcher.startBroker(id)),
+      );
+      const failed = results.flatMap((r) => (r.status === 'rejected' ? [(r.reason as Error).message] : []));
+      if (failed.length > 0) throw new Error(failed.join('; '));
+    } catch (e) {
+      await launcher.shutdown();
+      throw e;
+    }
+    return launcher;
+  }
+
+  get controlUrl(): string {
+    return this.control?.url ?? '';
+  }
+
+  bootstrap(): string {
+    return [...this.slots.values()].map((s) => `127.0.0.1:${s.port}`).join(',');
+  }
+
+  status(): StatusReport {
+    const image = this.follower.image();
+    const leaders = new Map<number, number>();
+    for (const t of image.topics.values())
+      for (const p of t.partitions) leaders.set(p.leader, (leaders.get(p.leader) ?? 0) + 1);
+    return {
+      clusterId: this.clusterId,
+      dataDir: this.options.dataDir,
+      metadataRevision: image.revision.toString(),
+      brokers: [...this.slots.values()].map(
+        (s): BrokerStatus => ({
+          id: s.id,
+          pid: s.pid,
+          port: s.port,
+          state: s.state,
+          registered: image.brokers.has(s.id),
+          controller: image.controllerId === s.id,
+          leaders: leaders.get(s.id) ?? 0,
+          logDir: s.logDir,
+        }),
+      ),
+    };
+  }
+
+  /** Forks broker `id` and resolves once it listens; rejects (and the broker is left stopped) on failure. */
+  async startBroker(id: number): Promise<string> {
+    const slot = this.slot(id);
+    if (this.closing !== null) throw new ControlError(409, 'the cluster is shutting down');
+    if (slot.state === 'starting' || slot.state === 'running' || slot.state === 'stopping')
+      throw new ControlError(409, `broker ${id} is already ${slot.state} (pid ${slot.pid})`);
+    // A previous incarnation must be fully gone (its store channel closed) before the next starts.
+    await slot.exited;
+    const logFd = fs.openSync(slot.logFile, 'a');
+    let child: ChildProcess;
+    try {
+      child = fork(CHILD_ENTRY, [], {
+        serialization: 'advanced',
+        // Its own process group: a Ctrl-C in the terminal reaches only the launcher, which then
+        // stops the brokers in order instead of all of them at once without coordination.
+        detached: true,
+        stdio: ['ignore', logFd, logFd, 'ipc'],
+        env: { ...process.env, [PROPS_ENV]: JSON.stringify(Object.fromEntries(this.brokerProps(slot))) },
+      });
+    } finally {
+      fs.closeSync(logFd);
+    }
+    slot.child = child;
+    slot.pid = child.pid ?? null;
+    slot.state = 'starting';
+    slot.stopRequest = null;
+    const stopServing = serveStore(this.store, ipcChannel(child));
+    let onExit: (why: string) => void = () => {};
+    slot.exited = new Promise<void>((resolve) => {
+      child.once('exit', (code, signal) => {
+        stopServing();
+        const why = signal !== null ? `killed by ${signal}` : `exit code ${code}`;
+        const was = slot.state;
+        slot.child = null;
+        slot.pid = null;
+        if (slot.stopRequest === 'kill') slot.state = 'killed';
+        else if (slot.stopRequest === 'graceful' && code === 0) slot.state = 'stopped';
+        else slot.state = was === 'starting' ? 'failed' : 'exited';
+        if (was === 'running' && slot.stopRequest === null) {
+          this.options.log(`broker ${id} exited unexpectedly (${why}); its log: ${slot.logFile}`);
+        }
+        onExit(why);
+        resolve();
+      });
+    });
+    const readyTimeoutMs = this.options.readyTimeoutMs ?? 60_000;
+    await new Promise<void>((resolve, reject) => {
+      const fail = (why: string): void => {
+        clearTimeout(timer);
+        reject(new ControlError(500, `broker ${id} did not start: ${why} (see ${slot.logFile})`));
+      };
+      const timer = setTimeout(() => {
+        child.kill('SIGKILL');
+        fail(`not listening after ${readyTimeoutMs} ms`);
+      }, readyTimeoutMs);
+      onExit = (why) => fail(why);
+      child.on('error', (e) => fail(e.message));
+      child.on('message', (m) => {
+        if (!isChildMessage(m)) return;
+        if (m.skiffLauncher === 'failed') fail(m.message);
+        else {
+          clearTimeout(timer);
+          onExit = () => {};
+          slot.state = 'running';
+          resolve();
+        }
+      });
+    });
+    const line = `broker ${id} ready on 127.0.0.1:${slot.port} (log dir ${slot.logDir}, pid ${slot.pid})`;
+    this.options.log(line);
+    return line;
+  }
+
+  /** Graceful (SIGTERM, then SIGKILL after the grace period) or abrupt (SIGKILL); resolves once exited. */
+  async stopBroker(id: number, kill: boolean): Promise<string> {
+    const slot = this.slot(id);
+    const child = slot.child;
+    if (
+      child === null ||
+      (slot.state !== 'running' && slot.state !== 'starting' && slot.state !== 'stopping')
+    )
+      throw new ControlError(409, `broker ${id} is not running (${slot.state})`);
+    if (kill) {
+      slot.stopRequest = 'kill';
+      child.kill('SIGKILL');
+    } else if (slot.stopRequest === null) {
+      slot.stopRequest = 'graceful';
+      slot.state = 'stopping';
+      child.kill('SIGTERM');
+    }
+    const graceMs = this.options.stopTimeoutMs ?? 30_000;
+    const timer = setTimeout(() => {
+      this.options.log(`broker ${id} still running ${graceMs} ms after SIGTERM; sending SIGKILL`);
+      slot.stopRequest = 'kill';
+      child.kill('SIGKILL');
+    }, graceMs);
+    await slot.exited;
+    clearTimeout(timer);
+    const line =
+      (slot.state as BrokerState) === 'killed'
+        ? `broker ${id} killed (SIGKILL, pid ${child.pid}): no clean shutdown, its files are left as they were`
+        : `broker ${id} stopped (pid ${child.pid}, ${slot.state})`;
+    this.options.log(line);
+    return line;
+  }
+
+  /** Stops every broker gracefully (concurrently), then the control API and the store. Idempotent. */
+  shutdown(): Promise<void> {
+    this.closing ??= (async () => {
+      await Promise.all(
+        [...this.slots.values()]
+          .filter((s) => s.child !== null)
+          .map((s) => this.stopBroker(s.id, false).catch(() => {})),
+      );
+      await this.control?.close();
+      removeLauncherFile(this.options.dataDir, this.token);
+      this.follower.close();
+      await this.store.close();
+    })();
+    return this.closing;
+  }
+
+  /** A second Ctrl-C: SIGKILL whatever is still running. */
+  killAll(): void {
+    for (const s of this.slots.values()) {
+      if (s.child === null) continue;
+      s.stopRequest = 'kill';
+      s.child.kill('SIGKILL');
+    }
+  }
+
+  private slot(id: number): Slot {
+    const s = this.slots.get(id);
+    if (s === undefined)
+      throw new ControlError(404, `no broker ${id} in this cluster (ids 1..${this.options.brokers})`);
+    return s;
+  }
+
+  /** The --config-file properties with this broker's id, port and log dir (and no etcd). */
+  private brokerProps(slot: Slot): Map<string, string> {
+    const props = new Map(this.options.brokerProps);
+    props.delete('broker.id');
+    props.delete('log.dir');
+    props.delete('etcd.endpoints');
+    props.set('node.id', String(slot.id));
+    props.set('listeners', withPort(props.get('listeners') ?? 'PLAINTEXT://127.0.0.1:0', slot.port));
+    const advertised = props.get('advertised.listeners');
+    if (advertised !== undefined) props.set('advertised.listeners', withPort(advertised, slot.port));
+    props.set('log.dirs', slot.logDir);
+    return props;
+  }
+}
+
+/** `PLAINTEXT://host:port` with the port replaced (the first listener only: Skiff has one). */
+export function withPort(listener: string, port: number): string {
+  const first = listener.split(',')[0]!.trim();
+  const m = /^([A-Za-z_]+:\/\/(?:\[[^\]]*\]|[^:]*)):\d+$/.exec(first);
+  if (m === null) throw new Error(`listeners: expected PLAINTEXT://host:port, got '${listener}'`);
+  return `${m[1]}:${port}`;
+}
+
+/** One launcher per data dir: a live one that answers on its control API wins. */
+async function refuseSecondLauncher(dataDir: string): Promise<void> {
+  const file = readLauncherFile(dataDir);
+  if (file === null || file.pid === process.pid || !processAlive(file.pid)) return;
+  const answering = await callLauncher(file, 'GET', '/status', 2000).then(
+    () => true,
+    () => false,
+  );
+  if (answering) throw new Error(`another skiff up (pid ${file.pid}) is running on ${dataDir}`);
+}
