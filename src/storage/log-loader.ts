@@ -1,4 +1,5 @@
 import * as path from 'node:path';
+import type { BatchHeader } from '../protocol/records/batch.js';
 import type { LeaderEpochFileCache } from './leader-epoch-cache.js';
 import { LocalLog, type StorageContext, segmentConfigOf } from './local-log.js';
 import type { LogConfig } from './log-config.js';
@@ -25,11 +26,21 @@ export interface LoadParams {
   readonly logStartOffsetCheckpoint: bigint;
   /** The log dir had a clean-shutdown marker. */
   readonly hadCleanShutdown: boolean;
+  /**
+   * Sees every batch the recovery replays (those whose epochs it replays), in order; the header
+   * object is reused, read it during the call. Whether that was the whole log is `replayedAll`.
+   */
+  readonly onReplayedBatch?: (header: BatchHeader) => void;
 }
 
 export interface LoadedLog {
   readonly local: LocalLog;
   readonly logStartOffset: bigint;
+  /**
+   * Every batch of the loaded log went through a full validation and onReplayedBatch, in order
+   * (a crash with the recovery point in the first segment): state replayed from them is complete.
+   */
+  readonly replayedAll: boolean;
 }
 
 /** What one load found and did; the log manager aggregates these for its start-up line. */
@@ -66,13 +77,15 @@ export function loadLog(p: LoadParams): LoadedLog {
   // first one replayed clears the cache from its offset, so an older epoch met again in the
   // replay does not wipe the entries of the later epochs (which the replay then re-adds).
   let replayFrom: bigint | null = null;
-  const assignEpochs = (h: { partitionLeaderEpoch: number; baseOffset: bigint }): void => {
+  const assignEpochs = (h: BatchHeader): void => {
     if (replayFrom === null) {
       replayFrom = h.baseOffset;
       p.epochCache.truncateFromEnd(h.baseOffset);
     }
     if (h.partitionLeaderEpoch >= 0) p.epochCache.assign(h.partitionLeaderEpoch, h.baseOffset);
+    p.onReplayedBatch?.(h);
   };
+  let replayedAll = true;
   const all = segments.values();
   const active = all[all.length - 1]!;
   for (let i = 0; i < all.length; i++) {
@@ -84,6 +97,7 @@ export function loadLog(p: LoadParams): LoadedLog {
       !indexesPresent(p, segment) ||
       (!isActive && !segment.indexLooksSane());
     let result: SegmentRecoveryResult | null = null;
+    if (!needsFullRecovery || !inSweep) replayedAll = false;
     if (needsFullRecovery) {
       // A segment rebuilt only for its index, before the recovery point, leaves the epochs alone:
       // the segments after it are not replayed.
@@ -140,12 +154,13 @@ export function loadLog(p: LoadParams): LoadedLog {
     );
     local.truncateFullyAndStartAt(logStartOffset);
     p.epochCache.clearAndFlush();
+    replayedAll = false;
   } else if (logStartOffset < segments.first()!.baseOffset) {
     logStartOffset = segments.first()!.baseOffset;
   }
   p.epochCache.truncateFromEnd(local.logEndOffset);
   p.epochCache.truncateFromStart(logStartOffset);
-  return { local, logStartOffset };
+  return { local, logStartOffset, replayedAll };
 }
 
 function nextBaseOffset(all: LogSegment[], i: number): bigint {

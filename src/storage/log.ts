@@ -110,10 +110,17 @@ export class Log {
     readonly producerState: ProducerStateManager,
     logStartOffset: bigint,
     private readonly ctx: StorageContext,
+    producerStateReplayed = false,
   ) {
     this.logStart = logStartOffset;
     this.hw = logStartOffset;
-    this.rebuildProducerState();
+    if (producerStateReplayed) {
+      // Replayed from every batch of the log by the recovery: only the bookkeeping of a rebuild.
+      this.producerState.deleteSnapshotsAbove(this.logEndOffset);
+      this.producerState.onLogStartOffsetIncremented(logStartOffset);
+    } else {
+      this.rebuildProducerState();
+    }
   }
 
   static open(p: OpenLogParams): Log {
@@ -137,6 +144,12 @@ export class Log {
       cache = new LeaderEpochFileCache(checkpoint, p.ctx.logger, name);
       rebuildEpochs = true;
     }
+    // A recovery that validates the whole log replays its producer state in the same pass (as
+    // Kafka's recoverSegment does), instead of a second scan of every batch header afterwards.
+    // Batches below the log start are skipped, as the rebuild's replay skips them.
+    const producers = new ProducerStateManager(p.ctx.fs, p.dir, p.ctx.logger, name);
+    const replayFrom = p.logStartOffset ?? 0n;
+    producers.reset(replayFrom);
     const loaded = loadLog({
       dir: p.dir,
       name,
@@ -144,11 +157,22 @@ export class Log {
       ctx: p.ctx,
       epochCache: cache,
       recoveryPoint: rebuildEpochs ? 0n : (p.recoveryPoint ?? 0n),
-      logStartOffsetCheckpoint: p.logStartOffset ?? 0n,
+      logStartOffsetCheckpoint: replayFrom,
       hadCleanShutdown: p.hadCleanShutdown && !rebuildEpochs,
+      onReplayedBatch: (h) => {
+        if (h.baseOffset + BigInt(h.lastOffsetDelta) >= replayFrom) producers.update(h);
+      },
     });
-    const producers = new ProducerStateManager(p.ctx.fs, p.dir, p.ctx.logger, name);
-    return new Log(p.topic, p.partition, loaded.local, cache, producers, loaded.logStartOffset, p.ctx);
+    return new Log(
+      p.topic,
+      p.partition,
+      loaded.local,
+      cache,
+      producers,
+      loaded.logStartOffset,
+      p.ctx,
+      loaded.replayedAll,
+    );
   }
 
   get name(): string {

@@ -1,7 +1,13 @@
 import * as path from 'node:path';
 import type { Clock } from '../common/clock.js';
-import { type BatchHeader, batchSize, lastOffset, readBatchHeader } from '../protocol/records/batch.js';
-import { type BatchCheck, LogFileReader } from './batch-scan.js';
+import {
+  type BatchHeader,
+  batchSize,
+  emptyBatchHeader,
+  lastOffset,
+  readBatchHeader,
+} from '../protocol/records/batch.js';
+import { LogFileReader } from './batch-scan.js';
 import type { FileHandle, FileSystem } from './fs.js';
 import { OffsetIndex, TimeIndex } from './index-file.js';
 
@@ -348,7 +354,8 @@ export class LogSegment {
   /**
    * Validates every batch (length, magic, CRC, offsets increasing and inside the segment), rebuilds
    * both indexes, and physically truncates the file at the first invalid byte (Kafka's recover).
-   * `onBatch` sees every valid batch in order (epoch cache, producer state).
+   * `onBatch` sees every valid batch in order (epoch cache, producer state); the header object
+   * is reused from batch to batch, so it is read during the call, never kept.
    */
   recover(onBatch?: (header: BatchHeader) => void): SegmentRecoveryResult {
     this.offsetIndex.reset();
@@ -404,43 +411,50 @@ export class LogSegment {
     onBatch: ((header: BatchHeader) => void) | undefined,
   ): SegmentRecoveryResult {
     const fileSize = this.log.size();
+    // One sequential pass in large reads; one header object for every batch (onBatch sees it
+    // only during its call).
     const reader = this.reader(fileSize, RECOVERY_CHUNK_BYTES);
-    let max = maxTimestampBefore;
+    const h = emptyBatchHeader();
+    let maxTimestamp = maxTimestampBefore.timestamp;
+    let maxTimestampOffset = maxTimestampBefore.offset;
     let position = startPosition;
     let lastIndexed = lastIndexedPosition;
     let expectedMinOffset = firstExpectedOffset;
     let batches = 0;
     let stopReason: string | null = null;
     while (position < fileSize) {
-      const check: BatchCheck = reader.check(position, true);
-      if (!check.ok) {
-        stopReason = check.reason;
+      const size = reader.validateInto(position, h);
+      if (size < 0) {
+        stopReason = reader.failure;
         break;
       }
-      const h = check.header;
       const last = lastOffset(h);
       if (h.baseOffset < expectedMinOffset || !this.canConvertToRelativeOffset(last)) {
         stopReason = `batch offsets ${h.baseOffset}..${last} are out of order (expected ≥ ${expectedMinOffset}) or outside the segment`;
         break;
       }
-      if (h.maxTimestamp > max.timestamp) max = { timestamp: h.maxTimestamp, offset: last };
+      if (h.maxTimestamp > maxTimestamp) {
+        maxTimestamp = h.maxTimestamp;
+        maxTimestampOffset = last;
+      }
       if (position === 0) this.rollingBasedTimestamp = h.maxTimestamp;
       // A full index (segment.index.bytes lowered since the segment was written) stops indexing,
       // it does not stop recovery: lookups then scan further.
       if (position - lastIndexed > this.config.indexIntervalBytes && !this.offsetIndex.isFull()) {
         this.offsetIndex.append(last, position);
-        if (!this.timeIndex.isFull()) this.timeIndex.maybeAppend(max.timestamp, max.offset);
+        if (!this.timeIndex.isFull()) this.timeIndex.maybeAppend(maxTimestamp, maxTimestampOffset);
         lastIndexed = position;
       }
       onBatch?.(h);
       batches++;
-      position += check.size;
+      position += size;
       expectedMinOffset = last + 1n;
     }
     const truncatedBytes = fileSize - position;
     if (truncatedBytes > 0) this.log.truncate(position);
     this.sizeBytes = position;
     this.bytesSinceLastIndexEntry = position - lastIndexed;
+    const max = { timestamp: maxTimestamp, offset: maxTimestampOffset };
     this.maxTimestamp = max;
     if (max.timestamp >= 0n && max.offset >= this.baseOffset && !this.timeIndex.isFull()) {
       this.timeIndex.maybeAppend(max.timestamp, max.offset);

@@ -140,6 +140,22 @@ function checkShallow(
   return size;
 }
 
+/**
+ * validateBatch into a caller's header: the batch size, or why it is invalid. The same checks
+ * and reasons, and no allocation on a valid batch — for scans that check every batch of a file
+ * (recovery). `view` is viewOf(buf) when the caller has one.
+ */
+export function validateBatchInto(
+  buf: Buffer,
+  pos: number,
+  remaining: number,
+  header: BatchHeader,
+  verifyCrc = true,
+  view?: DataView,
+): number | BatchInvalid {
+  return checkShallow(buf, pos, remaining, verifyCrc, header, view);
+}
+
 function hex(n: number): string {
   return `0x${n.toString(16).padStart(8, '0')}`;
 }
