@@ -1,0 +1,184 @@
+/**
+ * Helpers for the cluster tests: free consecutive ports, `skiff up` / `skiff broker` as child
+ * processes, kcat without blocking the event loop, an admin client, and bounded polling.
+ */
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import * as net from 'node:net';
+import { Admin } from '../../src/client/admin.js';
+import { KafkaClient, type TopicMetadata } from '../../src/client/kafka-client.js';
+import { parseBootstrap, systemRuntime } from '../../src/client/runtime.js';
+import { SKIFF } from '../support/broker-process.js';
+
+export { runSkiff, SKIFF } from '../support/broker-process.js';
+
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = net.createServer();
+    s.once('error', () => resolve(false));
+    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
+  });
+}
+
+/** `count` consecutive free ports on 127.0.0.1 (probed; another process may still take one later). */
+export async function freePorts(count: number): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const base = 20_000 + Math.floor(Math.random() * 30_000);
+    let ok = true;
+    for (let p = base; p < base + count && ok; p++) ok = await portFree(p);
+    if (ok) return base;
+  }
+  throw new Error(`no ${count} consecutive free ports found`);
+}
+
+export function requireTool(name: string, versionArg: string): void {
+  const r = spawnSync(name, [versionArg], { encoding: 'utf8' });
+  if (r.error)
+    assert.fail(`${name} is not installed (Debian: apt-get install ${name}); the cluster tests need it`);
+}
+
+/** A long-running skiff child process (`up` or `broker`) whose output is collected. */
+export class SkiffProcess {
+  private out = '';
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+
+  constructor(
+    readonly args: readonly string[],
+    readonly child: ChildProcess = spawn(process.execPath, [SKIFF, ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  ) {
+    const collect = (c: Buffer): void => {
+      this.out += c.toString();
+    };
+    child.stdout!.on('data', collect);
+    child.stderr!.on('data', collect);
+    this.exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  }
+
+  output(): string {
+    return this.out;
+  }
+
+  get running(): boolean {
+    return this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  /** Resolves with the match once the output matches; rejects on exit or after `timeoutMs`. */
+  async waitFor(pattern: RegExp, timeoutMs = 30_000): Promise<RegExpExecArray> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const m = pattern.exec(this.out);
+      if (m !== null) return m;
+      if (!this.running) throw new Error(`skiff ${this.args.join(' ')} exited:\n${this.out}`);
+      if (Date.now() > deadline) throw new Error(`no ${pattern} after ${timeoutMs} ms:\n${this.out}`);
+      await sleep(50);
+    }
+  }
+
+  /** SIGTERM, then SIGKILL if still running after `graceMs`. */
+  async stop(graceMs = 30_000): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+    if (this.running) {
+      this.child.kill('SIGTERM');
+      const t = setTimeout(() => this.child.kill('SIGKILL'), graceMs);
+      const r = await this.exited;
+      clearTimeout(t);
+      return r;
+    }
+    return this.exited;
+  }
+
+  kill(): Promise<unknown> {
+    if (this.running) this.child.kill('SIGKILL');
+    return this.exited;
+  }
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+/** Polls `probe` until it returns a value (not undefined) or `timeoutMs` passes. */
+export async function waitUntil<T>(
+  what: string,
+  probe: () => Promise<T | undefined>,
+  timeoutMs: number,
+  everyMs = 100,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown = null;
+  for (;;) {
+    try {
+      const v = await probe();
+      if (v !== undefined) return v;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} (${last})`);
+    await sleep(everyMs);
+  }
+}
+
+export interface KcatRun {
+  readonly status: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+export function kcat(args: readonly string[], input = '', timeoutMs = 30_000): Promise<KcatRun> {
+  return new Promise((resolve, reject) => {
+    const p = spawn('kcat', [...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    const timer = setTimeout(() => p.kill('SIGKILL'), timeoutMs);
+    p.stdout.on('data', (c: Buffer) => {
+      stdout += c.toString();
+    });
+    p.stderr.on('data', (c: Buffer) => {
+      stderr += c.toString();
+    });
+    p.on('error', reject);
+    p.on('close', (status) => {
+      clearTimeout(timer);
+      resolve({ status, stdout, stderr });
+    });
+    p.stdin.end(input);
+  });
+}
+
+/** Reads a whole partition with kcat (-e: exit at the end); the values, one per line. */
+export async function consumeAll(bootstrap: string, topic: string, partition = 0): Promise<string[]> {
+  const r = await kcat([
+    '-b',
+    bootstrap,
+    '-C',
+    '-t',
+    topic,
+    '-p',
+    String(partition),
+    '-o',
+    'beginning',
+    '-e',
+    '-q',
+  ]);
+  assert.equal(r.status, 0, `kcat consume ${topic}: ${r.stderr}`);
+  return r.stdout.split('\n').filter((l) => l !== '');
+}
+
+/** An admin client for one test; close() it. */
+export function adminFor(bootstrap: string): { admin: Admin; client: KafkaClient; close(): void } {
+  const client = new KafkaClient({
+    bootstrap: parseBootstrap(bootstrap),
+    clientId: 'skiff-cluster-test',
+    runtime: systemRuntime(),
+    requestTimeoutMs: 10_000,
+  });
+  return { admin: new Admin(client), client, close: () => client.close() };
+}
+
+export async function describe1(admin: Admin, topic: string): Promise<TopicMetadata> {
+  const t = (await admin.describeTopics([topic])).get(topic);
+  if (t === undefined || t instanceof Error) throw t ?? new Error(`no topic ${topic}`);
+  return t;
+}
