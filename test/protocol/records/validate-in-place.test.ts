@@ -9,11 +9,15 @@ import {
   isControl,
   RECORDS_COUNT_OFFSET,
   RECORDS_OFFSET,
+  readBatchHeader,
+  readBatchHeaderInto,
   recordsWellFormed,
   validateBatch,
   validateBatchDeep,
   validateBatchInPlace,
+  viewOf,
   writeCrc,
+  writeInt64,
 } from '../../../src/protocol/records/index.js';
 import { KAFKA_BATCH_VALUE_123, KAFKA_BATCH_WITH_HEADER } from './helpers.js';
 
@@ -187,6 +191,39 @@ describe('validateBatchInPlace', () => {
         assertAgree(b);
       }),
       { numRuns: 3000 },
+    );
+  });
+});
+
+describe('readBatchHeaderInto and writeInt64', () => {
+  it('writeInt64 writes what Buffer.writeBigInt64BE writes, across the 2^53 boundary', () => {
+    const edges = [0n, 1n, -1n, 2n ** 31n, -(2n ** 31n), 2n ** 32n - 1n, 2n ** 32n, -(2n ** 32n) - 1n];
+    for (const e of [2n ** 53n - 1n, 2n ** 53n, 2n ** 53n + 1n, 2n ** 63n - 1n, -(2n ** 63n)])
+      edges.push(e, -e);
+    for (const v of edges.filter((x) => x >= -(2n ** 63n) && x < 2n ** 63n)) {
+      const a = Buffer.alloc(10);
+      const b = Buffer.alloc(10);
+      writeInt64(a, v, 1);
+      b.writeBigInt64BE(v, 1);
+      assert.deepEqual(a, b, `value ${v}`);
+    }
+    fc.assert(
+      fc.property(fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }), (v) => {
+        const a = Buffer.alloc(8);
+        writeInt64(a, v, 0);
+        assert.equal(a.readBigInt64BE(0), v);
+      }),
+    );
+  });
+
+  it('reads the header readBatchHeader reads, with or without a shared view, at any position', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ minLength: 61, maxLength: 90 }), fc.nat(20), (a, lead) => {
+        const buf = Buffer.concat([Buffer.alloc(lead), Buffer.from(a)]);
+        const expected = readBatchHeader(buf, lead);
+        assert.deepEqual(readBatchHeaderInto(buf, lead, emptyBatchHeader()), expected);
+        assert.deepEqual(readBatchHeaderInto(buf, lead, emptyBatchHeader(), viewOf(buf)), expected);
+      }),
     );
   });
 });
