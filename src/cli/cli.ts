@@ -4,6 +4,7 @@ import { CLUSTER_SUMMARY, runCluster } from './cluster.js';
 import { CONFIGS, runConfigs } from './tools/configs.js';
 import { CONSOLE_CONSUMER, runConsoleConsumer } from './tools/console-consumer.js';
 import { CONSOLE_PRODUCER, runConsoleProducer } from './tools/console-producer.js';
+import { CONSUMER_GROUPS, runConsumerGroups } from './tools/consumer-groups.js';
 import { CONSUMER_PERF_TEST, runConsumerPerfTest } from './tools/consumer-perf-test.js';
 import { DELETE_RECORDS, runDeleteRecords } from './tools/delete-records.js';
 import { GET_OFFSETS, runGetOffsets } from './tools/get-offsets.js';
@@ -37,6 +38,7 @@ const commands: Record<string, Command> = {
     summary: PRODUCER_PERF_TEST.summary,
     run: (args, io) => runProducerPerfTest(args, io),
   },
+  'consumer-groups': { summary: CONSUMER_GROUPS.summary, run: (args, io) => runConsumerGroups(args, io) },
   'consumer-perf-test': {
     summary: CONSUMER_PERF_TEST.summary,
     run: (args, io) => runConsumerPerfTest(args, io),

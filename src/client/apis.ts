@@ -29,6 +29,14 @@ import {
   CreateTopicsResponseCodec,
 } from '../protocol/generated/CreateTopicsResponse.js';
 import {
+  type DeleteGroupsRequest,
+  DeleteGroupsRequestCodec,
+} from '../protocol/generated/DeleteGroupsRequest.js';
+import {
+  type DeleteGroupsResponse,
+  DeleteGroupsResponseCodec,
+} from '../protocol/generated/DeleteGroupsResponse.js';
+import {
   type DeleteRecordsRequest,
   DeleteRecordsRequestCodec,
 } from '../protocol/generated/DeleteRecordsRequest.js';
@@ -61,6 +69,14 @@ import {
   DescribeConfigsResponseCodec,
 } from '../protocol/generated/DescribeConfigsResponse.js';
 import {
+  type DescribeGroupsRequest,
+  DescribeGroupsRequestCodec,
+} from '../protocol/generated/DescribeGroupsRequest.js';
+import {
+  type DescribeGroupsResponse,
+  DescribeGroupsResponseCodec,
+} from '../protocol/generated/DescribeGroupsResponse.js';
+import {
   type DescribeLogDirsRequest,
   DescribeLogDirsRequestCodec,
 } from '../protocol/generated/DescribeLogDirsRequest.js';
@@ -71,6 +87,14 @@ import {
 import { type FetchRequest, FetchRequestCodec } from '../protocol/generated/FetchRequest.js';
 import { type FetchResponse, FetchResponseCodec } from '../protocol/generated/FetchResponse.js';
 import {
+  type FindCoordinatorRequest,
+  FindCoordinatorRequestCodec,
+} from '../protocol/generated/FindCoordinatorRequest.js';
+import {
+  type FindCoordinatorResponse,
+  FindCoordinatorResponseCodec,
+} from '../protocol/generated/FindCoordinatorResponse.js';
+import {
   type IncrementalAlterConfigsRequest,
   IncrementalAlterConfigsRequestCodec,
 } from '../protocol/generated/IncrementalAlterConfigsRequest.js';
@@ -78,6 +102,11 @@ import {
   type IncrementalAlterConfigsResponse,
   IncrementalAlterConfigsResponseCodec,
 } from '../protocol/generated/IncrementalAlterConfigsResponse.js';
+import { type ListGroupsRequest, ListGroupsRequestCodec } from '../protocol/generated/ListGroupsRequest.js';
+import {
+  type ListGroupsResponse,
+  ListGroupsResponseCodec,
+} from '../protocol/generated/ListGroupsResponse.js';
 import {
   type ListOffsetsRequest,
   ListOffsetsRequestCodec,
@@ -88,6 +117,22 @@ import {
 } from '../protocol/generated/ListOffsetsResponse.js';
 import { type MetadataRequest, MetadataRequestCodec } from '../protocol/generated/MetadataRequest.js';
 import { type MetadataResponse, MetadataResponseCodec } from '../protocol/generated/MetadataResponse.js';
+import {
+  type OffsetCommitRequest,
+  OffsetCommitRequestCodec,
+} from '../protocol/generated/OffsetCommitRequest.js';
+import {
+  type OffsetCommitResponse,
+  OffsetCommitResponseCodec,
+} from '../protocol/generated/OffsetCommitResponse.js';
+import {
+  type OffsetFetchRequest,
+  OffsetFetchRequestCodec,
+} from '../protocol/generated/OffsetFetchRequest.js';
+import {
+  type OffsetFetchResponse,
+  OffsetFetchResponseCodec,
+} from '../protocol/generated/OffsetFetchResponse.js';
 import { type ProduceRequest, ProduceRequestCodec } from '../protocol/generated/ProduceRequest.js';
 import { type ProduceResponse, ProduceResponseCodec } from '../protocol/generated/ProduceResponse.js';
 
@@ -191,5 +236,49 @@ export const Apis = {
     'DescribeCluster',
     0,
     1,
+  ),
+  // The group APIs, capped below the versions that address groups in batches (FindCoordinator v4+,
+  // OffsetFetch v8+) or by member epoch (OffsetCommit v9): the tools handle one group at a time.
+  FindCoordinator: api<FindCoordinatorRequest, FindCoordinatorResponse>(
+    FindCoordinatorRequestCodec,
+    FindCoordinatorResponseCodec,
+    'FindCoordinator',
+    0,
+    3,
+  ),
+  ListGroups: api<ListGroupsRequest, ListGroupsResponse>(
+    ListGroupsRequestCodec,
+    ListGroupsResponseCodec,
+    'ListGroups',
+    0,
+    5,
+  ),
+  DescribeGroups: api<DescribeGroupsRequest, DescribeGroupsResponse>(
+    DescribeGroupsRequestCodec,
+    DescribeGroupsResponseCodec,
+    'DescribeGroups',
+    0,
+    5,
+  ),
+  OffsetFetch: api<OffsetFetchRequest, OffsetFetchResponse>(
+    OffsetFetchRequestCodec,
+    OffsetFetchResponseCodec,
+    'OffsetFetch',
+    1,
+    7,
+  ),
+  OffsetCommit: api<OffsetCommitRequest, OffsetCommitResponse>(
+    OffsetCommitRequestCodec,
+    OffsetCommitResponseCodec,
+    'OffsetCommit',
+    2,
+    8,
+  ),
+  DeleteGroups: api<DeleteGroupsRequest, DeleteGroupsResponse>(
+    DeleteGroupsRequestCodec,
+    DeleteGroupsResponseCodec,
+    'DeleteGroups',
+    0,
+    2,
   ),
 } as const;

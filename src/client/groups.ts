@@ -1,0 +1,197 @@
+/**
+ * Consumer group administration for `skiff consumer-groups`: find a group's coordinator, list,
+ * describe (members with their assignments, committed offsets), commit offsets for a reset, delete.
+ * Classic groups only (the JoinGroup/SyncGroup protocol Skiff's coordinator speaks).
+ */
+import { ConsumerProtocolAssignmentCodec } from '../protocol/generated/ConsumerProtocolAssignment.js';
+import { Reader } from '../protocol/reader.js';
+import { Apis } from './apis.js';
+import { ClientError, checkCode, type KafkaResponseError, kafkaError } from './errors.js';
+import type { KafkaClient } from './kafka-client.js';
+import type { TopicPartition } from './partitions.js';
+
+export interface GroupListing {
+  readonly groupId: string;
+  readonly protocolType: string;
+  readonly state: string;
+}
+
+export interface GroupMember {
+  readonly memberId: string;
+  readonly groupInstanceId: string | null;
+  readonly clientId: string;
+  readonly host: string;
+  readonly assignment: readonly TopicPartition[];
+}
+
+export interface GroupDescription {
+  readonly groupId: string;
+  /** Kafka's state names: Stable, Empty, Dead, PreparingRebalance, CompletingRebalance. */
+  readonly state: string;
+  readonly protocolType: string;
+  readonly protocol: string;
+  readonly coordinator: number;
+  readonly members: readonly GroupMember[];
+}
+
+/**
+ * The partitions of a consumer member's assignment. The bytes start with an int16 version; newer
+ * versions only append fields, so one we do not know is read as the newest we do.
+ */
+export function decodeAssignment(bytes: Buffer): TopicPartition[] {
+  if (bytes.length < 2) return [];
+  try {
+    const r = new Reader(bytes);
+    const version = Math.min(r.int16(), ConsumerProtocolAssignmentCodec.maxVersion);
+    if (version < 0) return [];
+    const a = ConsumerProtocolAssignmentCodec.decode(r, version);
+    return a.assignedPartitions.flatMap((t) =>
+      t.partitions.map((partition) => ({ topic: t.topic, partition })),
+    );
+  } catch {
+    return [];
+  }
+}
+
+export class GroupAdmin {
+  constructor(private readonly client: KafkaClient) {}
+
+  async coordinator(groupId: string): Promise<number> {
+    return this.client.retry(async () => {
+      const resp = await this.client.send({ kind: 'any' }, Apis.FindCoordinator, () => ({
+        key: groupId,
+        keyType: 0,
+        coordinatorKeys: [],
+      }));
+      checkCode(resp.errorCode, resp.errorMessage);
+      return resp.nodeId;
+    });
+  }
+
+  /** Consumer groups on every broker (each lists the groups it coordinates), sorted by id. */
+  async list(): Promise<GroupListing[]> {
+    const md = await this.client.retry(() => this.client.fetchMetadata([]));
+    const all = new Map<string, GroupListing>();
+    for (const id of md.brokers.keys()) {
+      const resp = await this.client.retry(() =>
+        this.client.send({ kind: 'node', id }, Apis.ListGroups, () => ({
+          statesFilter: [],
+          typesFilter: [],
+        })),
+      );
+      checkCode(resp.errorCode);
+      for (const g of resp.groups) {
+        if (g.protocolType !== 'consumer' && g.protocolType !== '') continue;
+        all.set(g.groupId, { groupId: g.groupId, protocolType: g.protocolType, state: g.groupState });
+      }
+    }
+    return [...all.values()].sort((a, b) => (a.groupId < b.groupId ? -1 : a.groupId > b.groupId ? 1 : 0));
+  }
+
+  async describe(groupId: string): Promise<GroupDescription> {
+    return this.client.retry(async () => {
+      const coordinator = await this.coordinator(groupId);
+      const resp = await this.client.send({ kind: 'node', id: coordinator }, Apis.DescribeGroups, () => ({
+        groups: [groupId],
+        includeAuthorizedOperations: false,
+      }));
+      const g = resp.groups[0];
+      if (!g) throw new ClientError(`DescribeGroups answered nothing for group ${groupId}`);
+      checkCode(g.errorCode);
+      return {
+        groupId,
+        state: g.groupState,
+        protocolType: g.protocolType,
+        protocol: g.protocolData,
+        coordinator,
+        members: g.members.map((m) => ({
+          memberId: m.memberId,
+          groupInstanceId: m.groupInstanceId,
+          clientId: m.clientId,
+          host: m.clientHost,
+          assignment: g.protocolType === 'consumer' ? decodeAssignment(m.memberAssignment) : [],
+        })),
+      };
+    });
+  }
+
+  /** Committed offsets of every partition the group has one for. */
+  async committedOffsets(groupId: string): Promise<Map<string, { tp: TopicPartition; offset: bigint }>> {
+    return this.client.retry(async () => {
+      const coordinator = await this.coordinator(groupId);
+      const resp = await this.client.send({ kind: 'node', id: coordinator }, Apis.OffsetFetch, () => ({
+        groupId,
+        topics: null,
+        groups: [],
+        requireStable: false,
+      }));
+      checkCode(resp.errorCode);
+      const out = new Map<string, { tp: TopicPartition; offset: bigint }>();
+      for (const t of resp.topics) {
+        for (const p of t.partitions) {
+          if (p.errorCode !== 0 || p.committedOffset < 0n) continue;
+          out.set(`${t.name}-${p.partitionIndex}`, {
+            tp: { topic: t.name, partition: p.partitionIndex },
+            offset: p.committedOffset,
+          });
+        }
+      }
+      return out;
+    });
+  }
+
+  /** Commits offsets as an admin (no member, no generation), which an empty group accepts. */
+  async commitOffsets(
+    groupId: string,
+    offsets: readonly { tp: TopicPartition; offset: bigint }[],
+  ): Promise<void> {
+    const byTopic = new Map<string, { partitionIndex: number; offset: bigint }[]>();
+    for (const o of offsets) {
+      byTopic.set(o.tp.topic, [
+        ...(byTopic.get(o.tp.topic) ?? []),
+        { partitionIndex: o.tp.partition, offset: o.offset },
+      ]);
+    }
+    await this.client.retry(async () => {
+      const coordinator = await this.coordinator(groupId);
+      const resp = await this.client.send({ kind: 'node', id: coordinator }, Apis.OffsetCommit, () => ({
+        groupId,
+        generationIdOrMemberEpoch: -1,
+        memberId: '',
+        groupInstanceId: null,
+        retentionTimeMs: -1n,
+        topics: [...byTopic].map(([name, parts]) => ({
+          name,
+          partitions: parts.map((p) => ({
+            partitionIndex: p.partitionIndex,
+            committedOffset: p.offset,
+            committedLeaderEpoch: -1,
+            commitTimestamp: -1n,
+            committedMetadata: '',
+          })),
+        })),
+      }));
+      for (const t of resp.topics) for (const p of t.partitions) checkCode(p.errorCode);
+    });
+  }
+
+  /** Deletes groups; the result maps each group to its error, or null. */
+  async delete(groupIds: readonly string[]): Promise<Map<string, KafkaResponseError | null>> {
+    const out = new Map<string, KafkaResponseError | null>();
+    for (const groupId of groupIds) {
+      const code = await this.client.retry(async () => {
+        const coordinator = await this.coordinator(groupId);
+        const resp = await this.client.send({ kind: 'node', id: coordinator }, Apis.DeleteGroups, () => ({
+          groupsNames: [groupId],
+        }));
+        const r = resp.results.find((x) => x.groupId === groupId);
+        if (!r) throw new ClientError(`DeleteGroups answered nothing for group ${groupId}`);
+        // Retriable coordinator errors go round again; the rest are the group's answer.
+        if (r.errorCode !== 0 && kafkaError(r.errorCode).retriable) throw kafkaError(r.errorCode);
+        return r.errorCode;
+      });
+      out.set(groupId, code === 0 ? null : kafkaError(code));
+    }
+    return out;
+  }
+}
