@@ -250,6 +250,8 @@ function benchRecovery(root: string, recordsPerBatch: number, cold: boolean): Re
     syncAll();
     dropCaches();
   };
+  // No write-back of the segment just written may run during either measurement.
+  syncAll();
   if (!cold) rawRead(file, READ_CHUNK_BYTES); // warm: the file is in the page cache for both
   for (let r = 0; r < RECOVERY_ROUNDS; r++) {
     prepare();

@@ -81,7 +81,8 @@ export interface RollParams {
  */
 export class LogSegment {
   private sizeBytes: number;
-  private bytesSinceLastIndexEntry = 0;
+  /** -1 until first needed: opening a segment then reads no index (a crash recovery resets it). */
+  private bytesSinceLastIndexEntry = -1;
   /** Largest batch maxTimestamp in the segment and the last offset of that batch; loaded lazily. */
   private maxTimestamp: { timestamp: bigint; offset: bigint } | null = null;
   /** The first batch's maxTimestamp, which segment.ms counts from (Kafka's rollingBasedTimestamp). */
@@ -103,8 +104,6 @@ export class LogSegment {
     this.sizeBytes = log.size();
     this.createdMs = clock.nowMs();
     this.suffix = suffix;
-    const last = offsetIndex.lastEntry();
-    this.bytesSinceLastIndexEntry = Math.max(0, this.sizeBytes - last.position);
   }
 
   /** Opens the segment's files, creating them when `create` is set. */
@@ -200,6 +199,9 @@ export class LogSegment {
     if (header.maxTimestamp > max.timestamp)
       this.maxTimestamp = { timestamp: header.maxTimestamp, offset: batchLast };
     // A full index only happens inside one multi-batch append: the next append rolls.
+    if (this.bytesSinceLastIndexEntry < 0) {
+      this.bytesSinceLastIndexEntry = Math.max(0, position - this.offsetIndex.lastEntry().position);
+    }
     if (this.bytesSinceLastIndexEntry > this.config.indexIntervalBytes && !this.offsetIndex.isFull()) {
       this.offsetIndex.append(batchLast, position);
       if (!this.timeIndex.isFull())

@@ -105,16 +105,20 @@ function checkShallow(
       `${Math.max(avail, 0)} bytes at ${pos}, a batch needs ${LOG_OVERHEAD} to start`,
     );
   }
-  const batchLength = buf.readInt32BE(pos + BATCH_LENGTH_OFFSET);
+  // Through the caller's view when there is one: a scan calls this per batch.
+  const batchLength =
+    view === undefined
+      ? buf.readInt32BE(pos + BATCH_LENGTH_OFFSET)
+      : view.getInt32(pos + BATCH_LENGTH_OFFSET);
   if (batchLength < MIN_BATCH_LENGTH) {
     return invalid('batch-length-too-small', `batchLength ${batchLength} < ${MIN_BATCH_LENGTH}`);
   }
   const size = batchLength + LOG_OVERHEAD;
   if (size > avail) return invalid('truncated', `batch of ${size} bytes at ${pos}, ${avail} remain`);
-  const magic = buf.readInt8(pos + MAGIC_OFFSET);
+  const magic = view === undefined ? buf.readInt8(pos + MAGIC_OFFSET) : view.getInt8(pos + MAGIC_OFFSET);
   if (magic !== CURRENT_MAGIC) return invalid('bad-magic', `magic ${magic}`);
   if (verifyCrc) {
-    const stored = buf.readUInt32BE(pos + CRC_OFFSET);
+    const stored = view === undefined ? buf.readUInt32BE(pos + CRC_OFFSET) : view.getUint32(pos + CRC_OFFSET);
     const computed = computeCrc(buf, pos, size);
     if (stored !== computed) {
       return invalid('crc-mismatch', `stored crc ${hex(stored)}, computed ${hex(computed)}`);
