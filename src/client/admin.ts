@@ -74,41 +74,74 @@ export class Admin {
   constructor(private readonly client: KafkaClient) {}
 
   async createTopics(topics: readonly NewTopic[], validateOnly = false): Promise<TopicResult[]> {
-    const resp = await this.client.retry(() =>
-      this.client.send({ kind: 'controller' }, Apis.CreateTopics, () => ({
-        topics: topics.map((t) => ({
-          name: t.name,
-          numPartitions: t.assignments ? -1 : t.numPartitions,
-          replicationFactor: t.assignments ? -1 : t.replicationFactor,
-          assignments: (t.assignments ?? []).map((brokerIds, partitionIndex) => ({
-            partitionIndex,
-            brokerIds: [...brokerIds],
-          })),
-          configs: [...(t.configs ?? new Map())].map(([name, value]) => ({ name, value })),
-        })),
+    const byName = new Map(topics.map((t) => [t.name, t]));
+    return this.perTopic([...byName.keys()], async (names) => {
+      const resp = await this.client.send({ kind: 'controller' }, Apis.CreateTopics, () => ({
+        topics: names.map((name) => {
+          const t = byName.get(name)!;
+          return {
+            name,
+            numPartitions: t.assignments ? -1 : t.numPartitions,
+            replicationFactor: t.assignments ? -1 : t.replicationFactor,
+            assignments: (t.assignments ?? []).map((brokerIds, partitionIndex) => ({
+              partitionIndex,
+              brokerIds: [...brokerIds],
+            })),
+            configs: [...(t.configs ?? new Map())].map(([k, value]) => ({ name: k, value })),
+          };
+        }),
         timeoutMs: this.client.requestTimeoutMs,
         validateOnly,
-      })),
-    );
-    return resp.topics.map((t) => ({
-      name: t.name,
-      topicId: t.topicId,
-      error: t.errorCode === 0 ? null : kafkaError(t.errorCode, t.errorMessage),
-    }));
+      }));
+      return resp.topics.map((t) => ({
+        name: t.name,
+        topicId: t.topicId,
+        error: t.errorCode === 0 ? null : kafkaError(t.errorCode, t.errorMessage),
+      }));
+    });
   }
 
   async deleteTopics(names: readonly string[]): Promise<TopicResult[]> {
-    const resp = await this.client.retry(() =>
-      this.client.send({ kind: 'controller' }, Apis.DeleteTopics, (v) => ({
-        topics: v >= 6 ? names.map((name) => ({ name, topicId: ZERO_UUID })) : [],
-        topicNames: v < 6 ? [...names] : [],
+    return this.perTopic(names, async (pending) => {
+      const resp = await this.client.send({ kind: 'controller' }, Apis.DeleteTopics, (v) => ({
+        topics: v >= 6 ? pending.map((name) => ({ name, topicId: ZERO_UUID })) : [],
+        topicNames: v < 6 ? [...pending] : [],
         timeoutMs: this.client.requestTimeoutMs,
-      })),
+      }));
+      return resp.responses.map((t) => ({
+        name: t.name ?? '',
+        error: t.errorCode === 0 ? null : kafkaError(t.errorCode, t.errorMessage),
+      }));
+    });
+  }
+
+  /**
+   * A per-topic request with retries of only the topics that failed retriably (NOT_CONTROLLER after
+   * a controller move, a lost connection), so a topic the first attempt created is not reported as
+   * TOPIC_ALREADY_EXISTS by the second. Results are in the order of `names`.
+   */
+  private async perTopic(
+    names: readonly string[],
+    send: (names: string[]) => Promise<TopicResult[]>,
+  ): Promise<TopicResult[]> {
+    const results = new Map<string, TopicResult>();
+    let pending = [...names];
+    try {
+      await this.client.retry(async () => {
+        for (const r of await send(pending)) results.set(r.name, r);
+        const again = pending.filter((n) => results.get(n)?.error?.retriable);
+        if (again.length > 0) {
+          pending = again;
+          throw results.get(again[0]!)!.error;
+        }
+      });
+    } catch (e) {
+      // Out of retries on a topic's own error: that error is its result. Anything else is not.
+      if (!pending.every((n) => results.get(n)?.error === e || results.get(n)?.error?.retriable)) throw e;
+    }
+    return names.map(
+      (name) => results.get(name) ?? { name, error: kafkaError(-1, `no result for topic ${name}`) },
     );
-    return resp.responses.map((t) => ({
-      name: t.name ?? '',
-      error: t.errorCode === 0 ? null : kafkaError(t.errorCode, t.errorMessage),
-    }));
   }
 
   /** Topic names, sorted; internal topics only with `listInternal`. */
@@ -134,21 +167,24 @@ export class Admin {
   async createPartitions(
     increases: ReadonlyMap<string, { count: number; assignments?: readonly (readonly number[])[] }>,
   ): Promise<TopicResult[]> {
-    const resp = await this.client.retry(() =>
-      this.client.send({ kind: 'controller' }, Apis.CreatePartitions, () => ({
-        topics: [...increases].map(([name, inc]) => ({
-          name,
-          count: inc.count,
-          assignments: inc.assignments ? inc.assignments.map((b) => ({ brokerIds: [...b] })) : null,
-        })),
+    return this.perTopic([...increases.keys()], async (names) => {
+      const resp = await this.client.send({ kind: 'controller' }, Apis.CreatePartitions, () => ({
+        topics: names.map((name) => {
+          const inc = increases.get(name)!;
+          return {
+            name,
+            count: inc.count,
+            assignments: inc.assignments ? inc.assignments.map((b) => ({ brokerIds: [...b] })) : null,
+          };
+        }),
         timeoutMs: this.client.requestTimeoutMs,
         validateOnly: false,
-      })),
-    );
-    return resp.results.map((r) => ({
-      name: r.name,
-      error: r.errorCode === 0 ? null : kafkaError(r.errorCode, r.errorMessage),
-    }));
+      }));
+      return resp.results.map((r) => ({
+        name: r.name,
+        error: r.errorCode === 0 ? null : kafkaError(r.errorCode, r.errorMessage),
+      }));
+    });
   }
 
   /** Brokers and controller: DescribeCluster where served, Metadata otherwise. */
@@ -180,17 +216,17 @@ export class Admin {
       resource.type === ConfigResourceType.broker && resource.name !== ''
         ? { kind: 'node' as const, id: Number(resource.name) }
         : { kind: 'any' as const };
-    const resp = await this.client.retry(() =>
-      this.client.send(target, Apis.DescribeConfigs, () => ({
+    return this.client.retry(async () => {
+      const resp = await this.client.send(target, Apis.DescribeConfigs, () => ({
         resources: [{ resourceType: resource.type, resourceName: resource.name, configurationKeys: null }],
         includeSynonyms,
         includeDocumentation: false,
-      })),
-    );
-    const r = resp.results[0];
-    if (!r) throw new ClientError(`DescribeConfigs answered no result for ${resource.name}`);
-    checkCode(r.errorCode, r.errorMessage);
-    return r.configs;
+      }));
+      const r = resp.results[0];
+      if (!r) throw new ClientError(`DescribeConfigs answered no result for ${resource.name}`);
+      checkCode(r.errorCode, r.errorMessage);
+      return r.configs;
+    });
   }
 
   async incrementalAlterConfigs(resource: ConfigResource, ops: readonly AlterConfigOp[]): Promise<void> {
@@ -198,8 +234,8 @@ export class Admin {
       resource.type === ConfigResourceType.broker && resource.name !== ''
         ? { kind: 'node' as const, id: Number(resource.name) }
         : { kind: 'any' as const };
-    const resp = await this.client.retry(() =>
-      this.client.send(target, Apis.IncrementalAlterConfigs, () => ({
+    await this.client.retry(async () => {
+      const resp = await this.client.send(target, Apis.IncrementalAlterConfigs, () => ({
         resources: [
           {
             resourceType: resource.type,
@@ -208,11 +244,11 @@ export class Admin {
           },
         ],
         validateOnly: false,
-      })),
-    );
-    const r = resp.responses[0];
-    if (!r) throw new ClientError(`IncrementalAlterConfigs answered no result for ${resource.name}`);
-    checkCode(r.errorCode, r.errorMessage);
+      }));
+      const r = resp.responses[0];
+      if (!r) throw new ClientError(`IncrementalAlterConfigs answered no result for ${resource.name}`);
+      checkCode(r.errorCode, r.errorMessage);
+    });
   }
 
   /** Each broker's log dirs; `topics` null asks for every partition. */

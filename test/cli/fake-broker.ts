@@ -29,6 +29,8 @@ const MAX_VERSIONS: Record<number, number> = { 3: 12, 18: 3, 32: 4, 35: 4, 44: 1
 export async function startFakeBroker(
   handlers: ReadonlyMap<number, Handler>,
   topics: readonly { name: string; partitions: number }[] = [],
+  /** Highest version advertised per API key, overriding MAX_VERSIONS. */
+  maxVersions: Readonly<Record<number, number>> = {},
 ): Promise<FakeBroker> {
   const requests: RecordedRequest[] = [];
   const sockets = new Set<net.Socket>();
@@ -47,6 +49,7 @@ export async function startFakeBroker(
         let resp: unknown;
         try {
           resp = respond(key, api, decoded, version);
+          if (resp === undefined) continue;
           for (const c of encodeResponse(correlationId, key, version, api.response, resp)) socket.write(c);
         } catch (e) {
           // A bad scripted response is a test bug: fail the client at once instead of letting it time out.
@@ -64,7 +67,7 @@ export async function startFakeBroker(
         apiKeys: [3, 18, ...handlers.keys()].map((k) => ({
           apiKey: k,
           minVersion: 0,
-          maxVersion: MAX_VERSIONS[k] ?? 0,
+          maxVersion: maxVersions[k] ?? MAX_VERSIONS[k] ?? 0,
         })),
       };
     } else if (key === 3) {
