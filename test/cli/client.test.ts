@@ -32,6 +32,14 @@ function answer(errorCode: number): Handler {
   };
 }
 
+/** A handler answering `errorCode` that tells `onCall` about each request. */
+function counting(errorCode: number, onCall: () => void): Handler {
+  return (req, v) => {
+    onCall();
+    return answer(errorCode)(req, v);
+  };
+}
+
 describe('client connection layer', () => {
   let fake: FakeBroker | null = null;
   let client: KafkaClient | null = null;
@@ -79,7 +87,7 @@ describe('client connection layer', () => {
 
     await fake.close();
     calls = 0;
-    fake = await startFakeBroker(new Map([[32, (req, v) => (calls++, answer(15)(req, v))]]));
+    fake = await startFakeBroker(new Map([[32, counting(15, () => calls++)]]));
     await assert.rejects(
       new Admin(open(fake, { retries: 2 })).describeConfigs({ type: ConfigResourceType.topic, name: 't' }),
       {
@@ -91,7 +99,7 @@ describe('client connection layer', () => {
 
   it('does not retry a non-retriable error', async () => {
     let calls = 0;
-    fake = await startFakeBroker(new Map([[32, (req, v) => (calls++, answer(42)(req, v))]]));
+    fake = await startFakeBroker(new Map([[32, counting(42, () => calls++)]]));
     await assert.rejects(
       new Admin(open(fake)).describeConfigs({ type: ConfigResourceType.topic, name: 't' }),
     );
