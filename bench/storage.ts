@@ -34,7 +34,7 @@ const RECORDS_PER_BATCH = 16;
  */
 const APPEND_ROUNDS = 41;
 const APPEND_BATCHES_PER_ROUND = 150;
-const RECOVERY_ROUNDS = 5;
+const RECOVERY_ROUNDS = 7;
 const READ_CHUNK_BYTES = 1 << 20;
 const READS_PER_SIZE = 4000;
 const SEGMENT_MB = Number(process.env.SKIFF_BENCH_SEGMENT_MB ?? 256);
@@ -181,11 +181,15 @@ function benchReads(root: string, config: LogConfig): string[] {
     const leo = log.logEndOffset;
     const offsets = Array.from({ length: READS_PER_SIZE }, () => BigInt(Math.floor(random() * Number(leo))));
     let maxScanned = 0;
+    let maxWalked = 0;
     for (const o of offsets.slice(0, 500)) {
       const before = counting.bytesRead;
       const r = log.read(o, batchBytes, 'log-end', true);
-      // What was read beyond the bytes returned is the scan from the index entry to the batch.
+      // What was read beyond the bytes returned is the header scan from the index entry on.
       maxScanned = Math.max(maxScanned, counting.bytesRead - before - r.records.length);
+      // And how far it walked: from the index entry to the batch holding the offset.
+      const segment = log.local.segments.floor(o)!;
+      maxWalked = Math.max(maxWalked, r.fetchOffset.position - segment.offsetIndex.lookup(o).position);
     }
     let best = Number.POSITIVE_INFINITY;
     // Round 0 is a warm-up (JIT, the index pages); the best of the others counts.
@@ -197,7 +201,9 @@ function benchReads(root: string, config: LogConfig): string[] {
     const bound = config.indexIntervalBytes + batchBytes;
     out.push(
       `  ${String(mb).padStart(5)} MiB segment: ${(best * 1000).toFixed(1)} µs per read of one batch; ` +
-        `max bytes scanned ${maxScanned} <= index.interval.bytes + one batch = ${bound}: ${maxScanned <= bound ? 'holds' : 'EXCEEDED'}`,
+        `max walked from the index entry ${maxWalked} B, max read besides the batch ${maxScanned} B ` +
+        `(8 KiB header reads), both <= index.interval.bytes + one batch = ${bound}: ` +
+        `${Math.max(maxScanned, maxWalked) <= bound ? 'holds' : 'EXCEEDED'}`,
     );
   }
   log.close();

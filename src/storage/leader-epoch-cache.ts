@@ -17,6 +17,9 @@ export interface EpochEndOffset {
  */
 export class LeaderEpochFileCache {
   private epochs: EpochEntry[] = [];
+  /** The entries as the checkpoint file holds them (as read, or as last written). */
+  private persisted: readonly EpochEntry[] = [];
+  private deferring = false;
 
   constructor(
     private readonly checkpoint: CheckpointFile<EpochEntry> | null,
@@ -24,9 +27,33 @@ export class LeaderEpochFileCache {
     private readonly name: string,
   ) {
     if (checkpoint) {
+      const read = checkpoint.read();
       // Loading through assign() normalises a hand-edited or non-monotonic file the same way.
-      for (const e of checkpoint.read()) this.assignNoFlush(e.epoch, e.startOffset);
+      for (const e of read) this.assignNoFlush(e.epoch, e.startOffset);
+      this.persisted = read;
     }
+  }
+
+  /**
+   * Holds checkpoint writes back until endDeferredFlushes, which writes once, and only if the
+   * entries then differ from the file. For a log load: its replay clears the epochs from the
+   * first replayed batch and assigns them again, which would otherwise write (and fsync) the
+   * file twice or more to end where it started. Recovery re-derives the entries from the log, so
+   * a crash before the single write loses nothing.
+   */
+  deferFlushes(): void {
+    this.deferring = true;
+  }
+
+  endDeferredFlushes(): void {
+    if (!this.deferring) return;
+    this.deferring = false;
+    const same =
+      this.persisted.length === this.epochs.length &&
+      this.epochs.every(
+        (e, i) => e.epoch === this.persisted[i]!.epoch && e.startOffset === this.persisted[i]!.startOffset,
+      );
+    if (!same) this.flush();
   }
 
   entries(): EpochEntry[] {
@@ -145,6 +172,8 @@ export class LeaderEpochFileCache {
   }
 
   flush(): void {
+    if (this.deferring) return;
     this.checkpoint?.write(this.epochs);
+    this.persisted = [...this.epochs];
   }
 }

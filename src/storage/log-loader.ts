@@ -59,6 +59,15 @@ export interface RecoveryEvent {
  * bytes survived a clean restart in seed 14.3. Rebuilt indexes equal a full rebuild's.
  */
 export function loadLog(p: LoadParams): LoadedLog {
+  p.epochCache.deferFlushes();
+  try {
+    return load(p);
+  } finally {
+    p.epochCache.endDeferredFlushes();
+  }
+}
+
+function load(p: LoadParams): LoadedLog {
   const { fs, logger } = p.ctx;
   fs.mkdirp(p.dir);
   removeLeftovers(p);
