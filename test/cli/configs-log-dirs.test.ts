@@ -2,7 +2,8 @@
  * `skiff configs` and `skiff log-dirs` against a scripted peer (test/cli/fake-broker.ts): the
  * broker does not serve DescribeConfigs, IncrementalAlterConfigs or DescribeLogDirs yet, so these
  * tests check the requests the tools build and Kafka's output lines for constructed responses.
- * Against the real broker they check the one-line "does not support" error.
+ * Against the real broker they run describe/alter/delete end to end where it serves the APIs, and
+ * check the one-line "does not support" error where it does not.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -14,8 +15,9 @@ import type { DescribeLogDirsRequest } from '../../src/protocol/generated/Descri
 import type { DescribeLogDirsResponse } from '../../src/protocol/generated/DescribeLogDirsResponse.js';
 import type { IncrementalAlterConfigsRequest } from '../../src/protocol/generated/IncrementalAlterConfigsRequest.js';
 import type { IncrementalAlterConfigsResponse } from '../../src/protocol/generated/IncrementalAlterConfigsResponse.js';
-import { type BrokerProcess, runSkiff, startBrokerProcess } from '../support/broker-process.js';
+import { type BrokerProcess, startBrokerProcess } from '../support/broker-process.js';
 import { type FakeBroker, type Handler, startFakeBroker } from './fake-broker.js';
+import { skiff } from './in-process.js';
 
 function lastRequest(fake: FakeBroker, apiKey: number): unknown {
   const all = fake.requests.filter((r) => r.apiKey === apiKey);
@@ -292,29 +294,58 @@ describe('skiff configs and log-dirs against the real broker', () => {
     await broker?.stop();
   });
 
-  it('report an API the broker does not serve in one line, or succeed', async () => {
+  it('describe, alter and delete topic configs, and log dirs — or one line where not served', async () => {
     const bs = ['--bootstrap-server', broker.bootstrap];
-    const cfg = await runSkiff([
-      'configs',
-      ...bs,
-      '--entity-type',
-      'brokers',
-      '--entity-name',
-      '1',
-      '--describe',
-    ]);
-    if (cfg.status !== 0) {
+    let r = await skiff(['topics', ...bs, '--create', '--topic', 'cfg', '--config', 'retention.ms=100000']);
+    assert.equal(r.status, 0, r.stderr);
+    const describe = () =>
+      skiff(['configs', ...bs, '--entity-type', 'topics', '--entity-name', 'cfg', '--describe']);
+    r = await describe();
+    if (r.status !== 0) {
       assert.equal(
-        cfg.stderr,
+        r.stderr,
         `skiff configs: the broker at ${broker.bootstrap} does not support DescribeConfigs\n`,
       );
-    } else assert.match(cfg.stdout, /^Dynamic configs for broker 1 are:\n/);
-    const dirs = await runSkiff(['log-dirs', ...bs, '--describe']);
+    } else {
+      const lines = r.stdout.trimEnd().split('\n');
+      assert.equal(lines[0], 'Dynamic configs for topic cfg are:');
+      assert.match(
+        lines[1]!,
+        /^ {2}retention\.ms=100000 sensitive=false synonyms=\{DYNAMIC_TOPIC_CONFIG:retention\.ms=100000/,
+      );
+      r = await skiff(['topics', ...bs, '--describe', '--topic', 'cfg']);
+      assert.match(r.stdout.split('\n')[0]!, /\tConfigs: (.*,)?retention\.ms=100000(,|$)/);
+
+      const alter = ['configs', ...bs, '--alter', '--entity-type', 'topics', '--entity-name', 'cfg'];
+      r = await skiff([...alter, '--add-config', 'min.insync.replicas=1']);
+      assert.deepEqual([r.status, r.stdout, r.stderr], [0, 'Completed updating config for topic cfg.\n', '']);
+      assert.match((await describe()).stdout, /\n {2}min\.insync\.replicas=1 sensitive=false /);
+      r = await skiff([...alter, '--delete-config', 'min.insync.replicas']);
+      assert.deepEqual([r.status, r.stdout], [0, 'Completed updating config for topic cfg.\n']);
+      assert.doesNotMatch((await describe()).stdout, /min\.insync\.replicas/);
+    }
+    const dirs = await skiff(['log-dirs', ...bs, '--describe', '--topic-list', 'cfg']);
     if (dirs.status !== 0) {
       assert.equal(
         dirs.stderr,
         `skiff log-dirs: the broker at ${broker.bootstrap} does not support DescribeLogDirs\n`,
       );
-    } else assert.match(dirs.stdout, /^Querying brokers for log directories information\n/);
+    } else {
+      const [q, rcv, json] = dirs.stdout.trimEnd().split('\n');
+      assert.deepEqual(
+        [q, rcv],
+        [
+          'Querying brokers for log directories information',
+          'Received log directory information from brokers 1',
+        ],
+      );
+      const doc = JSON.parse(json!) as {
+        brokers: { broker: number; logDirs: { partitions: { partition: string }[] }[] }[];
+      };
+      assert.deepEqual(
+        doc.brokers.map((br) => [br.broker, br.logDirs.flatMap((d) => d.partitions.map((p) => p.partition))]),
+        [[1, ['cfg-0']]],
+      );
+    }
   });
 });

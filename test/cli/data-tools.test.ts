@@ -62,6 +62,26 @@ describe('data tools against skiff broker', () => {
     const k1 = got.filter((l) => l.startsWith('k1:'));
     assert.deepEqual(k1, ['k1:one', 'k1:four']);
 
+    // One partition from an offset, with Kafka's Partition:/Offset: prefixes.
+    r = await skiff([
+      'console-consumer',
+      ...bs,
+      '--topic',
+      'rt',
+      '--partition',
+      '1',
+      '--offset',
+      '1',
+      '--max-messages',
+      '1',
+      '--property',
+      'print.offset=true',
+      '--property',
+      'print.partition=true',
+    ]);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /^Partition:1\tOffset:1\t\S+\n$/);
+
     r = await skiff(['get-offsets', ...bs, '--topic', 'rt']);
     assert.equal(r.status, 0, r.stderr);
     const ends = r.stdout.trimEnd().split('\n');
