@@ -1,0 +1,334 @@
+/**
+ * The follower side of one partition (Kafka's PartitionFetchState plus ReplicaFetcherThread's
+ * per-partition work): what to fetch next, and what to do with the leader's answer — append,
+ * HW and log start from the leader, truncation by diverging epoch, and the catch-up-or-rebuild
+ * decision on OFFSET_OUT_OF_RANGE (seed 13.3).
+ *
+ * Owned by the fetcher of its current leader; calls are serialised by the event loop. The fetcher
+ * drives it; nothing here does I/O beyond the partition's own Log.
+ */
+import type { Clock } from '../common/clock.js';
+import type { FetchPartition } from '../protocol/generated/FetchRequest.js';
+import type { PartitionData } from '../protocol/generated/FetchResponse.js';
+import { KafkaError } from '../protocol/kafka-error.js';
+import type { Log } from '../storage/log.js';
+import type { StorageLogger } from '../storage/logger.js';
+import { offsetTruncationState } from './truncation.js';
+
+const NONE = 0;
+const OFFSET_OUT_OF_RANGE = 1;
+const FENCED_LEADER_EPOCH = 74;
+
+/** Things an operator wants to see beside the log lines (the dashboard, `skiff` tools, tests). */
+export type ReplicationEvent =
+  | {
+      readonly kind: 'rebuild';
+      readonly timeMs: number;
+      readonly partition: string;
+      readonly leaderId: number;
+      readonly oldLogEndOffset: bigint;
+      readonly newLogStartOffset: bigint;
+      readonly bytesDiscarded: number;
+    }
+  | {
+      readonly kind: 'truncate';
+      readonly timeMs: number;
+      readonly partition: string;
+      readonly leaderId: number;
+      readonly fromLogEndOffset: bigint;
+      readonly toOffset: bigint;
+      readonly reason: 'diverging-epoch' | 'leader-log-end';
+    };
+
+export type FollowerStatus = 'fetching' | 'awaiting-leader-offsets' | 'fenced' | 'stopped';
+
+/** What the fetcher should do after a partition's response was handled. */
+export type FollowerOutcome =
+  | { readonly kind: 'appended'; readonly bytes: number }
+  | { readonly kind: 'truncated' }
+  | { readonly kind: 'out-of-range' }
+  | { readonly kind: 'fenced' }
+  | { readonly kind: 'retry'; readonly errorCode: number }
+  | { readonly kind: 'stale' };
+
+export interface FollowerContext {
+  readonly localBrokerId: number;
+  readonly clock: Clock;
+  readonly logger: StorageLogger;
+  onEvent?(event: ReplicationEvent): void;
+}
+
+/** A sent partition: the fetch state it was built from, so a late answer to an old state is dropped. */
+export interface SentFetch {
+  readonly fetchOffset: bigint;
+  readonly currentLeaderEpoch: number;
+}
+
+export class PartitionFollower {
+  private leaderIdValue = -1;
+  private leaderEpochValue = -1;
+  private fetchOffsetValue: bigint;
+  private lastFetchedEpochValue = -1;
+  private statusValue: FollowerStatus = 'stopped';
+  private delayedUntilMs = 0;
+  /** The leader's HW in its latest answer: a lower bound of its LEO, for offsetLag. */
+  private leaderHighWatermarkValue = -1n;
+
+  constructor(
+    readonly topic: string,
+    readonly partition: number,
+    readonly topicId: string,
+    readonly log: Log,
+    private readonly ctx: FollowerContext,
+  ) {
+    this.fetchOffsetValue = log.logEndOffset;
+  }
+
+  get name(): string {
+    return `${this.topic}-${this.partition}`;
+  }
+
+  get leaderId(): number {
+    return this.leaderIdValue;
+  }
+
+  get leaderEpoch(): number {
+    return this.leaderEpochValue;
+  }
+
+  get fetchOffset(): bigint {
+    return this.fetchOffsetValue;
+  }
+
+  get lastFetchedEpoch(): number {
+    return this.lastFetchedEpochValue;
+  }
+
+  get status(): FollowerStatus {
+    return this.statusValue;
+  }
+
+  /** The leader's LEO as far as this follower knows: at least the leader's HW and its own LEO. */
+  get leaderLogEndOffsetEstimate(): bigint {
+    const leo = this.log.logEndOffset;
+    return this.leaderHighWatermarkValue > leo ? this.leaderHighWatermarkValue : leo;
+  }
+
+  /**
+   * Kafka's makeFollower for a new leader or leader epoch: fetch from the LEO with the latest
+   * local epoch as lastFetchedEpoch, so the first Fetch finds any divergence. Returns whether
+   * anything changed (same leader and epoch: nothing).
+   */
+  makeFollower(leaderId: number, leaderEpoch: number): boolean {
+    if (
+      this.statusValue !== 'stopped' &&
+      leaderId === this.leaderIdValue &&
+      leaderEpoch === this.leaderEpochValue
+    ) {
+      return false;
+    }
+    this.leaderIdValue = leaderId;
+    this.leaderEpochValue = leaderEpoch;
+    this.resetToLogEnd();
+    this.statusValue = 'fetching';
+    this.delayedUntilMs = 0;
+    this.ctx.logger.info(
+      `[ReplicaFetcher replicaId=${this.ctx.localBrokerId}, leaderId=${leaderId}] ${this.name}: following leader ${leaderId} at leader epoch ${leaderEpoch} from offset ${this.fetchOffsetValue} (last fetched epoch ${this.lastFetchedEpochValue})`,
+    );
+    return true;
+  }
+
+  stop(): void {
+    this.statusValue = 'stopped';
+  }
+
+  private resetToLogEnd(): void {
+    this.fetchOffsetValue = this.log.logEndOffset;
+    this.lastFetchedEpochValue = this.log.leaderEpochCache.latestEpoch() ?? -1;
+  }
+
+  /** Fetchable now: fetching and not backing off. */
+  isFetchable(nowMs: number): boolean {
+    return this.statusValue === 'fetching' && nowMs >= this.delayedUntilMs;
+  }
+
+  /** When a backing-off partition may fetch again (0: now). */
+  get delayedUntil(): number {
+    return this.delayedUntilMs;
+  }
+
+  delay(backoffMs: number): void {
+    this.delayedUntilMs = this.ctx.clock.nowMs() + backoffMs;
+  }
+
+  /** This partition's entry in the next Fetch. */
+  fetchPartition(partitionMaxBytes: number): FetchPartition {
+    return {
+      partition: this.partition,
+      currentLeaderEpoch: this.leaderEpochValue,
+      fetchOffset: this.fetchOffsetValue,
+      lastFetchedEpoch: this.lastFetchedEpochValue,
+      logStartOffset: this.log.logStartOffset,
+      partitionMaxBytes,
+      replicaDirectoryId: 'AAAAAAAAAAAAAAAAAAAAAA',
+    };
+  }
+
+  sent(): SentFetch {
+    return { fetchOffset: this.fetchOffsetValue, currentLeaderEpoch: this.leaderEpochValue };
+  }
+
+  /** Handles the leader's answer for this partition to the Fetch built from `sent`. */
+  handlePartitionData(pd: PartitionData, sent: SentFetch): FollowerOutcome {
+    if (
+      this.statusValue !== 'fetching' ||
+      sent.fetchOffset !== this.fetchOffsetValue ||
+      sent.currentLeaderEpoch !== this.leaderEpochValue
+    ) {
+      return { kind: 'stale' };
+    }
+    if (pd.errorCode === OFFSET_OUT_OF_RANGE) {
+      this.statusValue = 'awaiting-leader-offsets';
+      return { kind: 'out-of-range' };
+    }
+    if (pd.errorCode === FENCED_LEADER_EPOCH) {
+      // Our leader epoch is older than the leader's: wait for the metadata image (makeFollower).
+      this.statusValue = 'fenced';
+      this.ctx.logger.info(
+        `[ReplicaFetcher replicaId=${this.ctx.localBrokerId}, leaderId=${this.leaderIdValue}] ${this.name}: fenced at leader epoch ${this.leaderEpochValue}; waiting for the new partition state`,
+      );
+      return { kind: 'fenced' };
+    }
+    if (pd.errorCode !== NONE) return { kind: 'retry', errorCode: pd.errorCode };
+    if (pd.highWatermark >= 0n) this.leaderHighWatermarkValue = pd.highWatermark;
+    const diverging = pd.divergingEpoch;
+    if (diverging.epoch >= 0 || diverging.endOffset >= 0n) {
+      this.truncateToDivergence(diverging.epoch, diverging.endOffset);
+      return { kind: 'truncated' };
+    }
+    return this.append(pd);
+  }
+
+  private truncateToDivergence(epoch: number, endOffset: bigint): void {
+    const log = this.log;
+    const before = log.logEndOffset;
+    const state = offsetTruncationState(
+      { epoch, endOffset },
+      {
+        fetchOffset: this.fetchOffsetValue,
+        logEndOffset: before,
+        endOffsetForEpoch: (e) => log.endOffsetForEpoch(e),
+      },
+    );
+    if (state.offset < log.highWatermark) {
+      this.ctx.logger.warn(
+        `[ReplicaFetcher replicaId=${this.ctx.localBrokerId}, leaderId=${this.leaderIdValue}] ${this.name}: truncating to offset ${state.offset} below the high watermark ${log.highWatermark}`,
+      );
+    }
+    if (log.truncateTo(state.offset)) {
+      this.ctx.logger.info(
+        `[ReplicaFetcher replicaId=${this.ctx.localBrokerId}, leaderId=${this.leaderIdValue}] ${this.name}: truncated from LEO ${before} to ${log.logEndOffset} by the leader's diverging epoch ${epoch} ending at ${endOffset}${state.truncationCompleted ? '' : ' (will ask again with the new latest epoch)'}`,
+      );
+      this.ctx.onEvent?.({
+        kind: 'truncate',
+        timeMs: this.ctx.clock.nowMs(),
+        partition: this.name,
+        leaderId: this.leaderIdValue,
+        fromLogEndOffset: before,
+        toOffset: log.logEndOffset,
+        reason: 'diverging-epoch',
+      });
+    }
+    this.resetToLogEnd();
+  }
+
+  private append(pd: PartitionData): FollowerOutcome {
+    const log = this.log;
+    const records = completeBatches(pd.records);
+    if (records.length > 0) {
+      try {
+        log.appendAsFollower(records);
+      } catch (e) {
+        if (e instanceof KafkaError) return { kind: 'retry', errorCode: e.code };
+        throw e;
+      }
+    }
+    // HW = min(leader HW, LEO); then the log start follows the leader's (never past the HW).
+    const leo = log.logEndOffset;
+    log.updateHighWatermark(pd.highWatermark < leo ? pd.highWatermark : leo);
+    if (pd.logStartOffset > log.logStartOffset) {
+      const target = pd.logStartOffset < log.highWatermark ? pd.logStartOffset : log.highWatermark;
+      log.maybeIncrementLogStartOffset(target, 'leader offset increment');
+    }
+    this.resetToLogEnd();
+    return { kind: 'appended', bytes: records.length };
+  }
+
+  /**
+   * OFFSET_OUT_OF_RANGE, with the leader's log start offset and LEO (Kafka's
+   * fetchOffsetAndTruncate): a leader LEO below ours → truncate to it; a leader log start above
+   * our LEO → REBUILD: every local segment renamed `.deleted`, the log restarted at the leader's
+   * log start (the first fetched batch may then restart it at its own base offset); otherwise
+   * fetch from max(leader log start, LEO).
+   */
+  handleLeaderOffsets(leaderLogStartOffset: bigint, leaderLogEndOffset: bigint): void {
+    if (this.statusValue !== 'awaiting-leader-offsets') return;
+    const log = this.log;
+    const leo = log.logEndOffset;
+    const prefix = `[ReplicaFetcher replicaId=${this.ctx.localBrokerId}, leaderId=${this.leaderIdValue}]`;
+    if (leaderLogEndOffset < leo) {
+      this.ctx.logger.warn(
+        `${prefix} Reset fetch offset for partition ${this.name} from ${leo} to current leader's latest offset ${leaderLogEndOffset}`,
+      );
+      log.truncateTo(leaderLogEndOffset);
+      this.ctx.onEvent?.({
+        kind: 'truncate',
+        timeMs: this.ctx.clock.nowMs(),
+        partition: this.name,
+        leaderId: this.leaderIdValue,
+        fromLogEndOffset: leo,
+        toOffset: log.logEndOffset,
+        reason: 'leader-log-end',
+      });
+    } else if (leaderLogStartOffset > leo) {
+      const bytesDiscarded = log.size;
+      log.truncateFullyAndStartAt(leaderLogStartOffset);
+      this.ctx.logger.warn(
+        `${prefix} Rebuilding partition ${this.name}: local log end offset ${leo} is below the leader's log start offset ${leaderLogStartOffset}; all local segments discarded (${bytesDiscarded} bytes, renamed .deleted until file.delete.delay.ms) and the log restarted at offset ${leaderLogStartOffset}`,
+      );
+      this.ctx.onEvent?.({
+        kind: 'rebuild',
+        timeMs: this.ctx.clock.nowMs(),
+        partition: this.name,
+        leaderId: this.leaderIdValue,
+        oldLogEndOffset: leo,
+        newLogStartOffset: leaderLogStartOffset,
+        bytesDiscarded,
+      });
+    }
+    this.resetToLogEnd();
+    this.statusValue = 'fetching';
+  }
+
+  /** The leader's offsets could not be had: try the whole out-of-range handling again later. */
+  leaderOffsetsFailed(backoffMs: number): void {
+    if (this.statusValue !== 'awaiting-leader-offsets') return;
+    this.statusValue = 'fetching';
+    this.delay(backoffMs);
+  }
+}
+
+/**
+ * The whole batches of a fetched chunk: the leader's byte limit may cut the last batch, which the
+ * follower drops and fetches again next time (as Kafka's record iteration stops at it).
+ */
+export function completeBatches(records: Buffer | null): Buffer {
+  if (records === null || records.length === 0) return Buffer.alloc(0);
+  let pos = 0;
+  while (pos + 12 <= records.length) {
+    const size = 12 + records.readInt32BE(pos + 8);
+    if (size < 12 || pos + size > records.length) break;
+    pos += size;
+  }
+  return pos === records.length ? records : records.subarray(0, pos);
+}

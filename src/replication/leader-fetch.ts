@@ -1,0 +1,108 @@
+/**
+ * The leader's answer to one partition of a follower Fetch (Kafka's Partition.fetchRecords with
+ * a replica id): epoch checks, OFFSET_OUT_OF_RANGE below the log start (before anything else),
+ * divergence by lastFetchedEpoch, OFFSET_OUT_OF_RANGE above the LEO, the read up to the LEO, and
+ * the follower's fetch state updated from it. A function over PartitionLeaderState so the broker's
+ * Fetch handler and the simulator call the same code.
+ */
+import { KafkaError } from '../protocol/kafka-error.js';
+import type { PartitionLeaderState } from './leader-state.js';
+import type { EpochEndOffset } from './truncation.js';
+
+const NONE = 0;
+const OFFSET_OUT_OF_RANGE = 1;
+const NOT_LEADER_OR_FOLLOWER = 6;
+const FENCED_LEADER_EPOCH = 74;
+const UNKNOWN_LEADER_EPOCH = 75;
+const KAFKA_STORAGE_ERROR = 56;
+
+const EMPTY = Buffer.alloc(0);
+
+export interface FollowerFetchPartition {
+  readonly fetchOffset: bigint;
+  readonly logStartOffset: bigint;
+  /** -1 skips the check. */
+  readonly currentLeaderEpoch: number;
+  /** -1: the follower's log has no epoch (empty): no divergence check. */
+  readonly lastFetchedEpoch: number;
+  readonly maxBytes: number;
+}
+
+export interface FollowerReadResult {
+  readonly errorCode: number;
+  readonly highWatermark: bigint;
+  readonly logStartOffset: bigint;
+  /** The leader's LEO when the read was done (not sent on the wire; for lag and tests). */
+  readonly logEndOffset: bigint;
+  readonly records: Buffer;
+  /** Set (and records empty) when the follower's log diverges from the leader's. */
+  readonly divergingEpoch: EpochEndOffset | null;
+  /** The follower's fetch moved the HW: parked acks=all produces and consumer fetches may complete. */
+  readonly highWatermarkMoved: boolean;
+}
+
+export function readForFollower(
+  leader: PartitionLeaderState,
+  replicaId: number,
+  brokerEpoch: bigint,
+  p: FollowerFetchPartition,
+  minOneMessage: boolean,
+  nowMs: number,
+): FollowerReadResult {
+  const log = leader.log;
+  const fail = (errorCode: number): FollowerReadResult => ({
+    errorCode,
+    highWatermark: log.highWatermark,
+    logStartOffset: log.logStartOffset,
+    logEndOffset: log.logEndOffset,
+    records: EMPTY,
+    divergingEpoch: null,
+    highWatermarkMoved: false,
+  });
+  if (!leader.isLeader || !leader.replicas.includes(replicaId)) return fail(NOT_LEADER_OR_FOLLOWER);
+  if (p.currentLeaderEpoch !== -1) {
+    if (p.currentLeaderEpoch < leader.leaderEpoch) return fail(FENCED_LEADER_EPOCH);
+    if (p.currentLeaderEpoch > leader.leaderEpoch) return fail(UNKNOWN_LEADER_EPOCH);
+  }
+  // Read before the fetch state is updated, as Kafka does: appends after this read must not keep
+  // a follower that fetched everything there was from counting as caught up.
+  const leaderEndOffset = log.logEndOffset;
+  if (p.fetchOffset < log.logStartOffset) return fail(OFFSET_OUT_OF_RANGE);
+  if (p.lastFetchedEpoch >= 0) {
+    const end = log.endOffsetForEpoch(p.lastFetchedEpoch);
+    if (end.epoch < p.lastFetchedEpoch || end.endOffset < p.fetchOffset) {
+      // The follower's state is not updated: its fetch offset is not a position in this log.
+      return { ...fail(NONE), divergingEpoch: { epoch: end.epoch, endOffset: end.endOffset } };
+    }
+  }
+  if (p.fetchOffset > leaderEndOffset) return fail(OFFSET_OUT_OF_RANGE);
+  let records: Buffer;
+  try {
+    records = log.read(p.fetchOffset, Math.max(0, p.maxBytes), 'log-end', minOneMessage).records;
+  } catch (e) {
+    if (e instanceof KafkaError) return fail(e.code);
+    return fail(KAFKA_STORAGE_ERROR);
+  }
+  let moved = false;
+  try {
+    moved = leader.updateFollowerFetchState(replicaId, {
+      fetchOffset: p.fetchOffset,
+      logStartOffset: p.logStartOffset,
+      brokerEpoch,
+      leaderEndOffset,
+      fetchTimeMs: nowMs,
+    });
+  } catch (e) {
+    if (e instanceof KafkaError) return fail(e.code);
+    throw e;
+  }
+  return {
+    errorCode: NONE,
+    highWatermark: log.highWatermark,
+    logStartOffset: log.logStartOffset,
+    logEndOffset: leaderEndOffset,
+    records,
+    divergingEpoch: null,
+    highWatermarkMoved: moved,
+  };
+}
