@@ -16,6 +16,8 @@ export const INDEX_FILE_SUFFIX = '.index';
 export const TIME_INDEX_FILE_SUFFIX = '.timeindex';
 export const DELETED_FILE_SUFFIX = '.deleted';
 const SCAN_CHUNK_BYTES = 8 * 1024;
+/** Both indexes store offsets as int32 relative to the segment's base offset. */
+const MAX_RELATIVE_OFFSET = 0x7fffffff;
 const RECOVERY_CHUNK_BYTES = 1024 * 1024;
 /** An empty index is plausible only for a segment no bigger than one index interval plus a batch. */
 const MAX_HEADER_SCAN_SLACK = 1024 * 1024;
@@ -421,7 +423,9 @@ export class LogSegment {
     let maxTimestampOffset = maxTimestampBefore.offset;
     let position = startPosition;
     let lastIndexed = lastIndexedPosition;
-    let expectedMinOffset = firstExpectedOffset;
+    // Offsets relative to the segment base, as numbers: inside a segment they are int32, and one
+    // BigInt subtraction per batch replaces the four of working in absolute offsets.
+    let expectedRelative = Number(firstExpectedOffset - this.baseOffset);
     let batches = 0;
     let stopReason: string | null = null;
     while (position < fileSize) {
@@ -430,28 +434,33 @@ export class LogSegment {
         stopReason = reader.failure;
         break;
       }
-      const last = lastOffset(h);
-      if (h.baseOffset < expectedMinOffset || !this.canConvertToRelativeOffset(last)) {
-        stopReason = `batch offsets ${h.baseOffset}..${last} are out of order (expected ≥ ${expectedMinOffset}) or outside the segment`;
+      // Exact for any offset a segment can hold; one from elsewhere fails the range check anyway.
+      const relative = Number(h.baseOffset - this.baseOffset);
+      const lastRelative = relative + h.lastOffsetDelta;
+      if (relative < expectedRelative || lastRelative > MAX_RELATIVE_OFFSET) {
+        const last = lastOffset(h);
+        const expected = this.baseOffset + BigInt(expectedRelative);
+        stopReason = `batch offsets ${h.baseOffset}..${last} are out of order (expected ≥ ${expected}) or outside the segment`;
         break;
       }
       if (h.maxTimestamp > maxTimestamp) {
         maxTimestamp = h.maxTimestamp;
-        maxTimestampOffset = last;
+        maxTimestampOffset = lastOffset(h);
       }
       if (position === 0) this.rollingBasedTimestamp = h.maxTimestamp;
       // A full index (segment.index.bytes lowered since the segment was written) stops indexing,
       // it does not stop recovery: lookups then scan further.
       if (position - lastIndexed > this.config.indexIntervalBytes && !this.offsetIndex.isFull()) {
-        this.offsetIndex.append(last, position);
+        this.offsetIndex.append(lastOffset(h), position);
         if (!this.timeIndex.isFull()) this.timeIndex.maybeAppend(maxTimestamp, maxTimestampOffset);
         lastIndexed = position;
       }
       onBatch?.(h);
       batches++;
       position += size;
-      expectedMinOffset = last + 1n;
+      expectedRelative = lastRelative + 1;
     }
+    const expectedMinOffset = this.baseOffset + BigInt(expectedRelative);
     const truncatedBytes = fileSize - position;
     if (truncatedBytes > 0) this.log.truncate(position);
     this.sizeBytes = position;
