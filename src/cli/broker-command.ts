@@ -23,6 +23,8 @@ import type { CliIo } from './cli.js';
 
 export const BROKER_SUMMARY = 'run one broker (--config server.properties)';
 export const METADATA_FILE = 'skiff-metadata.json';
+/** How long a stopping broker waits for its etcd client to close. */
+const STORE_CLOSE_TIMEOUT_MS = 3000;
 
 function usage(io: CliIo): void {
   io.out('Usage: skiff broker --config <server.properties> [--override key=value]...');
@@ -146,6 +148,20 @@ async function runEtcdBroker(
   const signal = await waitForSignal();
   logger.info(`received ${signal}, shutting down (controlled shutdown first)`);
   await broker.stop();
-  await store.close().catch(() => {});
+  // Cancelling watches needs etcd; with every member gone it would wait on the client's retries.
+  const closed = await Promise.race([
+    store.close().then(
+      () => true,
+      () => true,
+    ),
+    new Promise<false>((resolve) => setTimeout(() => resolve(false), STORE_CLOSE_TIMEOUT_MS).unref()),
+  ]);
+  logger.info(
+    closed ? 'stopped' : `stopped (etcd did not answer the close within ${STORE_CLOSE_TIMEOUT_MS} ms)`,
+  );
+  // Everything is flushed and closed. With etcd unreachable, grpc-js keeps retrying calls that
+  // were abandoned at their deadline (revoke, resign) and holds the process open for up to half
+  // a minute; a stopped broker has nothing left to do, so it exits if they are not done soon.
+  setTimeout(() => process.exit(process.exitCode ?? 0), STORE_CLOSE_TIMEOUT_MS).unref();
   return 0;
 }

@@ -147,24 +147,53 @@ export class StoreBroker {
   }
 
   private async doStop(): Promise<void> {
-    const { logger, props } = this.deps;
+    const { logger, props, scheduler } = this.deps;
     const id = this.config.nodeId;
     if ((props.get('controlled.shutdown.enable') ?? 'true').trim().toLowerCase() !== 'false') {
       const started = this.deps.clock.nowMs();
-      const moved = await this.metadata
-        .controlledShutdown(CONTROLLED_SHUTDOWN_TIMEOUT_MS)
-        .catch((e: Error) => {
-          logger.warn(`broker ${id}: controlled shutdown failed: ${e.message}`);
-          return false;
-        });
+      // Bounded as a whole: with the store unreachable even the first write could hang on retries.
+      const moved = await withDeadline(
+        scheduler,
+        this.metadata.controlledShutdown(CONTROLLED_SHUTDOWN_TIMEOUT_MS),
+        CONTROLLED_SHUTDOWN_TIMEOUT_MS,
+      ).catch((e: Error) => {
+        logger.warn(`broker ${id}: controlled shutdown failed: ${e.message}`);
+        return false;
+      });
       const ms = this.deps.clock.nowMs() - started;
       if (moved) logger.info(`broker ${id}: controlled shutdown complete in ${ms} ms`);
       else logger.warn(`broker ${id}: controlled shutdown incomplete after ${ms} ms; stopping anyway`);
     }
     await this.broker.stop();
-    await this.controller.stop().catch((e: Error) => logger.warn(`controller stop: ${e.message}`));
-    await this.metadata.close().catch((e: Error) => logger.warn(`deregistration: ${e.message}`));
+    // Resigning and deregistering only save the others a session timeout; never wait long for them.
+    await withDeadline(scheduler, this.controller.stop(), STORE_STEP_TIMEOUT_MS).catch((e: Error) =>
+      logger.warn(`controller stop: ${e.message}`),
+    );
+    await withDeadline(scheduler, this.metadata.close(), STORE_STEP_TIMEOUT_MS).catch((e: Error) =>
+      logger.warn(`deregistration: ${e.message} (the registration expires with its session)`),
+    );
   }
+}
+
+/** The last steps of a stop that need the store (resign, revoke the lease). */
+const STORE_STEP_TIMEOUT_MS = 3000;
+
+function withDeadline<T>(scheduler: Scheduler, p: Promise<T>, ms: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const cancel = scheduler.schedule('stop-step-deadline', ms, () =>
+      reject(new Error(`no answer from the metadata store within ${ms} ms`)),
+    );
+    p.then(
+      (v) => {
+        cancel();
+        resolve(v);
+      },
+      (e: unknown) => {
+        cancel();
+        reject(e);
+      },
+    );
+  });
 }
 
 function intProp(props: ReadonlyMap<string, string>, key: string, fallback: number, min: number): number {
