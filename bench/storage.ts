@@ -162,24 +162,26 @@ function fill(log: Log, batches: Buffer[], bytes: number): void {
   for (let i = 0; log.size < bytes; i++) log.appendAsLeader(batches[i % batches.length]!, 0);
 }
 
-/** (b) Random reads by offset at growing segment sizes. */
+/**
+ * (b) Random reads by offset from segments of growing size: one log per size, the scan measured
+ * per read, then timed rounds interleaved across the sizes so all see the same machine.
+ */
 function benchReads(root: string, config: LogConfig): string[] {
   const counting = new CountingFileSystem();
-  const dir = path.join(root, 'reads');
-  const log = openLog(path.join(dir, 'bench-0'), context(counting), config);
   const batches = producerBatches(64, RECORDS_PER_BATCH);
   const batchBytes = Math.max(...batches.map((b) => b.length));
+  const bound = config.indexIntervalBytes + batchBytes;
   const sizes = [16, 64, SEGMENT_MB].filter((s, i, all) => s <= SEGMENT_MB && all.indexOf(s) === i);
-  const out: string[] = [];
   let seed = 12345;
   const random = () => {
     seed = (seed * 1103515245 + 12345) & 0x7fffffff;
     return seed / 0x80000000;
   };
-  for (const mb of sizes) {
+  const cases = sizes.map((mb) => {
+    const log = openLog(path.join(root, `reads-${mb}`, 'bench-0'), context(counting), config);
     fill(log, batches, mb * 2 ** 20);
-    const leo = log.logEndOffset;
-    const offsets = Array.from({ length: READS_PER_SIZE }, () => BigInt(Math.floor(random() * Number(leo))));
+    const leo = Number(log.logEndOffset);
+    const offsets = Array.from({ length: READS_PER_SIZE }, () => BigInt(Math.floor(random() * leo)));
     let maxScanned = 0;
     let maxWalked = 0;
     for (const o of offsets.slice(0, 500)) {
@@ -191,24 +193,26 @@ function benchReads(root: string, config: LogConfig): string[] {
       const segment = log.local.segments.floor(o)!;
       maxWalked = Math.max(maxWalked, r.fetchOffset.position - segment.offsetIndex.lookup(o).position);
     }
-    let best = Number.POSITIVE_INFINITY;
-    // Round 0 is a warm-up (JIT, the index pages); the best of the others counts.
-    for (let round = 0; round < 6; round++) {
+    return { mb, log, offsets, maxScanned, maxWalked, best: Number.POSITIVE_INFINITY };
+  });
+  // Round 0 is a warm-up (JIT, the index pages); the best of the others counts.
+  for (let round = 0; round < 8; round++) {
+    for (const c of cases) {
       const start = performance.now();
-      for (const o of offsets) log.read(o, batchBytes, 'log-end', true);
-      if (round > 0) best = Math.min(best, (performance.now() - start) / offsets.length);
+      for (const o of c.offsets) c.log.read(o, batchBytes, 'log-end', true);
+      if (round > 0) c.best = Math.min(c.best, (performance.now() - start) / c.offsets.length);
     }
-    const bound = config.indexIntervalBytes + batchBytes;
-    out.push(
-      `  ${String(mb).padStart(5)} MiB segment: ${(best * 1000).toFixed(1)} µs per read of one batch; ` +
-        `max walked from the index entry ${maxWalked} B, max read besides the batch ${maxScanned} B ` +
-        `(8 KiB header reads), both <= index.interval.bytes + one batch = ${bound}: ` +
-        `${Math.max(maxScanned, maxWalked) <= bound ? 'holds' : 'EXCEEDED'}`,
-    );
   }
-  log.close();
-  fs.rmSync(dir, { recursive: true, force: true });
-  return out;
+  return cases.map((c) => {
+    c.log.close();
+    fs.rmSync(path.join(root, `reads-${c.mb}`), { recursive: true, force: true });
+    return (
+      `  ${String(c.mb).padStart(5)} MiB segment: ${(c.best * 1000).toFixed(1)} µs per read of one batch; ` +
+      `max walked from the index entry ${c.maxWalked} B, max read besides the batch ${c.maxScanned} B ` +
+      `(8 KiB header reads), both <= index.interval.bytes + one batch = ${bound}: ` +
+      `${Math.max(c.maxScanned, c.maxWalked) <= bound ? 'holds' : 'EXCEEDED'}`
+    );
+  });
 }
 
 /** Raw sequential read of the whole file in large chunks; returns bytes read. */
