@@ -88,6 +88,14 @@ describe('skiff consumer-groups', () => {
       `${'billing'.padEnd(15)} ${'orders'.padEnd(15)} ${String(part).padEnd(10)} ${cur.padEnd(15)} ${leo.padEnd(15)} ${lag.padEnd(15)} ${'-'.padEnd(15)} ${'-'.padEnd(15)} -`;
     assert.deepEqual(rows.slice(2).sort(), [row(p, '1', '3', '2'), row(other, '0', '0', '0'), ''].sort());
 
+    r = await groups('--describe', '--group', 'billing', '--json');
+    const [doc] = JSON.parse(r.stdout) as {
+      state: string;
+      partitions: { partition: number; lag: number | null }[];
+    }[];
+    assert.equal(doc?.state, 'Empty');
+    assert.deepEqual(doc?.partitions.find((x) => x.partition === p)?.lag, 2);
+
     r = await groups('--reset-offsets', '--group', 'billing', '--all-topics', '--to-latest');
     assert.match(r.stdout, /^WARN: No action will be performed as the --execute option is missing\.\n/);
 

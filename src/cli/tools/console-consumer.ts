@@ -194,11 +194,17 @@ export function runConsoleConsumer(
   });
 }
 
-/** Aborted by SIGINT or SIGTERM, so an endless consume ends with its total like Kafka's. */
+/**
+ * Aborted by SIGINT or SIGTERM, so an endless consume ends with its total like Kafka's, and when
+ * stdout is closed (`| head`), where Kafka stops with "Unable to write to standard out".
+ */
 function stopSignal(): AbortSignal {
   const ac = new AbortController();
   const stop = () => ac.abort();
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
+  // Kept for every later write too: a closed pipe errors on each one, and an unhandled stream
+  // error would end the process with a stack trace.
+  process.stdout.on('error', stop);
   return ac.signal;
 }

@@ -42,6 +42,7 @@ export const CONSUMER_GROUPS: ToolDef = {
     { name: 'shift-by', arg: 'n', help: 'move the committed offset by n (kept within the log)' },
     { name: 'execute', help: 'with --reset-offsets: commit the new offsets' },
     { name: 'dry-run', help: 'with --reset-offsets: only print the new offsets (the default)' },
+    { name: 'json', help: 'with --list or --describe (offsets): one JSON document instead of tables' },
   ],
   notes: [
     'Classic consumer groups only; --to-datetime, --by-duration, --from-file and --export are not supported yet.',
@@ -148,9 +149,12 @@ export function runConsumerGroups(
       const ids = async () =>
         flags.has('all-groups') ? (await groups.list()).map((g) => g.groupId) : flags.all('group');
       switch (action) {
-        case 'list':
-          for (const g of await groups.list()) io.out(g.groupId);
+        case 'list': {
+          const listed = await groups.list();
+          if (flags.has('json')) io.out(JSON.stringify(listed));
+          else for (const g of listed) io.out(g.groupId);
           return 0;
+        }
         case 'describe':
           return await describe(client, groups, await ids(), flags, io);
         case 'delete':
@@ -178,6 +182,7 @@ async function describe(
   io: CliIo,
 ): Promise<number> {
   const admin = new Admin(client);
+  const json: unknown[] = [];
   for (const id of ids) {
     const d = await describeOrFail(groups, id);
     if (d.state === 'Empty') io.err(`Consumer group '${id}' has no active members.`);
@@ -259,8 +264,26 @@ async function describe(
         clientId: p.clientId,
       });
     }
-    for (const l of formatOffsetRows(rows)) io.out(l);
+    if (flags.has('json')) {
+      json.push({
+        group: id,
+        state: d.state,
+        partitions: rows.map((r) => ({
+          topic: r.topic,
+          partition: r.partition,
+          currentOffset: r.current === null ? null : Number(r.current),
+          logEndOffset: r.logEnd === null ? null : Number(r.logEnd),
+          lag: r.current === null || r.logEnd === null ? null : Number(r.logEnd - r.current),
+          consumerId: r.consumerId === '-' ? null : r.consumerId,
+          host: r.host === '-' ? null : r.host,
+          clientId: r.clientId === '-' ? null : r.clientId,
+        })),
+      });
+    } else {
+      for (const l of formatOffsetRows(rows)) io.out(l);
+    }
   }
+  if (flags.has('json')) io.out(JSON.stringify(json));
   return 0;
 }
 
