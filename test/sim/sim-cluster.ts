@@ -1,0 +1,298 @@
+/**
+ * A simulated cluster: N SimBrokers, the SimController, a seeded network and producers, plus the
+ * invariants checked after every event. Everything random comes from one SeededRandom, so a
+ * failing run replays exactly from its seed (SKIFF_SIM_SEED=n).
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { SeededRandom } from '../../src/common/random.js';
+import type { PartitionState } from '../../src/metadata/cluster-metadata.js';
+import { readBatchHeader } from '../../src/protocol/records/batch.js';
+import { encodeBatch } from '../../src/protocol/records/codec.js';
+import { DEFAULT_FETCHER_CONFIG } from '../../src/replication/fetcher.js';
+import type { Log } from '../../src/storage/log.js';
+import { type BrokerSimConfig, type ProduceResult, SimBroker } from './sim-broker.js';
+import { SimController } from './sim-controller.js';
+import { EventQueue, type NetworkConfig, SimNetwork } from './sim-core.js';
+
+export interface ClusterConfig {
+  brokers: number;
+  partitions: number;
+  replicationFactor: number;
+  broker: BrokerSimConfig;
+  network: NetworkConfig;
+  uncleanElection: boolean;
+}
+
+export function defaultClusterConfig(): ClusterConfig {
+  return {
+    brokers: 3,
+    partitions: 2,
+    replicationFactor: 3,
+    uncleanElection: false,
+    broker: {
+      replicaLagTimeMaxMs: 2000,
+      minInsyncReplicas: 2,
+      fetcher: { ...DEFAULT_FETCHER_CONFIG, maxWaitMs: 100, backoffMs: 200, fetchMaxBytes: 4096, responseMaxBytes: 6144 },
+      segmentBytes: 16 * 1024,
+      sessionTimeoutMs: 600,
+      produceTimeoutMs: 1500,
+    },
+    network: { minDelayMs: 1, maxDelayMs: 8, dropRate: 0, requestTimeoutMs: 2500 },
+  };
+}
+
+export interface AckedRecord {
+  readonly key: string;
+  readonly baseOffset: bigint;
+  readonly lastOffset: bigint;
+  readonly crc: number;
+}
+
+export interface BatchInfo {
+  readonly base: bigint;
+  readonly last: bigint;
+  readonly crc: number;
+}
+
+/** The batch holding `offset`, or null when the offset is outside the log. */
+export function batchAt(log: Log, offset: bigint): BatchInfo | null {
+  if (offset < log.logStartOffset || offset >= log.logEndOffset) return null;
+  const r = log.read(offset, 1, 'log-end', true).records;
+  if (r.length < 61) return null;
+  const h = readBatchHeader(r, 0);
+  return { base: h.baseOffset, last: h.baseOffset + BigInt(h.lastOffsetDelta), crc: h.crc };
+}
+
+export function batchesBetween(log: Log, from: bigint, to: bigint): BatchInfo[] {
+  const out: BatchInfo[] = [];
+  for (let o = from; o < to; ) {
+    const b = batchAt(log, o);
+    if (b === null) break;
+    out.push(b);
+    o = b.last + 1n;
+  }
+  return out;
+}
+
+export class SimCluster {
+  readonly random: SeededRandom;
+  readonly queue = new EventQueue();
+  readonly net: SimNetwork;
+  readonly controller: SimController;
+  readonly brokers = new Map<number, SimBroker>();
+  readonly acked: AckedRecord[] = [];
+  readonly produceErrors = new Map<number, number>();
+  readonly violations: string[] = [];
+  readonly root: string;
+  private readonly lastLeaderHw = new Map<string, bigint>();
+  private produced = 0;
+  private producing = false;
+  private eventsSinceCheck = 0;
+
+  constructor(
+    readonly seed: number,
+    readonly config: ClusterConfig = defaultClusterConfig(),
+  ) {
+    this.random = new SeededRandom(seed);
+    this.root = fs.mkdtempSync(path.join(os.tmpdir(), `skiff-sim-${seed}-`));
+    this.net = new SimNetwork(this.queue, this.random, config.network, (node) => {
+      if (node <= 0) return 0;
+      const b = this.brokers.get(node);
+      return b?.alive ? b.incarnation : null;
+    });
+    this.controller = new SimController(
+      () => this.queue.clock.nowMs(),
+      (st) => this.publish(st),
+    );
+    this.controller.uncleanElection = config.uncleanElection;
+    for (let id = 1; id <= config.brokers; id++) {
+      const b = new SimBroker(id, path.join(this.root, `b${id}`), this.queue, this.net, this.controller, config.broker);
+      b.peer = (peer) => this.brokers.get(peer)!;
+      this.brokers.set(id, b);
+    }
+  }
+
+  /** Starts every broker and creates the partitions (replicas spread round-robin). */
+  start(): void {
+    for (const b of this.brokers.values()) b.start();
+    const ids = [...this.brokers.keys()];
+    for (let p = 0; p < this.config.partitions; p++) {
+      const replicas = Array.from({ length: this.config.replicationFactor }, (_, i) => ids[(p + i) % ids.length]!);
+      this.controller.createPartition(`t-${p}`, replicas);
+    }
+  }
+
+  close(): void {
+    fs.rmSync(this.root, { recursive: true, force: true });
+  }
+
+  /** Metadata reaches each live broker after a network delay, in commit order per broker. */
+  private publish(st: PartitionState): void {
+    for (const b of this.brokers.values()) {
+      if (!b.alive) continue;
+      const incarnation = b.incarnation;
+      this.net.deliver(0, b.id, () => {
+        if (b.alive && b.incarnation === incarnation) b.applyState(st);
+      });
+    }
+  }
+
+  leaderOf(key: string): number {
+    return this.controller.records.get(key)?.leader ?? -1;
+  }
+
+  /** Sends one batch with `acks` to the partition's leader, as a client would. */
+  produceOnce(key: string, acks: number): Promise<ProduceResult | null> {
+    const leader = this.leaderOf(key);
+    if (leader < 0) return Promise.resolve(null);
+    const n = this.produced++;
+    const count = this.random.between(1, 4);
+    const batch = encodeBatch({
+      baseOffset: 0n,
+      baseTimestamp: BigInt(this.queue.clock.nowMs()),
+      records: Array.from({ length: count }, (_, i) => ({
+        key: null,
+        value: Buffer.from(`seed ${this.seed} record ${n}.${i} ${'x'.repeat(this.random.int(200))}`),
+      })),
+    });
+    const crc = readBatchHeader(batch, 0).crc;
+    return this.net
+      .request(-1, leader, () => this.brokers.get(leader)!.produce(key, batch, acks))
+      .then(
+        (r) => {
+          this.produceErrors.set(r.errorCode, (this.produceErrors.get(r.errorCode) ?? 0) + 1);
+          if (r.errorCode === 0 && acks === -1) {
+            this.acked.push({ key, baseOffset: r.baseOffset, lastOffset: r.lastOffset, crc });
+            this.checkAckedOnLeader(this.acked[this.acked.length - 1]!, leader);
+          }
+          return r;
+        },
+        () => null,
+      );
+  }
+
+  /** A producer sending every `intervalMs` (±50%), acks=all 70% of the time, until stopped. */
+  startProducing(intervalMs: number, acksAllShare = 0.7): void {
+    this.producing = true;
+    const tick = (): void => {
+      if (!this.producing) return;
+      const key = `t-${this.random.int(this.config.partitions)}`;
+      void this.produceOnce(key, this.random.chance(acksAllShare) ? -1 : 1);
+      this.queue.schedule('producer', this.random.between(Math.floor(intervalMs / 2), Math.floor((intervalMs * 3) / 2)), tick);
+    };
+    this.queue.schedule('producer', intervalMs, tick);
+  }
+
+  stopProducing(): void {
+    this.producing = false;
+  }
+
+  async run(ms: number): Promise<void> {
+    await this.queue.runFor(ms, () => this.afterEvent());
+  }
+
+  private fail(message: string): void {
+    if (this.violations.length < 20) this.violations.push(`t=${this.queue.clock.nowMs() - 1_700_000_000_000} ${message}`);
+  }
+
+  private afterEvent(): void {
+    for (const b of this.brokers.values()) {
+      if (!b.alive) continue;
+      for (const [key, l] of b.leaders) {
+        if (!l.isLeader) continue;
+        const k = `${b.id}/${b.incarnation}/${key}/${l.leaderEpoch}`;
+        const hw = l.log.highWatermark;
+        const before = this.lastLeaderHw.get(k);
+        if (before !== undefined && hw < before) this.fail(`${key}: HW of leader ${b.id} went back from ${before} to ${hw}`);
+        this.lastLeaderHw.set(k, hw);
+      }
+    }
+    for (const v of this.controller.violations.splice(0)) this.fail(v);
+    for (const e of this.net.handlerErrors.splice(0)) this.fail(`handler threw: ${e}`);
+    if (++this.eventsSinceCheck >= 200) {
+      this.eventsSinceCheck = 0;
+      this.checkAcked();
+    }
+  }
+
+  private checkAckedOnLeader(a: AckedRecord, leaderId: number): void {
+    const b = this.brokers.get(leaderId)!;
+    const log = b.logs.get(a.key);
+    if (!b.alive || !log) return;
+    const found = batchAt(log, a.baseOffset);
+    if (found && (found.base !== a.baseOffset || found.crc !== a.crc)) {
+      this.fail(`${a.key}: acknowledged batch at ${a.baseOffset} differs on its leader ${leaderId} right after the ack`);
+    }
+  }
+
+  /**
+   * Every acks=all record is, at its offset with its CRC, on every live member of the committed
+   * ISR — so a clean election can only pick a replica that has it.
+   */
+  checkAcked(): void {
+    for (const [key, rec] of this.controller.records) {
+      for (const id of rec.isr) {
+        const b = this.brokers.get(id)!;
+        const log = b.logs.get(key);
+        if (!b.alive || !log) continue;
+        for (const a of this.acked) {
+          if (a.key !== key || a.lastOffset < log.logStartOffset) continue;
+          const found = batchAt(log, a.baseOffset);
+          if (found === null) {
+            this.fail(`${key}: acknowledged ${a.baseOffset}..${a.lastOffset} missing on ISR member ${id} (LEO ${log.logEndOffset})`);
+          } else if (found.base !== a.baseOffset || found.crc !== a.crc) {
+            this.fail(`${key}: acknowledged batch at ${a.baseOffset} differs on ISR member ${id}`);
+          }
+        }
+      }
+    }
+  }
+
+  /** After faults stop: one leader, ISR = all replicas, identical batches up to the HW, acks kept. */
+  checkConverged(): void {
+    this.checkAcked();
+    for (const [key, rec] of this.controller.records) {
+      if (rec.leader < 0) {
+        this.fail(`${key}: no leader after healing`);
+        continue;
+      }
+      if (rec.isr.length !== rec.replicas.length) this.fail(`${key}: ISR ${rec.isr} after healing, replicas ${rec.replicas}`);
+      const leaderLog = this.brokers.get(rec.leader)!.logs.get(key)!;
+      const hw = leaderLog.highWatermark;
+      if (hw !== leaderLog.logEndOffset) this.fail(`${key}: leader HW ${hw} ≠ LEO ${leaderLog.logEndOffset} when idle`);
+      for (const id of rec.replicas) {
+        const log = this.brokers.get(id)!.logs.get(key);
+        if (!log) {
+          this.fail(`${key}: replica ${id} has no log`);
+          continue;
+        }
+        if (log.logEndOffset !== leaderLog.logEndOffset || log.highWatermark !== hw) {
+          this.fail(
+            `${key}: replica ${id} LEO ${log.logEndOffset} HW ${log.highWatermark}, leader ${rec.leader} LEO ${leaderLog.logEndOffset} HW ${hw}`,
+          );
+          continue;
+        }
+        const from = log.logStartOffset > leaderLog.logStartOffset ? log.logStartOffset : leaderLog.logStartOffset;
+        const mine = batchesBetween(log, from, hw);
+        const theirs = batchesBetween(leaderLog, from, hw);
+        const diff = mine.findIndex((m, i) => theirs[i]?.base !== m.base || theirs[i]?.crc !== m.crc);
+        if (diff >= 0 || mine.length !== theirs.length) {
+          const at = mine[diff] ?? theirs[mine.length];
+          this.fail(
+            `${key}: replica ${id} diverges from leader ${rec.leader} at offset ${at?.base}: crc ${mine[diff]?.crc} vs ${theirs[diff]?.crc}`,
+          );
+        }
+      }
+    }
+  }
+
+  /** What to print with a failure: the seed, the violations and each broker's last log lines. */
+  report(): string {
+    const lines = [`seed ${this.seed} (replay with SKIFF_SIM_SEED=${this.seed})`, ...this.violations];
+    for (const [key, rec] of this.controller.records) lines.push(`${key}: ${JSON.stringify(rec)}`);
+    for (const b of this.brokers.values()) lines.push(...b.logger.lines.slice(-25));
+    return lines.join('\n');
+  }
+}
