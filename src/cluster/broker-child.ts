@@ -24,6 +24,11 @@ async function main(): Promise<number> {
     process.stderr.write('broker-child: must be forked by `skiff up` (no IPC channel)\n');
     return 2;
   }
+  // Sends after the launcher is gone (a store call racing the disconnect) report the closed
+  // channel as an 'error' event on process; unhandled, it would crash the broker before its clean stop.
+  process.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code !== 'ERR_IPC_CHANNEL_CLOSED') throw e;
+  });
   const clock = new SystemClock();
   const line = (level: string, text: string): void => {
     process.stdout.write(`[${new Date(clock.nowMs()).toISOString()}] ${level} ${text}\n`);
@@ -58,7 +63,7 @@ async function main(): Promise<number> {
     process.once('disconnect', () => resolve('the launcher went away'));
   });
   logger.info(`broker ${broker.config.nodeId}: stopping (${reason})`);
-  await broker.stop();
+  await broker.stop({ storeLost: !process.connected });
   await store.close();
   return 0;
 }

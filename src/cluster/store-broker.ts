@@ -140,15 +140,25 @@ export class StoreBroker {
     return this.controller.isActive();
   }
 
-  /** Graceful stop; idempotent (a second signal waits for the first stop). */
-  stop(): Promise<void> {
-    this.stopping ??= this.doStop();
+  /**
+   * Graceful stop; idempotent (a second signal waits for the first stop). `storeLost`: the
+   * metadata store is known to be gone (the launcher died), so skip the steps that need it and
+   * just close the broker cleanly.
+   */
+  stop(options: { storeLost?: boolean } = {}): Promise<void> {
+    this.stopping ??= this.doStop(options.storeLost === true);
     return this.stopping;
   }
 
-  private async doStop(): Promise<void> {
+  private async doStop(storeLost: boolean): Promise<void> {
     const { logger, props, scheduler } = this.deps;
     const id = this.config.nodeId;
+    if (storeLost) {
+      await this.broker.stop();
+      this.controller.crash();
+      this.metadata.crash();
+      return;
+    }
     if ((props.get('controlled.shutdown.enable') ?? 'true').trim().toLowerCase() !== 'false') {
       const started = this.deps.clock.nowMs();
       // Bounded as a whole: with the store unreachable even the first write could hang on retries.
