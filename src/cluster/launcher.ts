@@ -139,11 +139,13 @@ export class Launcher implements LauncherControl {
         clusterId: launcher.clusterId,
         brokers: options.brokers,
       });
+      // Started together (a broker takes about a second to load), announced in id order.
       const results = await Promise.allSettled(
-        [...launcher.slots.keys()].map((id) => launcher.startBroker(id)),
+        [...launcher.slots.keys()].map((id) => launcher.startBroker(id, false)),
       );
       const failed = results.flatMap((r) => (r.status === 'rejected' ? [(r.reason as Error).message] : []));
       if (failed.length > 0) throw new Error(failed.join('; '));
+      for (const r of results) if (r.status === 'fulfilled') options.log(r.value);
     } catch (e) {
       await launcher.shutdown();
       throw e;
@@ -184,7 +186,7 @@ export class Launcher implements LauncherControl {
   }
 
   /** Forks broker `id` and resolves once it listens; rejects (and the broker is left stopped) on failure. */
-  async startBroker(id: number): Promise<string> {
+  async startBroker(id: number, announce = true): Promise<string> {
     const slot = this.slot(id);
     if (this.closing !== null) throw new ControlError(409, 'the cluster is shutting down');
     if (slot.state === 'starting' || slot.state === 'running' || slot.state === 'stopping')
@@ -252,7 +254,7 @@ export class Launcher implements LauncherControl {
       });
     });
     const line = `broker ${id} ready on 127.0.0.1:${slot.port} (log dir ${slot.logDir}, pid ${slot.pid})`;
-    this.options.log(line);
+    if (announce) this.options.log(line);
     return line;
   }
 
