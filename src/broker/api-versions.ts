@@ -29,8 +29,12 @@ export const ApiKey = {
   DeleteRecords: 21,
   InitProducerId: 22,
   OffsetForLeaderEpoch: 23,
+  DescribeConfigs: 32,
+  AlterConfigs: 33,
+  DescribeLogDirs: 35,
   CreatePartitions: 37,
   DeleteGroups: 42,
+  IncrementalAlterConfigs: 44,
   OffsetDelete: 47,
   DescribeCluster: 60,
 } as const;
@@ -47,7 +51,11 @@ export const BROKER_API_VERSIONS: ReadonlyMap<number, VersionRange> = new Map([
   [ApiKey.DeleteRecords, { min: 0, max: 2 }],
   [ApiKey.InitProducerId, { min: 0, max: 5 }],
   [ApiKey.OffsetForLeaderEpoch, { min: 0, max: 4 }],
+  [ApiKey.DescribeConfigs, { min: 0, max: 4 }],
+  [ApiKey.AlterConfigs, { min: 0, max: 2 }],
+  [ApiKey.DescribeLogDirs, { min: 0, max: 4 }],
   [ApiKey.CreatePartitions, { min: 0, max: 3 }],
+  [ApiKey.IncrementalAlterConfigs, { min: 0, max: 1 }],
   [ApiKey.DescribeCluster, { min: 0, max: 1 }],
 ]);
 

@@ -5,6 +5,7 @@
  * manual clock and the CLI on the real one. Owned by whoever starts it; `stop()` is a clean
  * shutdown (connections closed, logs flushed, checkpoints and the clean-shutdown marker written).
  */
+import { statfsSync } from 'node:fs';
 import type { Clock } from '../common/clock.js';
 import type { BrokerInfo, ClusterMetadata } from '../metadata/cluster-metadata.js';
 import { type BoundAddress, SocketServer } from '../network/socket-server.js';
@@ -12,9 +13,11 @@ import type { FileSystem } from '../storage/fs.js';
 import { LogManager } from '../storage/log-manager.js';
 import type { StorageLogger } from '../storage/logger.js';
 import type { Scheduler } from '../storage/scheduler.js';
-import { type BrokerConfig, topicLogConfig } from './config.js';
+import type { BrokerConfig } from './config.js';
+import { applyDynamicConfigs, effectiveLogConfig } from './dynamic-config.js';
 import { FetchSessionCache } from './fetch-session.js';
 import type { GroupApi } from './group-api.js';
+import { GroupCoordination } from './group-coordination.js';
 import type { BrokerServices } from './handler-context.js';
 import { ensureMetaProperties } from './meta-properties.js';
 import { ReplicaManager } from './replica-manager.js';
@@ -29,8 +32,16 @@ export interface BrokerDeps {
   readonly logger: StorageLogger;
   /** crypto.randomBytes in production; seeded in tests. */
   readonly randomBytes: (n: number) => Buffer;
-  /** The consumer-group coordinator, once one exists; its APIs are not offered without it. */
+  /**
+   * The consumer-group API. Left out, the broker runs its own GroupCoordinator on
+   * __consumer_offsets; null turns the group APIs off (they are then absent from ApiVersions).
+   */
   readonly groupApi?: GroupApi | null;
+  /**
+   * Total and usable bytes of the file system holding a log dir (DescribeLogDirs v4). Defaults to
+   * statfs on the real file system (the FileSystem abstraction has no statfs; a test injects this).
+   */
+  readonly diskSpace?: (logDir: string) => { totalBytes: bigint; usableBytes: bigint };
   /**
    * Announces this broker's endpoint once it listens (the in-process metadata); the store-backed
    * metadata registers brokers itself and leaves this out.
@@ -38,10 +49,17 @@ export interface BrokerDeps {
   readonly registerBroker?: (info: Omit<BrokerInfo, 'epoch' | 'inControlledShutdown'>) => void;
 }
 
+function statfsSpace(dir: string): { totalBytes: bigint; usableBytes: bigint } {
+  const s = statfsSync(dir, { bigint: true });
+  return { totalBytes: s.blocks * s.bsize, usableBytes: s.bavail * s.bsize };
+}
+
 export class Broker {
   readonly logManager: LogManager;
   readonly replicaManager: ReplicaManager;
   readonly router: RequestRouter;
+  /** The broker's own group coordinator (null when a GroupApi was passed in, or none wanted). */
+  readonly groups: GroupCoordination | null;
   private readonly server: SocketServer;
   private unsubscribe: (() => void) | null = null;
   private state: 'new' | 'started' | 'stopped' = 'new';
@@ -53,12 +71,12 @@ export class Broker {
   constructor(private readonly deps: BrokerDeps) {
     const { config, clock, scheduler, fs, metadata, logger } = deps;
     const topicConfig = (topic: string) =>
-      topicLogConfig(config.log, metadata.image().topicConfigs.get(topic));
+      effectiveLogConfig(config.log, metadata.image(), config.nodeId, topic);
     this.logManager = new LogManager(
       config.logDirs,
       config.log,
       { fs, clock, scheduler, logger },
-      undefined,
+      config.logManager,
       topicConfig,
     );
     this.replicaManager = new ReplicaManager(config.nodeId, this.logManager, topicConfig, logger);
@@ -79,8 +97,23 @@ export class Broker {
         () => deps.randomBytes(4).readInt32BE(0) & 0x7fffffff,
       ),
       nextProducerId: () => this.producerIdBase + (this.producerIdCounter++ << 10n),
+      diskSpace: deps.diskSpace ?? statfsSpace,
     };
-    this.router = new RequestRouter(services, deps.groupApi ?? null);
+    this.groups =
+      deps.groupApi === undefined
+        ? new GroupCoordination({
+            config,
+            clock,
+            scheduler,
+            logger,
+            metadata,
+            replicaManager: this.replicaManager,
+          })
+        : null;
+    this.router = new RequestRouter(
+      services,
+      deps.groupApi === undefined ? this.groups!.coordinator : deps.groupApi,
+    );
     this.server = new SocketServer(
       {
         host: config.host,
@@ -114,8 +147,13 @@ export class Broker {
     ensureMetaProperties(fs, config.logDirs, config.nodeId, metadata.image().clusterId, randomBytes);
     this.logManager.startup();
     this.logsLoaded = true;
-    this.replicaManager.applyImage(this.deps.metadata.image());
-    this.unsubscribe = this.deps.metadata.onChange((image) => this.replicaManager.applyImage(image));
+    this.replicaManager.applyImage(metadata.image());
+    this.groups?.applyImage(metadata.image(), null);
+    this.unsubscribe = metadata.onChange((image, previous) => {
+      applyDynamicConfigs(this.logManager, config.log, config.nodeId, image, previous);
+      this.replicaManager.applyImage(image);
+      this.groups?.applyImage(image, previous);
+    });
     const bound = await this.server.listen();
     const advertisedPort = this.deps.config.port === 0 ? bound.port : this.deps.config.port;
     this.deps.registerBroker?.({
@@ -135,6 +173,9 @@ export class Broker {
     if (this.state !== 'started') return;
     this.state = 'stopped';
     this.unsubscribe?.();
+    // Parked JoinGroup/SyncGroup requests are answered and the coordinator's timers cancelled
+    // before the connections go.
+    this.groups?.shutdown();
     await this.server.close();
     // Parked fetches and produces finish now, while the logs are still open; their answers go
     // nowhere (the connections are closed) but their handlers must not read closed logs later.

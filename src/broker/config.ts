@@ -1,9 +1,17 @@
 /**
- * The broker's static configuration with Kafka's property names and defaults. Only what this
- * broker reads is here; the full config definitions table (types, validators, dynamic configs)
- * lives in src/metadata once it lands, and this parser then defers to it.
+ * The broker's static configuration with Kafka's property names. server.properties is read with
+ * Kafka's .properties rules (src/metadata/properties.ts) and every known key is typed, defaulted
+ * and validated by the one config table (src/metadata/config-defs.ts); the handful of Skiff-only
+ * keys the table does not list are declared here. Dynamic changes (AlterConfigs) arrive later
+ * through the metadata image and are applied on top (see dynamic-config.ts).
  */
+import type { ConfigMap } from '../metadata/cluster-metadata.js';
+import { BROKER_CONFIG_DEFS, type ConfigDef } from '../metadata/config-defs.js';
+import { brokerConfigValue, longToNumber, parseConfigValue } from '../metadata/config-resolve.js';
 import { type LogConfig, logConfig } from '../storage/log-config.js';
+import { DEFAULT_LOG_MANAGER_CONFIG, type LogManagerConfig } from '../storage/log-manager.js';
+
+export { parseProperties } from '../metadata/properties.js';
 
 export interface BrokerConfig {
   /** node.id */
@@ -39,7 +47,35 @@ export interface BrokerConfig {
   readonly maxIncrementalFetchSessionCacheSlots: number;
   /** The log config every topic starts from (log.segment.bytes, log.retention.ms, message.max.bytes...). */
   readonly log: LogConfig;
+  /** log.flush.scheduler.interval.ms, the checkpoint intervals, log.retention.check.interval.ms. */
+  readonly logManager: LogManagerConfig;
+  /** group.initial.rebalance.delay.ms */
+  readonly groupInitialRebalanceDelayMs: number;
+  /** group.min.session.timeout.ms */
+  readonly groupMinSessionTimeoutMs: number;
+  /** group.max.session.timeout.ms */
+  readonly groupMaxSessionTimeoutMs: number;
+  /** group.max.size */
+  readonly groupMaxSize: number;
+  /** offsets.topic.num.partitions */
+  readonly offsetsTopicNumPartitions: number;
+  /** offsets.topic.replication.factor */
+  readonly offsetsTopicReplicationFactor: number;
+  /** offsets.topic.segment.bytes */
+  readonly offsetsTopicSegmentBytes: number;
+  /** offsets.retention.minutes, in ms */
+  readonly offsetsRetentionMs: number;
+  /** offsets.commit.timeout.ms: how long a coordinator write waits for the HW. */
+  readonly offsetsCommitTimeoutMs: number;
+  /** The properties as given (server.properties plus overrides): DescribeConfigs' STATIC_BROKER_CONFIG. */
+  readonly staticProps: ConfigMap;
 }
+
+/**
+ * A bound on connections when max.connections is not set (Kafka's default is Integer.MAX_VALUE):
+ * each connection costs buffers and a socket, and one runaway client must not exhaust the process.
+ */
+const DEFAULT_MAX_CONNECTIONS = 10_000;
 
 export const DEFAULT_BROKER_CONFIG: BrokerConfig = Object.freeze({
   nodeId: 1,
@@ -54,29 +90,50 @@ export const DEFAULT_BROKER_CONFIG: BrokerConfig = Object.freeze({
   minInsyncReplicas: 1,
   socketRequestMaxBytes: 104_857_600,
   connectionsMaxIdleMs: 600_000,
-  maxConnections: 10_000,
+  maxConnections: DEFAULT_MAX_CONNECTIONS,
   queuedMaxRequestsPerConnection: 100,
   queuedMaxRequestBytesPerConnection: 16 * 1024 * 1024,
   maxIncrementalFetchSessionCacheSlots: 1000,
   log: logConfig(),
+  logManager: DEFAULT_LOG_MANAGER_CONFIG,
+  groupInitialRebalanceDelayMs: 3_000,
+  groupMinSessionTimeoutMs: 6_000,
+  groupMaxSessionTimeoutMs: 1_800_000,
+  groupMaxSize: 1_000,
+  offsetsTopicNumPartitions: 50,
+  offsetsTopicReplicationFactor: 3,
+  offsetsTopicSegmentBytes: 104_857_600,
+  offsetsRetentionMs: 7 * 24 * 60 * 60 * 1000,
+  offsetsCommitTimeoutMs: 5_000,
+  staticProps: {},
 });
 
 export function brokerConfig(overrides: Partial<BrokerConfig> = {}): BrokerConfig {
   return Object.freeze({ ...DEFAULT_BROKER_CONFIG, ...overrides });
 }
 
-/** Java-properties subset: `key=value` or `key: value` lines, `#`/`!` comments, no continuations. */
-export function parseProperties(text: string): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const raw of text.split(/\r?\n/)) {
-    const line = raw.trim();
-    if (line === '' || line.startsWith('#') || line.startsWith('!')) continue;
-    const m = /^([^=:\s]+)\s*[=:\s]\s*(.*)$/.exec(line);
-    if (!m) throw new Error(`cannot parse property line: ${raw}`);
-    out.set(m[1]!, m[2]!);
-  }
-  return out;
-}
+/**
+ * Broker keys Skiff reads that the shared config table does not define (yet): same shape, so they
+ * are validated the same way; they are not reported by DescribeConfigs.
+ */
+const SKIFF_BROKER_KEYS: ReadonlyMap<string, ConfigDef> = new Map(
+  (
+    [
+      ['queued.max.requests', 'int', '100', 1],
+      ['queued.max.request.bytes', 'int', String(16 * 1024 * 1024), 1],
+      ['max.incremental.fetch.session.cache.slots', 'int', '1000', 0],
+    ] as const
+  ).map(([name, type, defaultValue, min]) => [
+    name,
+    { name, scope: 'broker', type, defaultValue, doc: '', min } satisfies ConfigDef,
+  ]),
+);
+
+/**
+ * Coordinator bound on group.max.size (Kafka's default is Integer.MAX_VALUE): every member costs
+ * memory and a timer; see GroupCoordinatorConfig.groupMaxSize.
+ */
+const MAX_GROUP_SIZE = 1_000;
 
 function parseListener(value: string, name: string): { host: string; port: number } {
   const first = value.split(',')[0]!.trim();
@@ -86,32 +143,39 @@ function parseListener(value: string, name: string): { host: string; port: numbe
   return { host: m[2] === '' ? '0.0.0.0' : m[2]!, port: Number(m[3]) };
 }
 
-function int(
-  props: Map<string, string>,
-  key: string,
-  fallback: number,
-  min = Number.MIN_SAFE_INTEGER,
-): number {
-  const v = props.get(key);
-  if (v === undefined) return fallback;
-  const n = Number(v.trim());
-  if (!Number.isInteger(n) || n < min) throw new Error(`${key}: expected an integer ≥ ${min}, got '${v}'`);
-  return n;
+/** An int64 of ms or bytes as a number; Long.MAX_VALUE ("never") becomes Infinity, -1 stays -1. */
+function msOrInfinity(v: bigint): number {
+  return longToNumber(v);
 }
 
-function bool(props: Map<string, string>, key: string, fallback: boolean): boolean {
-  const v = props.get(key)?.trim().toLowerCase();
-  if (v === undefined) return fallback;
-  if (v !== 'true' && v !== 'false') throw new Error(`${key}: expected true or false, got '${v}'`);
-  return v === 'true';
-}
-
-/** A BrokerConfig from server.properties; unknown keys are ignored as Kafka ignores them (with a warning). */
+/**
+ * A BrokerConfig from server.properties. Bad values throw with Kafka's message; unknown keys are
+ * ignored as Kafka ignores them, with one warning per key.
+ */
 export function brokerConfigFromProperties(
-  props: Map<string, string>,
+  props: ReadonlyMap<string, string>,
   warn: (line: string) => void = () => {},
 ): BrokerConfig {
   const d = DEFAULT_BROKER_CONFIG;
+  const staticProps: Record<string, string> = {};
+  for (const [k, v] of props) {
+    const def = BROKER_CONFIG_DEFS.get(k) ?? SKIFF_BROKER_KEYS.get(k);
+    if (def === undefined) {
+      warn(`ignoring unknown or unsupported config '${k}'`);
+      continue;
+    }
+    parseConfigValue(def, v);
+    staticProps[k] = v;
+  }
+  const layers = { staticProps };
+  const value = (name: string) => brokerConfigValue(name, layers);
+  const int = (name: string): number => value(name) as number;
+  const long = (name: string): bigint => value(name) as bigint;
+  const bool = (name: string): boolean => value(name) as boolean;
+  const skiffInt = (name: string): number => {
+    const def = SKIFF_BROKER_KEYS.get(name)!;
+    return parseConfigValue(def, props.get(name) ?? def.defaultValue!) as number;
+  };
   const listener = parseListener(props.get('listeners') ?? 'PLAINTEXT://127.0.0.1:9092', 'listeners');
   const advertised = props.has('advertised.listeners')
     ? parseListener(props.get('advertised.listeners')!, 'advertised.listeners').host
@@ -122,84 +186,72 @@ export function brokerConfigFromProperties(
     .split(',')
     .map((s) => s.trim())
     .filter((s) => s !== '');
-  const nodeId = int(props, 'node.id', props.has('broker.id') ? int(props, 'broker.id', 1, 0) : d.nodeId, 0);
-  const known = new Set([
-    'node.id',
-    'broker.id',
-    'listeners',
-    'advertised.listeners',
-    'log.dirs',
-    'log.dir',
-    'num.partitions',
-    'default.replication.factor',
-    'auto.create.topics.enable',
-    'delete.topic.enable',
-    'min.insync.replicas',
-    'socket.request.max.bytes',
-    'connections.max.idle.ms',
-    'max.connections',
-    'queued.max.requests',
-    'max.incremental.fetch.session.cache.slots',
-    'log.segment.bytes',
-    'log.retention.ms',
-    'log.retention.hours',
-    'log.retention.bytes',
-    'message.max.bytes',
-    'log.message.timestamp.type',
-    'log.flush.interval.messages',
-    'log.flush.interval.ms',
-    'log.index.interval.bytes',
-    'log.segment.delete.delay.ms',
-  ]);
-  for (const k of props.keys()) if (!known.has(k)) warn(`ignoring unknown or unsupported config '${k}'`);
-  const retentionMs = props.has('log.retention.ms')
-    ? int(props, 'log.retention.ms', d.log.retentionMs, -1)
-    : int(props, 'log.retention.hours', 168, -1) * 3_600_000;
-  const tsType = props.get('log.message.timestamp.type') ?? d.log.messageTimestampType;
-  if (tsType !== 'CreateTime' && tsType !== 'LogAppendTime')
-    throw new Error(`log.message.timestamp.type: expected CreateTime or LogAppendTime, got '${tsType}'`);
-  const flushMessages = int(props, 'log.flush.interval.messages', -1, -1);
-  const flushMs = int(props, 'log.flush.interval.ms', -1, -1);
+  const nodeId = props.has('node.id') ? int('node.id') : props.has('broker.id') ? int('broker.id') : d.nodeId;
+  if (nodeId < 0) throw new Error(`node.id: expected an id ≥ 0, got ${nodeId}`);
+  const numPartitions = int('num.partitions');
+  const defaultReplicationFactor = int('default.replication.factor');
+  if (defaultReplicationFactor < 1) throw new Error('default.replication.factor: expected at least 1');
+  // These resolve through their synonyms (log.retention.ms ← minutes ← hours, log.roll.ms ←
+  // log.roll.hours, log.flush.interval.ms ← log.flush.scheduler.interval.ms), so never null.
+  const retentionMs = long('log.retention.ms');
+  const segmentMs = long('log.roll.ms');
+  const flushMs = long('log.flush.interval.ms');
   return brokerConfig({
     nodeId,
     host: listener.host,
     port: listener.port,
     advertisedHost: advertised,
     logDirs: dirs,
-    numPartitions: int(props, 'num.partitions', d.numPartitions, 1),
-    defaultReplicationFactor: int(props, 'default.replication.factor', d.defaultReplicationFactor, 1),
-    autoCreateTopicsEnable: bool(props, 'auto.create.topics.enable', d.autoCreateTopicsEnable),
-    deleteTopicEnable: bool(props, 'delete.topic.enable', d.deleteTopicEnable),
-    minInsyncReplicas: int(props, 'min.insync.replicas', d.minInsyncReplicas, 1),
-    socketRequestMaxBytes: int(props, 'socket.request.max.bytes', d.socketRequestMaxBytes, 1),
-    connectionsMaxIdleMs: int(props, 'connections.max.idle.ms', d.connectionsMaxIdleMs, -1),
-    maxConnections: int(props, 'max.connections', d.maxConnections, 1),
-    queuedMaxRequestsPerConnection: int(props, 'queued.max.requests', d.queuedMaxRequestsPerConnection, 1),
-    queuedMaxRequestBytesPerConnection: int(
-      props,
-      'queued.max.request.bytes',
-      d.queuedMaxRequestBytesPerConnection,
-      1,
-    ),
-    maxIncrementalFetchSessionCacheSlots: int(
-      props,
-      'max.incremental.fetch.session.cache.slots',
-      d.maxIncrementalFetchSessionCacheSlots,
-      0,
-    ),
+    numPartitions,
+    defaultReplicationFactor,
+    autoCreateTopicsEnable: bool('auto.create.topics.enable'),
+    deleteTopicEnable: bool('delete.topic.enable'),
+    minInsyncReplicas: int('min.insync.replicas'),
+    socketRequestMaxBytes: int('socket.request.max.bytes'),
+    connectionsMaxIdleMs: msOrInfinity(long('connections.max.idle.ms')),
+    maxConnections: props.has('max.connections') ? int('max.connections') : DEFAULT_MAX_CONNECTIONS,
+    queuedMaxRequestsPerConnection: skiffInt('queued.max.requests'),
+    queuedMaxRequestBytesPerConnection: skiffInt('queued.max.request.bytes'),
+    maxIncrementalFetchSessionCacheSlots: skiffInt('max.incremental.fetch.session.cache.slots'),
     log: logConfig({
-      segmentBytes: int(props, 'log.segment.bytes', d.log.segmentBytes, 14),
-      retentionMs,
-      retentionBytes: int(props, 'log.retention.bytes', d.log.retentionBytes, -1),
-      maxMessageBytes: int(props, 'message.max.bytes', d.log.maxMessageBytes, 0),
-      messageTimestampType: tsType,
-      flushMessages: flushMessages < 0 ? Number.POSITIVE_INFINITY : flushMessages,
-      flushMs: flushMs < 0 ? Number.POSITIVE_INFINITY : flushMs,
-      indexIntervalBytes: int(props, 'log.index.interval.bytes', d.log.indexIntervalBytes, 0),
-      fileDeleteDelayMs: int(props, 'log.segment.delete.delay.ms', d.log.fileDeleteDelayMs, 0),
+      segmentBytes: int('log.segment.bytes'),
+      segmentMs: msOrInfinity(segmentMs),
+      segmentIndexBytes: int('log.index.size.max.bytes'),
+      retentionMs: msOrInfinity(retentionMs),
+      retentionBytes: msOrInfinity(long('log.retention.bytes')),
+      maxMessageBytes: int('message.max.bytes'),
+      messageTimestampType: value('log.message.timestamp.type') as LogConfig['messageTimestampType'],
+      flushMessages: msOrInfinity(long('log.flush.interval.messages')),
+      flushMs: msOrInfinity(flushMs),
+      indexIntervalBytes: int('log.index.interval.bytes'),
+      fileDeleteDelayMs: msOrInfinity(long('log.segment.delete.delay.ms')),
     }),
+    logManager: {
+      flushCheckIntervalMs: msOrInfinity(long('log.flush.scheduler.interval.ms')),
+      recoveryPointCheckpointIntervalMs: int('log.flush.offset.checkpoint.interval.ms'),
+      logStartOffsetCheckpointIntervalMs: int('log.flush.start.offset.checkpoint.interval.ms'),
+      highWatermarkCheckpointIntervalMs: msOrInfinity(long('replica.high.watermark.checkpoint.interval.ms')),
+      retentionCheckIntervalMs: msOrInfinity(long('log.retention.check.interval.ms')),
+    },
+    groupInitialRebalanceDelayMs: int('group.initial.rebalance.delay.ms'),
+    groupMinSessionTimeoutMs: int('group.min.session.timeout.ms'),
+    groupMaxSessionTimeoutMs: int('group.max.session.timeout.ms'),
+    groupMaxSize: Math.min(int('group.max.size'), MAX_GROUP_SIZE),
+    offsetsTopicNumPartitions: int('offsets.topic.num.partitions'),
+    offsetsTopicReplicationFactor: int('offsets.topic.replication.factor'),
+    offsetsTopicSegmentBytes: int('offsets.topic.segment.bytes'),
+    offsetsRetentionMs: int('offsets.retention.minutes') * 60_000,
+    offsetsCommitTimeoutMs: int('offsets.commit.timeout.ms'),
+    staticProps,
   });
 }
+
+const LONG_CONFIGS_AS_NUMBER = (v: string): number | undefined => {
+  if (!/^[+-]?\d+(\.\d+)?$/.test(v.trim())) return undefined;
+  const n = Number(v);
+  // Long.MAX_VALUE and its neighbours mean "never": keep them out of timer arithmetic.
+  return n >= 2 ** 53 ? Number.POSITIVE_INFINITY : n;
+};
 
 /** Topic-level overrides (Kafka's topic config names) applied on the broker's log config. */
 export function topicLogConfig(
@@ -209,17 +261,26 @@ export function topicLogConfig(
   if (!overrides) return base;
   const num = (k: string): number | undefined => {
     const v = overrides[k];
-    if (v === undefined) return undefined;
-    const n = Number(v);
-    return Number.isFinite(n) ? n : undefined;
+    return v === undefined ? undefined : LONG_CONFIGS_AS_NUMBER(v);
   };
+  const fields: [string, keyof LogConfig][] = [
+    ['segment.bytes', 'segmentBytes'],
+    ['segment.ms', 'segmentMs'],
+    ['segment.index.bytes', 'segmentIndexBytes'],
+    ['index.interval.bytes', 'indexIntervalBytes'],
+    ['flush.messages', 'flushMessages'],
+    ['flush.ms', 'flushMs'],
+    ['file.delete.delay.ms', 'fileDeleteDelayMs'],
+    ['max.message.bytes', 'maxMessageBytes'],
+    ['retention.ms', 'retentionMs'],
+    ['retention.bytes', 'retentionBytes'],
+  ];
+  const out: Record<string, unknown> = { ...base };
+  for (const [name, field] of fields) {
+    const n = num(name);
+    if (n !== undefined) out[field] = n;
+  }
   const ts = overrides['message.timestamp.type'];
-  return logConfig({
-    ...base,
-    ...(num('segment.bytes') !== undefined && { segmentBytes: num('segment.bytes')! }),
-    ...(num('retention.ms') !== undefined && { retentionMs: num('retention.ms')! }),
-    ...(num('retention.bytes') !== undefined && { retentionBytes: num('retention.bytes')! }),
-    ...(num('max.message.bytes') !== undefined && { maxMessageBytes: num('max.message.bytes')! }),
-    ...((ts === 'CreateTime' || ts === 'LogAppendTime') && { messageTimestampType: ts }),
-  });
+  if (ts === 'CreateTime' || ts === 'LogAppendTime') out.messageTimestampType = ts;
+  return logConfig(out as Partial<LogConfig>);
 }

@@ -27,4 +27,6 @@ export interface BrokerServices {
   readonly fetchSessions: FetchSessionCache;
   /** A producer id never handed out before by this cluster. */
   nextProducerId(): bigint;
+  /** Total and usable bytes of the file system holding a log dir; -1 each when unknown. */
+  diskSpace(logDir: string): { totalBytes: bigint; usableBytes: bigint };
 }

@@ -24,6 +24,11 @@ export class Partition {
   duplicateBatches = 0;
   /** Follower LEOs as last reported by their fetches, for the HW. */
   private readonly followerLeos = new Map<number, bigint>();
+  /**
+   * The leader's LEO as this follower last learned it (replication feeds it from fetch responses'
+   * HW/LEO); null until then. Only a follower uses it, for offsetLag.
+   */
+  private leaderLeo: bigint | null = null;
 
   constructor(
     readonly topicId: string,
@@ -61,7 +66,10 @@ export class Partition {
 
   /** Applies a new partition state from the metadata image (leader, epoch, ISR). */
   applyState(state: PartitionState): void {
-    const becameLeader = state.leader === this.localBrokerId && state.leaderEpoch !== this.state.leaderEpoch;
+    const newEpoch = state.leaderEpoch !== this.state.leaderEpoch;
+    const becameLeader = state.leader === this.localBrokerId && newEpoch;
+    // A new leader's LEO is unknown until its first fetch response.
+    if (newEpoch) this.leaderLeo = null;
     this.state = state;
     for (const id of [...this.followerLeos.keys()])
       if (!state.replicas.includes(id)) this.followerLeos.delete(id);
@@ -149,6 +157,23 @@ export class Partition {
     if (!this.state.replicas.includes(replicaId)) return false;
     this.followerLeos.set(replicaId, fetchOffset);
     return this.maybeIncrementHighWatermark();
+  }
+
+  /** A follower learned the leader's LEO (from a fetch response). */
+  updateLeaderLogEndOffset(leo: bigint): void {
+    this.leaderLeo = leo;
+  }
+
+  /**
+   * How far this replica is behind its leader, in offsets: the leader's LEO minus this replica's
+   * LEO, for every replica alike (DescribeLogDirs' offsetLag; Skiff's rule, see ARCHITECTURE.md
+   * "Where Skiff is better" — Kafka reports the HW-based lag only for future replicas). A leader
+   * is its own leader, so 0; a follower that has not heard from its leader yet reports 0 too.
+   */
+  offsetLag(): bigint {
+    const leo = this.log.logEndOffset;
+    const leaderLeo = this.isLeader ? leo : (this.leaderLeo ?? leo);
+    return leaderLeo > leo ? leaderLeo - leo : 0n;
   }
 
   /** HW = min LEO over the ISR, moving forward only; only a leader advances it. */

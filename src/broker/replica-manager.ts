@@ -35,6 +35,11 @@ export class ReplicaManager {
     return this.partitions.get(partitionKey(topic, partition));
   }
 
+  /** The log dir holding a hosted partition's log. */
+  logDirOf(topic: string, partition: number): string | undefined {
+    return this.logManager.logDirOf(topic, partition);
+  }
+
   allPartitions(): Partition[] {
     return [...this.partitions.values()];
   }

@@ -34,7 +34,13 @@ import {
   handleInitProducerId,
   unsupportedApiVersionsResponse,
 } from './handlers/cluster.js';
+import {
+  handleAlterConfigs,
+  handleDescribeConfigs,
+  handleIncrementalAlterConfigs,
+} from './handlers/configs.js';
 import { handleFetch } from './handlers/fetch.js';
+import { handleDescribeLogDirs } from './handlers/log-dirs.js';
 import { handleMetadata } from './handlers/metadata.js';
 import { handleListOffsets, handleOffsetForLeaderEpoch } from './handlers/offsets.js';
 import { handleProduce } from './handlers/produce.js';
@@ -87,6 +93,10 @@ export class RequestRouter implements RequestHandler {
       [ApiKey.OffsetForLeaderEpoch]: (c, r) => handleOffsetForLeaderEpoch(b, c, r),
       [ApiKey.CreatePartitions]: (c, r) => handleCreatePartitions(b, c, r),
       [ApiKey.DescribeCluster]: (c, r) => handleDescribeCluster(b, c, r),
+      [ApiKey.DescribeConfigs]: (c, r) => handleDescribeConfigs(b, c, r),
+      [ApiKey.AlterConfigs]: (c, r) => handleAlterConfigs(b, c, r),
+      [ApiKey.IncrementalAlterConfigs]: (c, r) => handleIncrementalAlterConfigs(b, c, r),
+      [ApiKey.DescribeLogDirs]: (c, r) => handleDescribeLogDirs(b, c, r),
     };
     for (const [apiKey, versions] of BROKER_API_VERSIONS) {
       const handler = handlers[apiKey];

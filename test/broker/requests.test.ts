@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { BROKER_API_VERSIONS } from '../../src/broker/api-versions.js';
+import { BROKER_API_VERSIONS, GROUP_API_KEYS } from '../../src/broker/api-versions.js';
+import { GROUP_API_VERSIONS } from '../../src/coordinator/group-api.js';
 import type { ClientConnection } from '../../src/network/client-connection.js';
 import { frame } from '../../src/protocol/framing.js';
 import type { ApiVersionsResponse } from '../../src/protocol/generated/ApiVersionsResponse.js';
@@ -55,17 +56,23 @@ describe('broker requests: versions, bad input, metadata, admin', () => {
     await b.stop();
   });
 
-  it('ApiVersions reports exactly the implemented APIs, without the group APIs', async () => {
+  it("ApiVersions reports exactly the implemented APIs, the group APIs at the coordinator's versions", async () => {
     const r = await b.call<ApiVersionsResponse>(conn, 18, 3, {
       clientSoftwareName: 'test',
       clientSoftwareVersion: '1',
     });
     assert.equal(r.errorCode, 0);
-    const expected = [...BROKER_API_VERSIONS.entries()]
+    const groupVersions = GROUP_API_KEYS.map((k) => [k, GROUP_API_VERSIONS.get(k)!] as const);
+    const expected = [...BROKER_API_VERSIONS.entries(), ...groupVersions]
       .sort((x, y) => x[0] - y[0])
       .map(([apiKey, v]) => ({ apiKey, minVersion: v.min, maxVersion: v.max }));
     assert.deepEqual(r.apiKeys, expected);
-    assert.ok(!r.apiKeys.some((k) => k.apiKey === 11), 'JoinGroup is not offered without a coordinator');
+    for (const key of [32, 33, 35, 44, 11, 10, 8, 9]) {
+      assert.ok(
+        r.apiKeys.some((k) => k.apiKey === key),
+        `API ${key} is offered`,
+      );
+    }
     const v0 = await b.call<ApiVersionsResponse>(conn, 18, 0, {});
     assert.deepEqual(v0.apiKeys, expected);
   });

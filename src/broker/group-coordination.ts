@@ -1,0 +1,254 @@
+/**
+ * Plugs the classic group coordinator (src/coordinator) into the broker: creates
+ * `__consumer_offsets` on first need, answers FindCoordinator with the leader of a group's
+ * partition, writes the coordinator's records as the leader of that partition (acks=-1), and
+ * loads / unloads groups as this broker gains and loses leadership of offsets partitions.
+ * Kafka splits this between KafkaApis (topic auto-creation for FindCoordinator),
+ * GroupMetadataManager (storeGroup/storeOffsets, doLoadGroupsAndOffsets) and the
+ * leadership callbacks of ReplicaManager. Owned by the Broker; single-threaded.
+ */
+import type { Clock } from '../common/clock.js';
+import { coordinatorBatch, recordsInBatches } from '../coordinator/batches.js';
+import { CONSUMER_OFFSETS_TOPIC } from '../coordinator/config.js';
+import type { CoordinatorNode } from '../coordinator/find-coordinator.js';
+import { GroupCoordinator } from '../coordinator/group-coordinator.js';
+import type { ReplayRecord } from '../coordinator/loader.js';
+import type { CoordinatorLog, CoordinatorRecord } from '../coordinator/records.js';
+import type { ClusterMetadata, MetadataImage } from '../metadata/cluster-metadata.js';
+import { ErrorCode } from '../protocol/generated/errors.js';
+import { KafkaError } from '../protocol/kafka-error.js';
+import { batchSize, lastOffset, readBatchHeader } from '../protocol/records/batch.js';
+import type { StorageLogger } from '../storage/logger.js';
+import type { Scheduler } from '../storage/scheduler.js';
+import type { BrokerConfig } from './config.js';
+import type { Partition } from './partition.js';
+import { awaitCondition } from './purgatory.js';
+import { partitionKey, type ReplicaManager } from './replica-manager.js';
+
+/** Bytes read per step while replaying an offsets partition: bounds the memory of a load. */
+const LOAD_READ_BYTES = 1024 * 1024;
+/** A batch header is 61 bytes; fewer left in a read means a cut batch. */
+const BATCH_HEADER_BYTES = 61;
+
+export interface GroupCoordinationDeps {
+  readonly config: BrokerConfig;
+  readonly clock: Clock;
+  readonly scheduler: Scheduler;
+  readonly logger: StorageLogger;
+  readonly metadata: ClusterMetadata;
+  readonly replicaManager: ReplicaManager;
+}
+
+export class GroupCoordination implements CoordinatorLog {
+  readonly coordinator: GroupCoordinator;
+  /** Offsets partitions this broker leads, with the leader epoch it loaded them at. */
+  private readonly led = new Map<number, number>();
+  /** The tail of each partition's append chain: appends resolve in issue order. */
+  private readonly appendTails = new Map<number, Promise<void>>();
+  private creating: Promise<void> | null = null;
+  private stopped = false;
+
+  constructor(private readonly deps: GroupCoordinationDeps) {
+    const { config, clock, scheduler, logger } = deps;
+    this.coordinator = new GroupCoordinator({
+      clock,
+      scheduler,
+      log: this,
+      logger,
+      config: {
+        groupMinSessionTimeoutMs: config.groupMinSessionTimeoutMs,
+        groupMaxSessionTimeoutMs: config.groupMaxSessionTimeoutMs,
+        groupInitialRebalanceDelayMs: config.groupInitialRebalanceDelayMs,
+        groupMaxSize: config.groupMaxSize,
+        offsetsTopicNumPartitions: config.offsetsTopicNumPartitions,
+        offsetsRetentionMs: config.offsetsRetentionMs,
+      },
+      locateCoordinator: (p) => this.locate(p),
+      partitionExists: (topic, partition) => {
+        const t = deps.metadata.image().topics.get(topic);
+        return t !== undefined && partition >= 0 && partition < t.partitions.length;
+      },
+    });
+  }
+
+  /** Call after the replica manager applied `image` (start-up and every metadata change). */
+  applyImage(image: MetadataImage, previous: MetadataImage | null): void {
+    if (this.stopped) return;
+    const topic = image.topics.get(CONSUMER_OFFSETS_TOPIC);
+    const stillLed = new Set<number>();
+    for (const state of topic?.partitions ?? []) {
+      const p = this.deps.replicaManager.getPartition(CONSUMER_OFFSETS_TOPIC, state.partition);
+      if (!p?.isLeader) continue;
+      stillLed.add(state.partition);
+      if (this.led.get(state.partition) === p.leaderEpoch) continue;
+      this.led.set(state.partition, p.leaderEpoch);
+      this.load(p);
+    }
+    for (const partition of [...this.led.keys()]) {
+      if (stillLed.has(partition)) continue;
+      this.led.delete(partition);
+      this.coordinator.unload(partition);
+    }
+    if (previous !== null) {
+      const deleted = [...previous.topics.values()]
+        .filter((t) => image.topics.get(t.name)?.topicId !== t.topicId)
+        .map((t) => t.name);
+      if (deleted.length > 0) void this.coordinator.onTopicsDeleted(deleted);
+    }
+  }
+
+  shutdown(): void {
+    this.stopped = true;
+    this.coordinator.shutdown();
+  }
+
+  private load(p: Partition): void {
+    const partition = p.index;
+    this.deps.logger.info(
+      `${CONSUMER_OFFSETS_TOPIC}-${partition}: loading groups (leader epoch ${p.leaderEpoch})`,
+    );
+    this.coordinator.load(partition, replayLog(p)).catch((e: unknown) => {
+      // A log that cannot be read leaves the partition unserved (NOT_COORDINATOR) rather than
+      // serving groups built from part of it.
+      this.deps.logger.warn(`${CONSUMER_OFFSETS_TOPIC}-${partition}: load failed: ${(e as Error).message}`);
+      this.coordinator.unload(partition);
+      this.led.delete(partition);
+    });
+  }
+
+  /** The broker leading the group's offsets partition; null (COORDINATOR_NOT_AVAILABLE) while none does. */
+  private locate(partition: number): CoordinatorNode | null {
+    const image = this.deps.metadata.image();
+    const topic = image.topics.get(CONSUMER_OFFSETS_TOPIC);
+    if (topic === undefined) {
+      this.ensureOffsetsTopic();
+      return null;
+    }
+    const leader = topic.partitions[partition]?.leader ?? -1;
+    const broker = image.brokers.get(leader);
+    if (broker === undefined) return null;
+    return { nodeId: broker.id, host: broker.host, port: broker.port };
+  }
+
+  /** Creates __consumer_offsets once (Kafka: on the first FindCoordinator for a group). */
+  private ensureOffsetsTopic(): void {
+    if (this.creating !== null || this.stopped) return;
+    const { config, metadata, logger } = this.deps;
+    const live = metadata.image().brokers.size;
+    const replicationFactor = Math.max(1, Math.min(config.offsetsTopicReplicationFactor, live));
+    this.creating = metadata.controller
+      .createTopics(
+        [
+          {
+            name: CONSUMER_OFFSETS_TOPIC,
+            numPartitions: config.offsetsTopicNumPartitions,
+            replicationFactor,
+            configs: {
+              'cleanup.policy': 'compact',
+              'segment.bytes': String(config.offsetsTopicSegmentBytes),
+              'compression.type': 'producer',
+            },
+          },
+        ],
+        false,
+      )
+      .then(([r]) => {
+        if (r && r.errorCode !== 0 && r.errorCode !== ErrorCode.TOPIC_ALREADY_EXISTS) {
+          logger.warn(
+            `could not create ${CONSUMER_OFFSETS_TOPIC}: ${r.errorMessage ?? `error ${r.errorCode}`}`,
+          );
+        } else if (r?.errorCode === 0) {
+          logger.info(
+            `created ${CONSUMER_OFFSETS_TOPIC} (${config.offsetsTopicNumPartitions} partitions, replication factor ${replicationFactor})`,
+          );
+        }
+      })
+      .catch((e: unknown) =>
+        logger.warn(`could not create ${CONSUMER_OFFSETS_TOPIC}: ${(e as Error).message}`),
+      )
+      .finally(() => {
+        // Let a later FindCoordinator try again if this attempt did not produce the topic.
+        this.creating = null;
+      });
+  }
+
+  // ---- CoordinatorLog ------------------------------------------------------------------------
+
+  append(partition: number, records: CoordinatorRecord[]): Promise<void> {
+    const previous = this.appendTails.get(partition) ?? Promise.resolve();
+    const next = previous.then(
+      () => this.appendNow(partition, records),
+      () => this.appendNow(partition, records),
+    );
+    const tail = next.catch(() => {});
+    this.appendTails.set(partition, tail);
+    void tail.then(() => {
+      if (this.appendTails.get(partition) === tail) this.appendTails.delete(partition);
+    });
+    return next;
+  }
+
+  /** One leader append with acks=-1: resolves once the HW covers it. */
+  private async appendNow(partition: number, records: CoordinatorRecord[]): Promise<void> {
+    const { replicaManager, config, clock, scheduler } = this.deps;
+    const p = replicaManager.getPartition(CONSUMER_OFFSETS_TOPIC, partition);
+    if (p === undefined) {
+      throw KafkaError.fromCode(
+        ErrorCode.NOT_LEADER_OR_FOLLOWER,
+        `${CONSUMER_OFFSETS_TOPIC}-${partition} is not hosted by broker ${config.nodeId}`,
+      );
+    }
+    const minIsr = Number(
+      this.deps.metadata.image().topicConfigs.get(CONSUMER_OFFSETS_TOPIC)?.['min.insync.replicas'] ??
+        config.minInsyncReplicas,
+    );
+    // Throws NOT_LEADER_OR_FOLLOWER, NOT_ENOUGH_REPLICAS or MESSAGE_TOO_LARGE as a KafkaError.
+    const info = p.appendAsLeader(coordinatorBatch(records, clock.nowMs()), -1, minIsr);
+    replicaManager.partitionChanged(p);
+    const requiredHw = info.lastOffset + 1n;
+    const done = (): boolean => !p.isLeader || p.log.highWatermark >= requiredHw;
+    if (!done()) {
+      await awaitCondition(
+        replicaManager.purgatory,
+        scheduler,
+        [partitionKey(p.topic, p.index)],
+        config.offsetsCommitTimeoutMs,
+        done,
+      );
+    }
+    if (!p.isLeader) {
+      throw KafkaError.fromCode(ErrorCode.NOT_LEADER_OR_FOLLOWER, `${p.log.name}: leadership moved`);
+    }
+    if (p.log.highWatermark < requiredHw) {
+      throw KafkaError.fromCode(
+        ErrorCode.REQUEST_TIMED_OUT,
+        `${p.log.name}: not replicated within offsets.commit.timeout.ms (${config.offsetsCommitTimeoutMs} ms)`,
+      );
+    }
+  }
+}
+
+/**
+ * The records of a partition from its log start to its LEO, read a bounded chunk at a time.
+ * Yields between chunks so a long replay does not hold the event loop.
+ */
+async function* replayLog(p: Partition): AsyncGenerator<ReplayRecord> {
+  let offset = p.log.logStartOffset;
+  const end = p.log.logEndOffset;
+  while (offset < end) {
+    const { records } = p.read(offset, LOAD_READ_BYTES, 'log-end', true);
+    let pos = 0;
+    let next = offset;
+    while (pos + BATCH_HEADER_BYTES <= records.length) {
+      const h = readBatchHeader(records, pos);
+      const size = batchSize(h);
+      if (h.batchLength <= 0 || pos + size > records.length) break;
+      next = lastOffset(h) + 1n;
+      pos += size;
+    }
+    if (pos === 0) return;
+    yield* recordsInBatches(records.subarray(0, pos));
+    offset = next;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}

@@ -1,0 +1,224 @@
+import assert from 'node:assert/strict';
+import * as path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { brokerConfigFromProperties, parseProperties } from '../../src/broker/config.js';
+import type { ClientConnection } from '../../src/network/client-connection.js';
+import type { AlterConfigsResponse } from '../../src/protocol/generated/AlterConfigsResponse.js';
+import type { CreateTopicsResponse } from '../../src/protocol/generated/CreateTopicsResponse.js';
+import type { DescribeConfigsResponse } from '../../src/protocol/generated/DescribeConfigsResponse.js';
+import type { DescribeLogDirsResponse } from '../../src/protocol/generated/DescribeLogDirsResponse.js';
+import type { IncrementalAlterConfigsResponse } from '../../src/protocol/generated/IncrementalAlterConfigsResponse.js';
+import type { ProduceResponse } from '../../src/protocol/generated/ProduceResponse.js';
+import { batch, startBroker, type TestBroker } from './helpers.js';
+
+const TOPIC = 2;
+const BROKER = 4;
+
+describe('configs: DescribeConfigs, AlterConfigs, IncrementalAlterConfigs; DescribeLogDirs', () => {
+  let b: TestBroker;
+  let conn: ClientConnection;
+  const describe4 = (resourceType: number, resourceName: string, keys: string[] | null, synonyms = true) =>
+    b.call<DescribeConfigsResponse>(conn, 32, 4, {
+      resources: [{ resourceType, resourceName, configurationKeys: keys }],
+      includeSynonyms: synonyms,
+      includeDocumentation: true,
+    });
+  const incremental = (
+    resourceType: number,
+    resourceName: string,
+    configs: { name: string; configOperation: number; value: string | null }[],
+  ) =>
+    b.call<IncrementalAlterConfigsResponse>(conn, 44, 1, {
+      resources: [{ resourceType, resourceName, configs }],
+      validateOnly: false,
+    });
+
+  before(async () => {
+    const props = parseProperties('log.retention.hours=2\nnum.partitions=1\n');
+    b = await startBroker({ staticProps: brokerConfigFromProperties(props).staticProps });
+    conn = await b.connect();
+    const r = await b.call<CreateTopicsResponse>(conn, 19, 7, {
+      timeoutMs: 1000,
+      validateOnly: false,
+      topics: [
+        {
+          name: 'cfg',
+          numPartitions: 2,
+          replicationFactor: 1,
+          assignments: [],
+          configs: [{ name: 'cleanup.policy', value: 'compact' }],
+        },
+      ],
+    });
+    assert.equal(r.topics[0]!.errorCode, 0);
+  });
+  after(async () => {
+    await b.stop();
+  });
+
+  it('describes a topic: sources, synonyms, documentation, types, the key filter', async () => {
+    const r = await describe4(TOPIC, 'cfg', null);
+    const res = r.results[0]!;
+    assert.equal(res.errorCode, 0);
+    const byName = new Map(res.configs.map((c) => [c.name, c]));
+    const policy = byName.get('cleanup.policy')!;
+    assert.equal(policy.value, 'compact');
+    assert.equal(policy.configSource, 1); // DYNAMIC_TOPIC_CONFIG
+    assert.equal(policy.configType, 7); // LIST
+    assert.equal(policy.readOnly, false);
+    const retention = byName.get('retention.ms')!;
+    assert.equal(retention.value, String(2 * 3_600_000));
+    assert.equal(retention.configSource, 4); // STATIC_BROKER_CONFIG (log.retention.hours)
+    assert.deepEqual(
+      retention.synonyms.map((s) => [s.name, s.source]),
+      [
+        ['log.retention.hours', 4],
+        ['log.retention.hours', 5],
+      ].slice(0, retention.synonyms.length),
+    );
+    assert.ok(retention.documentation);
+    const filtered = await describe4(TOPIC, 'cfg', ['segment.bytes', 'no.such.config'], false);
+    assert.deepEqual(
+      filtered.results[0]!.configs.map((c) => [c.name, c.value, c.isDefault, c.synonyms.length]),
+      [['segment.bytes', '1073741824', false, 0]],
+    );
+    const v0 = await b.call<DescribeConfigsResponse>(conn, 32, 0, {
+      resources: [{ resourceType: TOPIC, resourceName: 'cfg', configurationKeys: ['segment.bytes'] }],
+      includeSynonyms: false,
+      includeDocumentation: false,
+    });
+    assert.equal(v0.results[0]!.configs[0]!.isDefault, true);
+    const missing = await describe4(TOPIC, 'nope', null);
+    assert.equal(missing.results[0]!.errorCode, 3);
+  });
+
+  it('describes this broker (static, read-only flags) and refuses another broker id', async () => {
+    const r = await describe4(BROKER, '1', [
+      'log.retention.hours',
+      'replica.lag.time.max.ms',
+      'num.partitions',
+    ]);
+    const byName = new Map(r.results[0]!.configs.map((c) => [c.name, c]));
+    assert.equal(byName.get('log.retention.hours')!.value, '2');
+    assert.equal(byName.get('log.retention.hours')!.configSource, 4);
+    assert.equal(byName.get('replica.lag.time.max.ms')!.readOnly, false);
+    assert.equal(byName.get('num.partitions')!.readOnly, true);
+    const other = await describe4(BROKER, '7', null);
+    assert.equal(other.results[0]!.errorCode, 42);
+  });
+
+  it('IncrementalAlterConfigs: SET/DELETE/APPEND/SUBTRACT, validation, and the running log follows', async () => {
+    const set = await incremental(TOPIC, 'cfg', [
+      { name: 'segment.bytes', configOperation: 0, value: '1048576' },
+      { name: 'retention.ms', configOperation: 0, value: '60000' },
+    ]);
+    assert.equal(set.responses[0]!.errorCode, 0);
+    const log = b.broker.logManager.getLog('cfg', 0)!;
+    assert.equal(log.config.segmentBytes, 1_048_576);
+    assert.equal(log.config.retentionMs, 60_000);
+    const append = await incremental(TOPIC, 'cfg', [
+      { name: 'cleanup.policy', configOperation: 2, value: 'delete' },
+    ]);
+    assert.equal(append.responses[0]!.errorCode, 0);
+    assert.equal(b.metadata.image().topicConfigs.get('cfg')!['cleanup.policy'], 'compact,delete');
+    await incremental(TOPIC, 'cfg', [{ name: 'cleanup.policy', configOperation: 3, value: 'compact' }]);
+    assert.equal(b.metadata.image().topicConfigs.get('cfg')!['cleanup.policy'], 'delete');
+    const del = await incremental(TOPIC, 'cfg', [{ name: 'segment.bytes', configOperation: 1, value: null }]);
+    assert.equal(del.responses[0]!.errorCode, 0);
+    assert.equal(log.config.segmentBytes, 1_073_741_824);
+    const notList = await incremental(TOPIC, 'cfg', [
+      { name: 'retention.ms', configOperation: 2, value: '1' },
+    ]);
+    assert.equal(notList.responses[0]!.errorCode, 40);
+    const unknown = await incremental(TOPIC, 'cfg', [{ name: 'no.such', configOperation: 0, value: '1' }]);
+    assert.equal(unknown.responses[0]!.errorCode, 40);
+    const bad = await incremental(TOPIC, 'cfg', [
+      { name: 'segment.bytes', configOperation: 0, value: 'big' },
+    ]);
+    assert.equal(bad.responses[0]!.errorCode, 40);
+  });
+
+  it('dynamic broker configs: static ones refused with INVALID_REQUEST, dynamic ones applied to logs', async () => {
+    const stat = await incremental(BROKER, '1', [
+      { name: 'num.partitions', configOperation: 0, value: '3' },
+      { name: 'log.dirs', configOperation: 0, value: '/x' },
+    ]);
+    assert.equal(stat.responses[0]!.errorCode, 42);
+    assert.match(
+      stat.responses[0]!.errorMessage!,
+      /Cannot update these configs dynamically: .*num.partitions/,
+    );
+    const unknown = await incremental(BROKER, '1', [{ name: 'frob', configOperation: 0, value: '3' }]);
+    assert.equal(unknown.responses[0]!.errorCode, 40);
+    const lag = await incremental(BROKER, '1', [
+      { name: 'replica.lag.time.max.ms', configOperation: 0, value: '5000' },
+    ]);
+    assert.equal(lag.responses[0]!.errorCode, 0);
+    const seg = await incremental(BROKER, '', [
+      { name: 'log.segment.bytes', configOperation: 0, value: '2097152' },
+    ]);
+    assert.equal(seg.responses[0]!.errorCode, 0);
+    assert.equal(b.broker.logManager.getLog('cfg', 1)!.config.segmentBytes, 2_097_152);
+    const d = await describe4(BROKER, '1', ['replica.lag.time.max.ms', 'log.segment.bytes']);
+    const byName = new Map(d.results[0]!.configs.map((c) => [c.name, c]));
+    assert.equal(byName.get('replica.lag.time.max.ms')!.configSource, 2); // DYNAMIC_BROKER_CONFIG
+    assert.equal(byName.get('log.segment.bytes')!.configSource, 3); // DYNAMIC_DEFAULT_BROKER_CONFIG
+    const dflt = await describe4(BROKER, '', null);
+    assert.deepEqual(
+      dflt.results[0]!.configs.map((c) => c.name),
+      ['log.segment.bytes'],
+    );
+  });
+
+  it('AlterConfigs replaces the whole dynamic set of a topic; nulls are refused', async () => {
+    const r = await b.call<AlterConfigsResponse>(conn, 33, 2, {
+      resources: [
+        { resourceType: TOPIC, resourceName: 'cfg', configs: [{ name: 'retention.bytes', value: '1000' }] },
+      ],
+      validateOnly: false,
+    });
+    assert.equal(r.responses[0]!.errorCode, 0);
+    assert.deepEqual(b.metadata.image().topicConfigs.get('cfg'), { 'retention.bytes': '1000' });
+    assert.equal(b.broker.logManager.getLog('cfg', 0)!.config.retentionBytes, 1000);
+    const nul = await b.call<AlterConfigsResponse>(conn, 33, 0, {
+      resources: [
+        { resourceType: TOPIC, resourceName: 'cfg', configs: [{ name: 'retention.bytes', value: null }] },
+      ],
+      validateOnly: false,
+    });
+    assert.equal(nul.responses[0]!.errorCode, 42);
+    const validateOnly = await b.call<AlterConfigsResponse>(conn, 33, 1, {
+      resources: [
+        { resourceType: TOPIC, resourceName: 'cfg', configs: [{ name: 'retention.bytes', value: '5' }] },
+      ],
+      validateOnly: true,
+    });
+    assert.equal(validateOnly.responses[0]!.errorCode, 0);
+    assert.deepEqual(b.metadata.image().topicConfigs.get('cfg'), { 'retention.bytes': '1000' });
+  });
+
+  it('DescribeLogDirs: partitions with their .log sizes, offsetLag 0 on the leader, disk space (v4)', async () => {
+    const produced = await b.call<ProduceResponse>(conn, 0, 9, {
+      transactionalId: null,
+      acks: 1,
+      timeoutMs: 1000,
+      topicData: [{ name: 'cfg', partitionData: [{ index: 1, records: batch(5) }] }],
+    });
+    assert.equal(produced.responses[0]!.partitionResponses[0]!.errorCode, 0);
+    const r = await b.call<DescribeLogDirsResponse>(conn, 35, 4, {
+      topics: [{ topic: 'cfg', partitions: [0, 1] }],
+    });
+    assert.equal(r.errorCode, 0);
+    assert.equal(r.results.length, 1);
+    const dir = r.results[0]!;
+    assert.equal(dir.logDir, path.resolve(b.dir, 'logs'));
+    assert.ok(dir.totalBytes > 0n && dir.usableBytes > 0n && dir.usableBytes <= dir.totalBytes);
+    const parts = dir.topics[0]!.partitions.sort((x, y) => x.partitionIndex - y.partitionIndex);
+    assert.equal(parts[0]!.partitionSize, 0n);
+    assert.equal(parts[1]!.partitionSize, BigInt(b.broker.logManager.getLog('cfg', 1)!.size));
+    assert.ok(parts[1]!.partitionSize > 0n);
+    assert.ok(parts.every((p) => p.offsetLag === 0n && !p.isFutureKey));
+    const all = await b.call<DescribeLogDirsResponse>(conn, 35, 0, { topics: null });
+    assert.ok(all.results[0]!.topics.some((t) => t.name === 'cfg'));
+  });
+});

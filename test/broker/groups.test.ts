@@ -1,0 +1,133 @@
+/**
+ * The broker's own group coordinator on __consumer_offsets: created on the first FindCoordinator
+ * (COORDINATOR_NOT_AVAILABLE until then), offsets written as the partition leader and replayed
+ * after a restart.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { ClientConnection } from '../../src/network/client-connection.js';
+import type { CreateTopicsResponse } from '../../src/protocol/generated/CreateTopicsResponse.js';
+import { defaultFindCoordinatorRequest } from '../../src/protocol/generated/FindCoordinatorRequest.js';
+import type { FindCoordinatorResponse } from '../../src/protocol/generated/FindCoordinatorResponse.js';
+import { defaultJoinGroupRequest } from '../../src/protocol/generated/JoinGroupRequest.js';
+import type { JoinGroupResponse } from '../../src/protocol/generated/JoinGroupResponse.js';
+import {
+  defaultOffsetCommitRequest,
+  defaultOffsetCommitRequestPartition,
+} from '../../src/protocol/generated/OffsetCommitRequest.js';
+import type { OffsetCommitResponse } from '../../src/protocol/generated/OffsetCommitResponse.js';
+import { defaultOffsetFetchRequest } from '../../src/protocol/generated/OffsetFetchRequest.js';
+import type { OffsetFetchResponse } from '../../src/protocol/generated/OffsetFetchResponse.js';
+import { defaultSyncGroupRequest } from '../../src/protocol/generated/SyncGroupRequest.js';
+import type { SyncGroupResponse } from '../../src/protocol/generated/SyncGroupResponse.js';
+import { startBroker, type TestBroker } from './helpers.js';
+
+const GROUP = 'orders-app';
+
+async function findCoordinator(b: TestBroker, conn: ClientConnection): Promise<FindCoordinatorResponse> {
+  return b.call<FindCoordinatorResponse>(conn, 10, 3, { ...defaultFindCoordinatorRequest(), key: GROUP });
+}
+
+async function waitForCoordinator(b: TestBroker, conn: ClientConnection): Promise<FindCoordinatorResponse> {
+  for (let i = 0; i < 100; i++) {
+    const r = await findCoordinator(b, conn);
+    if (r.errorCode === 0) return r;
+    assert.equal(r.errorCode, 15, 'COORDINATOR_NOT_AVAILABLE while __consumer_offsets has no leaders');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  assert.fail('no coordinator after 1 s');
+}
+
+async function fetchCommitted(b: TestBroker, conn: ClientConnection): Promise<bigint> {
+  for (let i = 0; i < 100; i++) {
+    const r = await b.call<OffsetFetchResponse>(conn, 9, 7, {
+      ...defaultOffsetFetchRequest(),
+      groupId: GROUP,
+      topics: [{ name: 'orders', partitionIndexes: [0] }],
+    });
+    // COORDINATOR_LOAD_IN_PROGRESS while the partition replays.
+    if (r.errorCode === 14) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      continue;
+    }
+    assert.equal(r.errorCode, 0);
+    return r.topics[0]!.partitions[0]!.committedOffset;
+  }
+  assert.fail('offsets partition never loaded');
+}
+
+describe('group coordination on the broker', () => {
+  it('creates __consumer_offsets on first need, commits as its leader, and replays it after a restart', async () => {
+    const first = await startBroker({ groupInitialRebalanceDelayMs: 0, offsetsTopicNumPartitions: 50 });
+    const conn = await first.connect();
+    await first.call<CreateTopicsResponse>(conn, 19, 7, {
+      timeoutMs: 1000,
+      validateOnly: false,
+      topics: [{ name: 'orders', numPartitions: 1, replicationFactor: 1, assignments: [], configs: [] }],
+    });
+    const fc = await waitForCoordinator(first, conn);
+    assert.equal(fc.nodeId, 1);
+    assert.equal(fc.port, first.port);
+    const offsets = first.metadata.image().topics.get('__consumer_offsets')!;
+    assert.equal(offsets.partitions.length, 50);
+    assert.ok(offsets.internal);
+    assert.deepEqual(first.metadata.image().topicConfigs.get('__consumer_offsets'), {
+      'cleanup.policy': 'compact',
+      'segment.bytes': '104857600',
+      'compression.type': 'producer',
+    });
+    const joinRequest = {
+      ...defaultJoinGroupRequest(),
+      groupId: GROUP,
+      sessionTimeoutMs: 10_000,
+      rebalanceTimeoutMs: 10_000,
+      protocolType: 'consumer',
+      protocols: [{ name: 'range', metadata: Buffer.alloc(0) }],
+    };
+    // v4+: the first join hands out a member id (MEMBER_ID_REQUIRED) to join with.
+    const first0 = await first.call<JoinGroupResponse>(conn, 11, 5, joinRequest);
+    assert.equal(first0.errorCode, 79);
+    const join = await first.call<JoinGroupResponse>(conn, 11, 5, {
+      ...joinRequest,
+      memberId: first0.memberId,
+    });
+    assert.equal(join.errorCode, 0);
+    const sync = await first.call<SyncGroupResponse>(conn, 14, 3, {
+      ...defaultSyncGroupRequest(),
+      groupId: GROUP,
+      generationId: join.generationId,
+      memberId: join.memberId,
+      assignments: [{ memberId: join.memberId, assignment: Buffer.from('a') }],
+    });
+    assert.equal(sync.errorCode, 0);
+    const commit = await first.call<OffsetCommitResponse>(conn, 8, 7, {
+      ...defaultOffsetCommitRequest(),
+      groupId: GROUP,
+      generationIdOrMemberEpoch: join.generationId,
+      memberId: join.memberId,
+      topics: [
+        {
+          name: 'orders',
+          partitions: [{ ...defaultOffsetCommitRequestPartition(), partitionIndex: 0, committedOffset: 42n }],
+        },
+      ],
+    });
+    assert.equal(commit.topics[0]!.partitions[0]!.errorCode, 0);
+    assert.equal(await fetchCommitted(first, conn), 42n);
+    // The commit is a record in the group's partition, covered by the HW.
+    const partition = first.broker.groups!.coordinator.partitionFor(GROUP);
+    const log = first.broker.logManager.getLog('__consumer_offsets', partition)!;
+    assert.ok(log.logEndOffset >= 2n, 'group metadata and the offset commit were appended');
+    assert.equal(log.highWatermark, log.logEndOffset);
+    await first.stop();
+
+    const second = await startBroker({ groupInitialRebalanceDelayMs: 0 }, first.dir);
+    try {
+      const c2 = await second.connect();
+      await waitForCoordinator(second, c2);
+      assert.equal(await fetchCommitted(second, c2), 42n);
+    } finally {
+      await second.stop();
+    }
+  });
+});
