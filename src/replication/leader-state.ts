@@ -77,12 +77,14 @@ export type IsrState =
       readonly isr: readonly number[];
       readonly outOfSync: readonly number[];
       readonly proposal: IsrProposal;
+      readonly reason: string;
     }
   | {
       readonly kind: 'pending-expand';
       readonly isr: readonly number[];
       readonly newInSync: number;
       readonly proposal: IsrProposal;
+      readonly reason: string;
     };
 
 /** acks=all progress of one produce: done, and with which error (0 when acknowledged). */
@@ -177,6 +179,7 @@ export class PartitionLeaderState {
     if (!newEpoch && state.partitionEpoch <= this.partitionEpochValue) return false;
     const oldIsr = this.isr;
     const wasLeader = this.isLeaderValue;
+    const pending = this.isrStateValue;
     this.replicasValue = [...state.replicas];
     if (newEpoch) {
       const leo = this.log.logEndOffset;
@@ -206,12 +209,26 @@ export class PartitionLeaderState {
     this.leaderEpochValue = state.leaderEpoch;
     this.partitionEpochValue = state.partitionEpoch;
     this.isrStateValue = { kind: 'committed', isr: [...state.isr] };
-    this.recordHistory(
-      newEpoch ? 'became-leader' : 'metadata',
-      oldIsr,
-      state.isr,
-      newEpoch ? `leader epoch ${state.leaderEpoch}` : 'partition state from the metadata image',
-    );
+    // The image can bring our own proposal's commit before the controller's answer does.
+    const ours =
+      !newEpoch && pending.kind !== 'committed' && sameIsr(pending.proposal.newIsr, state.isr)
+        ? pending
+        : null;
+    if (ours) {
+      this.recordHistory(
+        ours.kind === 'pending-shrink' ? 'shrink' : 'expand',
+        oldIsr,
+        state.isr,
+        ours.reason,
+      );
+    } else {
+      this.recordHistory(
+        newEpoch ? 'became-leader' : 'metadata',
+        oldIsr,
+        state.isr,
+        newEpoch ? `leader epoch ${state.leaderEpoch}` : 'partition state from the metadata image',
+      );
+    }
     this.maybeIncrementHighWatermark();
     return newEpoch;
   }
@@ -293,8 +310,9 @@ export class PartitionLeaderState {
       `[Partition ${this.name} broker=${this.ctx.localBrokerId}] Shrinking ISR from ${formatIsr(oldIsr)} to ${formatIsr(newIsr)}. Leader: (highWatermark: ${this.log.highWatermark}, endOffset: ${this.log.logEndOffset}). Out of sync replicas: ${details}.`,
     );
     const proposal = this.proposal(newIsr);
-    this.isrStateValue = { kind: 'pending-shrink', isr: oldIsr, outOfSync, proposal };
-    this.send(proposal, 'shrink', `out of sync: ${formatIsr(outOfSync)}`);
+    const reason = `out of sync: ${formatIsr(outOfSync)}`;
+    this.isrStateValue = { kind: 'pending-shrink', isr: oldIsr, outOfSync, proposal, reason };
+    this.send(proposal, 'shrink', reason);
     return true;
   }
 
@@ -315,8 +333,9 @@ export class PartitionLeaderState {
       `[Partition ${this.name} broker=${this.ctx.localBrokerId}] Expanding ISR from ${formatIsr(oldIsr)} to ${formatIsr(newIsr)}`,
     );
     const proposal = this.proposal(newIsr);
-    this.isrStateValue = { kind: 'pending-expand', isr: oldIsr, newInSync: brokerId, proposal };
-    this.send(proposal, 'expand', `broker ${brokerId} caught up at ${s.logEndOffset}`);
+    const reason = `broker ${brokerId} caught up at ${s.logEndOffset}`;
+    this.isrStateValue = { kind: 'pending-expand', isr: oldIsr, newInSync: brokerId, proposal, reason };
+    this.send(proposal, 'expand', reason);
     return true;
   }
 
@@ -461,6 +480,10 @@ export class PartitionLeaderState {
     }
     return out;
   }
+}
+
+function sameIsr(a: readonly number[], b: readonly number[]): boolean {
+  return a.length === b.length && a.every((x) => b.includes(x));
 }
 
 /**

@@ -86,7 +86,8 @@ if (process.env.SKIFF_SIM_VERBOSE) {
         violations: c.violations,
       }),
     );
-    for (const x of c.controller.changes.slice(-15)) console.log(x.timeMs - 1_700_000_000_000, x.key, x.cause, JSON.stringify(x.next));
+    for (const x of c.controller.changes.slice(-15))
+      console.log(x.timeMs - 1_700_000_000_000, x.key, x.cause, JSON.stringify(x.next));
     c.close();
   });
 }

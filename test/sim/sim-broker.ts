@@ -23,8 +23,8 @@ import type { StorageContext } from '../../src/storage/local-log.js';
 import { Log } from '../../src/storage/log.js';
 import { logConfig } from '../../src/storage/log-config.js';
 import { testContext } from '../storage/helpers.js';
-import { BrokerScheduler, type EventQueue, RingLogger, type SimNetwork } from './sim-core.js';
 import type { SimController } from './sim-controller.js';
+import { BrokerScheduler, type EventQueue, RingLogger, type SimNetwork } from './sim-core.js';
 
 export interface BrokerSimConfig {
   replicaLagTimeMaxMs: number;
@@ -122,7 +122,9 @@ export class SimBroker {
   crash(cutTailBytes = 0): void {
     if (!this.alive) return;
     this.alive = false;
-    this.logger.info(`crashed${cutTailBytes > 0 ? `, losing up to ${cutTailBytes} bytes of each active segment` : ''}`);
+    this.logger.info(
+      `crashed${cutTailBytes > 0 ? `, losing up to ${cutTailBytes} bytes of each active segment` : ''}`,
+    );
     this.stopIsrExpiration();
     this.scheduler.cancelAll();
     for (const f of this.fetchers.values()) f.stop();
@@ -137,7 +139,9 @@ export class SimBroker {
       }
     }
     const epoch = this.epoch;
-    this.queue.schedule('session-timeout', this.config.sessionTimeoutMs, () => this.controller.fence(this.id, epoch));
+    this.queue.schedule('session-timeout', this.config.sessionTimeoutMs, () =>
+      this.controller.fence(this.id, epoch),
+    );
     this.logs.clear();
     this.leaders.clear();
     this.followers.clear();
@@ -268,9 +272,12 @@ export class SimBroker {
   /** What the real broker's network client will implement (Fetch and ListOffsets to a leader). */
   private transport(): ReplicaTransport {
     return {
-      fetch: (leaderId, request) => this.net.request(this.id, leaderId, () => this.peer(leaderId).handleFetch(request)),
+      fetch: (leaderId, request) =>
+        this.net.request(this.id, leaderId, () => this.peer(leaderId).handleFetch(request)),
       leaderOffsets: (leaderId, topic, partition, epoch) =>
-        this.net.request(this.id, leaderId, () => this.peer(leaderId).leaderOffsets(`${topic}-${partition}`, epoch)),
+        this.net.request(this.id, leaderId, () =>
+          this.peer(leaderId).leaderOffsets(`${topic}-${partition}`, epoch),
+        ),
     };
   }
 
@@ -379,7 +386,11 @@ export class SimBroker {
       }),
     }));
     if (hwMoved) queueMicrotask(() => this.stateChanged());
-    return { response: { throttleTimeMs: 0, errorCode: 0, sessionId: 0, responses, nodeEndpoints: [] }, bytes, errors };
+    return {
+      response: { throttleTimeMs: 0, errorCode: 0, sessionId: 0, responses, nodeEndpoints: [] },
+      bytes,
+      errors,
+    };
   }
 
   /** Produce to one partition (a copy of the client's batch is appended). */

@@ -34,7 +34,13 @@ export function defaultClusterConfig(): ClusterConfig {
     broker: {
       replicaLagTimeMaxMs: 2000,
       minInsyncReplicas: 2,
-      fetcher: { ...DEFAULT_FETCHER_CONFIG, maxWaitMs: 100, backoffMs: 200, fetchMaxBytes: 4096, responseMaxBytes: 6144 },
+      fetcher: {
+        ...DEFAULT_FETCHER_CONFIG,
+        maxWaitMs: 100,
+        backoffMs: 200,
+        fetchMaxBytes: 4096,
+        responseMaxBytes: 6144,
+      },
       segmentBytes: 16 * 1024,
       sessionTimeoutMs: 600,
       produceTimeoutMs: 1500,
@@ -108,7 +114,14 @@ export class SimCluster {
     );
     this.controller.uncleanElection = config.uncleanElection;
     for (let id = 1; id <= config.brokers; id++) {
-      const b = new SimBroker(id, path.join(this.root, `b${id}`), this.queue, this.net, this.controller, config.broker);
+      const b = new SimBroker(
+        id,
+        path.join(this.root, `b${id}`),
+        this.queue,
+        this.net,
+        this.controller,
+        config.broker,
+      );
       b.peer = (peer) => this.brokers.get(peer)!;
       this.brokers.set(id, b);
     }
@@ -119,7 +132,10 @@ export class SimCluster {
     for (const b of this.brokers.values()) b.start();
     const ids = [...this.brokers.keys()];
     for (let p = 0; p < this.config.partitions; p++) {
-      const replicas = Array.from({ length: this.config.replicationFactor }, (_, i) => ids[(p + i) % ids.length]!);
+      const replicas = Array.from(
+        { length: this.config.replicationFactor },
+        (_, i) => ids[(p + i) % ids.length]!,
+      );
       this.controller.createPartition(`t-${p}`, replicas);
     }
   }
@@ -180,7 +196,11 @@ export class SimCluster {
       if (!this.producing) return;
       const key = `t-${this.random.int(this.config.partitions)}`;
       void this.produceOnce(key, this.random.chance(acksAllShare) ? -1 : 1);
-      this.queue.schedule('producer', this.random.between(Math.floor(intervalMs / 2), Math.floor((intervalMs * 3) / 2)), tick);
+      this.queue.schedule(
+        'producer',
+        this.random.between(Math.floor(intervalMs / 2), Math.floor((intervalMs * 3) / 2)),
+        tick,
+      );
     };
     this.queue.schedule('producer', intervalMs, tick);
   }
@@ -194,7 +214,8 @@ export class SimCluster {
   }
 
   private fail(message: string): void {
-    if (this.violations.length < 20) this.violations.push(`t=${this.queue.clock.nowMs() - 1_700_000_000_000} ${message}`);
+    if (this.violations.length < 20)
+      this.violations.push(`t=${this.queue.clock.nowMs() - 1_700_000_000_000} ${message}`);
   }
 
   private afterEvent(): void {
@@ -205,7 +226,8 @@ export class SimCluster {
         const k = `${b.id}/${b.incarnation}/${key}/${l.leaderEpoch}`;
         const hw = l.log.highWatermark;
         const before = this.lastLeaderHw.get(k);
-        if (before !== undefined && hw < before) this.fail(`${key}: HW of leader ${b.id} went back from ${before} to ${hw}`);
+        if (before !== undefined && hw < before)
+          this.fail(`${key}: HW of leader ${b.id} went back from ${before} to ${hw}`);
         this.lastLeaderHw.set(k, hw);
       }
     }
@@ -223,7 +245,9 @@ export class SimCluster {
     if (!b.alive || !log) return;
     const found = batchAt(log, a.baseOffset);
     if (found && (found.base !== a.baseOffset || found.crc !== a.crc)) {
-      this.fail(`${a.key}: acknowledged batch at ${a.baseOffset} differs on its leader ${leaderId} right after the ack`);
+      this.fail(
+        `${a.key}: acknowledged batch at ${a.baseOffset} differs on its leader ${leaderId} right after the ack`,
+      );
     }
   }
 
@@ -239,9 +263,12 @@ export class SimCluster {
         if (!b.alive || !log) continue;
         for (const a of this.acked) {
           if (a.key !== key || a.lastOffset < log.logStartOffset) continue;
-          const found = batchAt(log, a.baseOffset);
+          // The log start may sit inside the batch (DeleteRecords): look it up from there.
+          const found = batchAt(log, a.baseOffset < log.logStartOffset ? log.logStartOffset : a.baseOffset);
           if (found === null) {
-            this.fail(`${key}: acknowledged ${a.baseOffset}..${a.lastOffset} missing on ISR member ${id} (LEO ${log.logEndOffset})`);
+            this.fail(
+              `${key}: acknowledged ${a.baseOffset}..${a.lastOffset} missing on ISR member ${id} (LEO ${log.logEndOffset})`,
+            );
           } else if (found.base !== a.baseOffset || found.crc !== a.crc) {
             this.fail(`${key}: acknowledged batch at ${a.baseOffset} differs on ISR member ${id}`);
           }
@@ -258,10 +285,12 @@ export class SimCluster {
         this.fail(`${key}: no leader after healing`);
         continue;
       }
-      if (rec.isr.length !== rec.replicas.length) this.fail(`${key}: ISR ${rec.isr} after healing, replicas ${rec.replicas}`);
+      if (rec.isr.length !== rec.replicas.length)
+        this.fail(`${key}: ISR ${rec.isr} after healing, replicas ${rec.replicas}`);
       const leaderLog = this.brokers.get(rec.leader)!.logs.get(key)!;
       const hw = leaderLog.highWatermark;
-      if (hw !== leaderLog.logEndOffset) this.fail(`${key}: leader HW ${hw} ≠ LEO ${leaderLog.logEndOffset} when idle`);
+      if (hw !== leaderLog.logEndOffset)
+        this.fail(`${key}: leader HW ${hw} ≠ LEO ${leaderLog.logEndOffset} when idle`);
       for (const id of rec.replicas) {
         const log = this.brokers.get(id)!.logs.get(key);
         if (!log) {
@@ -274,7 +303,8 @@ export class SimCluster {
           );
           continue;
         }
-        const from = log.logStartOffset > leaderLog.logStartOffset ? log.logStartOffset : leaderLog.logStartOffset;
+        const from =
+          log.logStartOffset > leaderLog.logStartOffset ? log.logStartOffset : leaderLog.logStartOffset;
         const mine = batchesBetween(log, from, hw);
         const theirs = batchesBetween(leaderLog, from, hw);
         const diff = mine.findIndex((m, i) => theirs[i]?.base !== m.base || theirs[i]?.crc !== m.crc);

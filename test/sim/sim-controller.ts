@@ -145,7 +145,9 @@ export class SimController {
       const epochKey = `${key}@${next.leaderEpoch}`;
       const seen = this.leaderOfEpoch.get(epochKey);
       if (seen !== undefined && seen !== next.leader) {
-        this.violations.push(`${key}: two leaders (${seen}, ${next.leader}) in leader epoch ${next.leaderEpoch}`);
+        this.violations.push(
+          `${key}: two leaders (${seen}, ${next.leader}) in leader epoch ${next.leaderEpoch}`,
+        );
       }
       this.leaderOfEpoch.set(epochKey, next.leader);
     }
