@@ -1,0 +1,92 @@
+/**
+ * The launcher's small parts in process: the listener port rewrite of --config-file, the cluster
+ * id agreed on by concurrent starters, and `skiff cluster` without a running launcher (no
+ * launcher.json, a stale one, bad arguments).
+ */
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { describe, it } from 'node:test';
+import { runCluster } from '../../src/cli/cluster.js';
+import { CLUSTER_ID_KEY, resolveClusterId } from '../../src/cluster/cluster-id.js';
+import { LAUNCHER_FILE, writeLauncherFile } from '../../src/cluster/control.js';
+import { withPort } from '../../src/cluster/launcher.js';
+import { ManualClock } from '../../src/common/clock.js';
+import { EmbeddedStore } from '../../src/metadata/embedded-store.js';
+
+function capture(): { io: { out(l: string): void; err(l: string): void }; out: string[]; err: string[] } {
+  const out: string[] = [];
+  const err: string[] = [];
+  return { io: { out: (l) => out.push(l), err: (l) => err.push(l) }, out, err };
+}
+
+describe('launcher parts', () => {
+  it('replaces only the port of the listener, keeping its host', () => {
+    assert.equal(withPort('PLAINTEXT://127.0.0.1:9092', 9093), 'PLAINTEXT://127.0.0.1:9093');
+    assert.equal(withPort('PLAINTEXT://0.0.0.0:1', 19094), 'PLAINTEXT://0.0.0.0:19094');
+    assert.equal(withPort('PLAINTEXT://:9092', 9095), 'PLAINTEXT://:9095');
+    assert.equal(withPort('PLAINTEXT://[::1]:9092', 9096), 'PLAINTEXT://[::1]:9096');
+    assert.throws(() => withPort('localhost', 1), /expected PLAINTEXT:\/\/host:port/);
+  });
+
+  it('concurrent starters on one store agree on one cluster id, which survives a restart', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'skiff-cluster-id-'));
+    try {
+      let n = 0;
+      const bytes = (k: number) => Buffer.alloc(k, ++n);
+      const store = await EmbeddedStore.open({ clock: new ManualClock(), dataDir: dir });
+      const ids = await Promise.all([1, 2, 3, 4].map(() => resolveClusterId(store, bytes)));
+      assert.equal(new Set(ids).size, 1);
+      assert.match(ids[0]!, /^[A-Za-z0-9_-]{22}$/);
+      await store.close();
+      const reopened = await EmbeddedStore.open({ clock: new ManualClock(), dataDir: dir });
+      assert.equal((await reopened.get(CLUSTER_ID_KEY))?.value, ids[0]);
+      assert.equal(await resolveClusterId(reopened, bytes), ids[0]);
+      await reopened.close();
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('skiff cluster says in one stderr line that no launcher runs, and exits 1', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'skiff-no-launcher-'));
+    try {
+      const none = capture();
+      assert.equal(await runCluster(['status', '--data-dir', dir], none.io), 1);
+      assert.equal(none.err.length, 1);
+      assert.match(none.err[0]!, /no skiff up is running for data dir .* \(no launcher\.json\)/);
+
+      // A launcher that died without cleaning up: its pid is gone (pid 2^22 + 1 is above Linux's max).
+      writeLauncherFile(dir, {
+        pid: 4_194_305,
+        url: 'http://127.0.0.1:1',
+        token: 't',
+        clusterId: 'c',
+        brokers: 3,
+      });
+      assert.equal((fs.statSync(path.join(dir, LAUNCHER_FILE)).mode & 0o777).toString(8), '600');
+      const stale = capture();
+      assert.equal(await runCluster(['stop', '2', '--kill', '--data-dir', dir], stale.io), 1);
+      assert.equal(stale.err.length, 1);
+      assert.match(stale.err[0]!, /launcher pid 4194305 is gone/);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('skiff cluster refuses malformed calls with its usage (exit 2)', async () => {
+    for (const args of [
+      [],
+      ['stop'],
+      ['stop', 'x'],
+      ['start', '1', '--kill'],
+      ['status', '1'],
+      ['restart', '1'],
+    ]) {
+      const c = capture();
+      assert.equal(await runCluster(args, c.io), 2, args.join(' '));
+      assert.match(c.out.join('\n'), /Usage: skiff cluster status/);
+    }
+  });
+});
