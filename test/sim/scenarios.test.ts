@@ -5,6 +5,8 @@
  * replica that was ahead.
  */
 import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { test } from 'node:test';
 import { batchAt, defaultClusterConfig, SimCluster } from './sim-cluster.js';
 
@@ -217,6 +219,34 @@ test('an unclean election truncates the replica that was ahead', async () => {
     const truncations = c.brokers.get(1)!.events.filter((e) => e.kind === 'truncate');
     assert.ok(truncations.length > 0, c.report());
     assert.ok(truncations.every((e) => e.kind === 'truncate' && e.fromLogEndOffset <= aheadLeo));
+    c.checkConverged();
+    assert.deepEqual(c.violations, [], c.report());
+  } finally {
+    c.close();
+  }
+});
+
+test('seed 14.3: a follower whose segment lost its last 500 bytes recovers, refetches and ends the same size', async () => {
+  const c = new SimCluster(143, oneTopic());
+  try {
+    c.start();
+    await c.run(500);
+    await produceMany(c, 60, -1);
+    await c.run(1000);
+    const b3 = c.brokers.get(3)!;
+    const before = b3.logs.get('t-0')!.logEndOffset;
+    b3.crash(500);
+    // The indexes emptied too, as in the seed.
+    const dir = path.join(b3.dir, 't-0');
+    for (const f of fs.readdirSync(dir)) if (/\.(time)?index$/.test(f)) fs.truncateSync(path.join(dir, f), 0);
+    await produceMany(c, 20, -1);
+    b3.start();
+    const recovered = b3.logs.get('t-0')!.logEndOffset;
+    assert.ok(recovered < before, `recovery cut the torn batch: ${recovered} < ${before}`);
+    await c.run(4000);
+    assert.deepEqual(c.controller.records.get('t-0')!.isr, [1, 2, 3]);
+    const sizes = [1, 2, 3].map((id) => c.brokers.get(id)!.logs.get('t-0')!.size);
+    assert.deepEqual(sizes, [sizes[0], sizes[0], sizes[0]], 'replica sizes equal');
     c.checkConverged();
     assert.deepEqual(c.violations, [], c.report());
   } finally {
