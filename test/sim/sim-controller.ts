@@ -37,6 +37,7 @@ export class SimController {
     private readonly nowMs: () => number,
     /** Sends a committed state to every live broker (delayed by the simulation). */
     private readonly publish: (state: PartitionState) => void,
+    private readonly onUnclean: (key: string) => void = () => {},
   ) {}
 
   view(): BrokerView {
@@ -156,6 +157,7 @@ export class SimController {
     }
     this.records.set(key, next);
     this.changes.push({ key, timeMs: this.nowMs(), prev, next, unclean, cause });
+    if (unclean) this.onUnclean(key);
     if (this.changes.length > 2000) this.changes.shift();
     this.publish(toState(key, next));
   }
