@@ -16,6 +16,7 @@ import { StoreBroker } from '../cluster/store-broker.js';
 import { SystemClock } from '../common/clock.js';
 import { EtcdStore } from '../metadata/etcd-store.js';
 import { InMemoryClusterMetadata } from '../metadata/in-memory-metadata.js';
+import { StoreError } from '../metadata/store.js';
 import { NodeFileSystem } from '../storage/fs.js';
 import type { StorageLogger } from '../storage/logger.js';
 import { TimerScheduler } from '../storage/scheduler.js';
@@ -120,6 +121,11 @@ async function runEtcdBroker(
   logger: StorageLogger,
   io: CliIo,
 ): Promise<number> {
+  // Two processes defaulting to id 1 would overwrite each other's registration: say it up front.
+  if (!props.has('node.id') && !props.has('broker.id'))
+    throw new Error(
+      'node.id is required when etcd.endpoints is set (each broker of the cluster needs its own)',
+    );
   for (const e of endpoints) {
     if (!/^https?:\/\/[^/\s]+\/?$/.test(e))
       throw new Error(`etcd.endpoints: expected http://host:port, got '${e}'`);
@@ -139,6 +145,7 @@ async function runEtcdBroker(
     });
   } catch (e) {
     await store.close().catch(() => {});
+    if (e instanceof StoreError) throw new Error(`etcd at ${endpoints.join(',')}: ${e.message}`);
     throw e;
   }
   const { address, config } = broker;
