@@ -1,0 +1,64 @@
+/**
+ * Shared pieces of the client compatibility tests: a `skiff broker` child process configured for
+ * fast group rebalances, and running a Python client script with /usr/bin/python3 (a missing
+ * interpreter or module fails with what to install, never skips).
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { type BrokerProcess, startBrokerProcess } from '../support/broker-process.js';
+
+export const PYTHON = '/usr/bin/python3';
+
+/** A broker whose groups form at once (no initial rebalance delay) and whose offsets topic fits one broker. */
+export function startCompatBroker(extra: readonly string[] = []): Promise<BrokerProcess> {
+  return startBrokerProcess([
+    'group.initial.rebalance.delay.ms=0',
+    'group.min.session.timeout.ms=1000',
+    'offsets.topic.replication.factor=1',
+    ...extra,
+  ]);
+}
+
+/** Runs a Python script (given as text) with the bootstrap address as argv[1]; returns its JSON output. */
+export function runPython<T>(
+  script: string,
+  bootstrap: string,
+  module: string,
+  debianPackage: string,
+  timeoutMs = 45_000,
+): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const p = spawn(PYTHON, ['-c', script, bootstrap], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    const timer = setTimeout(() => p.kill('SIGKILL'), timeoutMs);
+    p.stdout.on('data', (c: Buffer) => {
+      stdout += c.toString();
+    });
+    p.stderr.on('data', (c: Buffer) => {
+      stderr += c.toString();
+    });
+    p.on('error', (e) => {
+      clearTimeout(timer);
+      reject(
+        new Error(
+          `${PYTHON} cannot run (${e.message}): install python3 and ${debianPackage} (apt-get install ${debianPackage})`,
+        ),
+      );
+    });
+    p.on('close', (status, signal) => {
+      clearTimeout(timer);
+      if (stderr.includes(`No module named '${module}'`)) {
+        reject(new Error(`the Python module '${module}' is missing: apt-get install ${debianPackage}`));
+        return;
+      }
+      try {
+        assert.equal(status, 0, `python exited with ${status ?? signal}:\n${stderr}\n${stdout}`);
+        const lastLine = stdout.trim().split('\n').at(-1) ?? '';
+        resolve(JSON.parse(lastLine) as T);
+      } catch (e) {
+        reject(e);
+      }
+    });
+  });
+}

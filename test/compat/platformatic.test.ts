@@ -1,0 +1,124 @@
+/**
+ * @platformatic/kafka (devDependency, in this process) against `skiff broker` as a child process:
+ * admin (createTopics, metadata, listGroups, describeConfigs), a producer, and a consumer-group
+ * stream. Also the guard for a stall once seen with this client: while its consumer sits in a
+ * long-polling Fetch v17 (its second and later fetches: no session, epoch 0, every time), the
+ * broker must keep serving other connections and timers.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Admin, Consumer, Producer, stringDeserializers, stringSerializers } from '@platformatic/kafka';
+import { ClientConnection } from '../../src/network/client-connection.js';
+import { ApiVersionsRequestCodec } from '../../src/protocol/generated/ApiVersionsRequest.js';
+import { ApiVersionsResponseCodec } from '../../src/protocol/generated/ApiVersionsResponse.js';
+import type { BrokerProcess } from '../support/broker-process.js';
+import { startCompatBroker } from './clients.js';
+
+describe('@platformatic/kafka against skiff broker', () => {
+  let broker: BrokerProcess;
+  let bootstrapBrokers: string[];
+  before(async () => {
+    broker = await startCompatBroker();
+    bootstrapBrokers = [broker.bootstrap];
+  });
+  after(async () => {
+    await broker?.stop();
+  });
+
+  it('admin: createTopics, metadata, describeConfigs', async () => {
+    const admin = new Admin({ clientId: 'skiff-platformatic-admin', bootstrapBrokers });
+    try {
+      await admin.createTopics({ topics: ['pk-topic'], partitions: 3, replicas: 1 });
+      const md = await admin.metadata({ topics: ['pk-topic'] });
+      const topic = md.topics.get('pk-topic')!;
+      assert.equal(topic.partitionsCount, 3);
+      const configs = await admin.describeConfigs({
+        resources: [{ resourceType: 2, resourceName: 'pk-topic', configurationKeys: ['cleanup.policy'] }],
+      });
+      assert.equal(configs[0]!.configs[0]!.name, 'cleanup.policy');
+      assert.equal(configs[0]!.configs[0]!.value, 'delete');
+    } finally {
+      await admin.close();
+    }
+  });
+
+  it('a producer and a consumer-group stream; the broker stays responsive while the consumer long-polls', async () => {
+    const producer = new Producer({
+      clientId: 'skiff-platformatic-producer',
+      bootstrapBrokers,
+      serializers: stringSerializers,
+    });
+    await producer.send({
+      messages: Array.from({ length: 30 }, (_, i) => ({
+        topic: 'pk-topic',
+        key: `k${i}`,
+        value: `v${i}`,
+        headers: { source: 'platformatic' },
+      })),
+    });
+    const consumer = new Consumer({
+      groupId: 'pk-group',
+      clientId: 'skiff-platformatic-consumer',
+      bootstrapBrokers,
+      deserializers: stringDeserializers,
+      maxWaitTime: 2_000,
+    });
+    const probe = await ClientConnection.connect('127.0.0.1', broker.port, { clientId: 'probe' });
+    try {
+      const stream = await consumer.consume({
+        topics: ['pk-topic'],
+        mode: 'earliest',
+        autocommit: 100,
+        sessionTimeout: 6_000,
+        heartbeatInterval: 300,
+      });
+      const seen: string[] = [];
+      stream.on('data', (m: { value: string; headers: Map<string, string> }) => {
+        seen.push(m.value);
+        assert.equal(m.headers.get('source'), 'platformatic');
+      });
+      const until = async (what: string, check: () => boolean): Promise<void> => {
+        const deadline = Date.now() + 15_000;
+        while (!check()) {
+          if (Date.now() > deadline) assert.fail(`timed out waiting for ${what} (${seen.length} seen)`);
+          await new Promise((r) => setTimeout(r, 20));
+        }
+      };
+      await until('30 records', () => seen.length >= 30);
+      // Now every partition is caught up: the consumer's next fetches park in the broker.
+      for (let i = 0; i < 5; i++) {
+        await new Promise((r) => setTimeout(r, 200));
+        const started = Date.now();
+        const r = await probe.send(
+          18,
+          3,
+          ApiVersionsRequestCodec,
+          { clientSoftwareName: 'probe', clientSoftwareVersion: '1' },
+          ApiVersionsResponseCodec,
+        );
+        assert.equal(r.errorCode, 0);
+        assert.ok(
+          Date.now() - started < 1_000,
+          `ApiVersions took ${Date.now() - started} ms during the long poll`,
+        );
+      }
+      await producer.send({
+        messages: [{ topic: 'pk-topic', key: 'late', value: 'late', headers: { source: 'platformatic' } }],
+      });
+      await until('the late record', () => seen.includes('late'));
+      assert.deepEqual([...seen].sort(), [...Array.from({ length: 30 }, (_, i) => `v${i}`), 'late'].sort());
+      await stream.close();
+    } finally {
+      probe.close();
+      await consumer.close(true);
+      await producer.close();
+    }
+    const admin = new Admin({ clientId: 'skiff-platformatic-admin', bootstrapBrokers });
+    try {
+      const groups = await admin.listGroups();
+      assert.ok(groups.has('pk-group'), `listGroups: ${[...groups.keys()].join(', ')}`);
+    } finally {
+      await admin.close();
+    }
+  });
+});
