@@ -14,6 +14,8 @@ import type { CliIo } from './cli.js';
 
 export const UP_SUMMARY = 'run a local cluster: N brokers and the metadata store (Ctrl-C stops it)';
 export const DEFAULT_DATA_DIR = '.skiff';
+/** Signals closer than this to the first one are duplicates of it. */
+const REPEAT_SIGNAL_MS = 1000;
 
 function usage(io: CliIo): void {
   io.out('Usage: skiff up [--brokers N] [--data-dir DIR] [--port P] [--http-port H] [--config-file F]');
@@ -93,12 +95,16 @@ export async function runUp(args: string[], io: CliIo): Promise<number> {
     process.once('SIGTERM', () => resolve('SIGTERM'));
   });
   log(`${signal}: stopping the brokers (controlled shutdown), then the metadata store`);
+  const firstAt = clock.nowMs();
   const again = (): void => {
+    // One Ctrl-C can arrive twice (from the terminal and forwarded by a wrapper such as npx):
+    // only a signal a second later is the user asking again.
+    if (clock.nowMs() - firstAt < REPEAT_SIGNAL_MS) return;
     log('second signal: killing the brokers');
     launcher.killAll();
   };
-  process.once('SIGINT', again);
-  process.once('SIGTERM', again);
+  process.on('SIGINT', again);
+  process.on('SIGTERM', again);
   await launcher.shutdown();
   log('stopped');
   return 0;
