@@ -156,9 +156,14 @@ export class SimCluster {
     for (const b of this.brokers.values()) {
       if (!b.alive) continue;
       const incarnation = b.incarnation;
-      this.net.deliver(0, b.id, () => {
-        if (b.alive && b.incarnation === incarnation) b.applyState(st);
-      });
+      this.net.deliver(
+        0,
+        b.id,
+        () => {
+          if (b.alive && b.incarnation === incarnation) b.applyState(st);
+        },
+        true,
+      );
     }
   }
 
@@ -232,7 +237,8 @@ export class SimCluster {
       for (const [key, l] of b.leaders) {
         if (!l.isLeader) continue;
         const other = leaderOfEpoch.get(`${key}@${l.leaderEpoch}`);
-        if (other !== undefined) this.fail(`${key}: brokers ${other} and ${b.id} both lead epoch ${l.leaderEpoch}`);
+        if (other !== undefined)
+          this.fail(`${key}: brokers ${other} and ${b.id} both lead epoch ${l.leaderEpoch}`);
         leaderOfEpoch.set(`${key}@${l.leaderEpoch}`, b.id);
         const k = `${b.id}/${b.incarnation}/${key}/${l.leaderEpoch}`;
         const hw = l.log.highWatermark;

@@ -164,9 +164,12 @@ export class SimNetwork {
     return this.isCut(from, to) || this.random.chance(this.config.dropRate);
   }
 
-  /** Schedules a one-way message, in order per link; false when it is lost. */
-  deliver(from: number, to: number, run: () => void): boolean {
-    if (this.lost(from, to)) return false;
+  /**
+   * Schedules a one-way message, in order per link; false when it is lost. A `reliable` message
+   * (the metadata watch, a stream that resumes where it stopped) is only ever delayed.
+   */
+  deliver(from: number, to: number, run: () => void, reliable = false): boolean {
+    if (!reliable && this.lost(from, to)) return false;
     const key = `${from}>${to}`;
     const { minDelayMs, maxDelayMs } = this.config;
     const now = this.queue.clock.nowMs();
