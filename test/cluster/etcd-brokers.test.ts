@@ -160,6 +160,14 @@ describe('three skiff broker processes on a three-member etcd', () => {
       await admin.incrementalAlterConfigs({ type: ConfigResourceType.topic, name: 'failover' }, [
         { name: 'retention.ms', op: AlterOp.set, value: '3600000' },
       ]);
+      await waitUntil(
+        'the altered config described by a broker',
+        async () => {
+          const entries = await admin.describeConfigs({ type: ConfigResourceType.topic, name: 'failover' });
+          return entries.find((e) => e.name === 'retention.ms')?.value === '3600000' ? true : undefined;
+        },
+        10_000,
+      );
     } finally {
       close();
     }
