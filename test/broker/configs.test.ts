@@ -14,6 +14,43 @@ import { batch, startBroker, type TestBroker } from './helpers.js';
 const TOPIC = 2;
 const BROKER = 4;
 
+describe('server.properties through the config table', () => {
+  it('types, defaults and validation come from config-defs; unknown keys are warned about once each', () => {
+    const warnings: string[] = [];
+    const c = brokerConfigFromProperties(
+      parseProperties(
+        [
+          'group.initial.rebalance.delay.ms=0',
+          'offsets.topic.num.partitions=5',
+          'log.roll.hours=2',
+          'log.flush.interval.messages=9223372036854775807',
+          'frobnicate=1',
+          'frobnicate=2',
+        ].join('\n'),
+      ),
+      (w) => warnings.push(w),
+    );
+    assert.equal(c.groupInitialRebalanceDelayMs, 0);
+    assert.equal(c.offsetsTopicNumPartitions, 5);
+    assert.equal(c.offsetsTopicSegmentBytes, 104_857_600);
+    assert.equal(c.offsetsTopicReplicationFactor, 3);
+    assert.equal(c.log.segmentMs, 2 * 3_600_000);
+    assert.equal(c.log.flushMessages, Number.POSITIVE_INFINITY);
+    assert.equal(c.log.retentionMs, 168 * 3_600_000);
+    assert.equal(c.staticProps['log.roll.hours'], '2');
+    assert.equal(warnings.length, 1);
+    assert.match(warnings[0]!, /frobnicate/);
+    assert.throws(
+      () => brokerConfigFromProperties(parseProperties('log.segment.bytes=10')),
+      /Invalid value 10 for configuration log.segment.bytes: Value must be at least 14/,
+    );
+    assert.throws(
+      () => brokerConfigFromProperties(parseProperties('auto.create.topics.enable=yes')),
+      /auto.create.topics.enable/,
+    );
+  });
+});
+
 describe('configs: DescribeConfigs, AlterConfigs, IncrementalAlterConfigs; DescribeLogDirs', () => {
   let b: TestBroker;
   let conn: ClientConnection;

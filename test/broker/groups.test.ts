@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ClientConnection } from '../../src/network/client-connection.js';
 import type { CreateTopicsResponse } from '../../src/protocol/generated/CreateTopicsResponse.js';
+import type { DeleteTopicsResponse } from '../../src/protocol/generated/DeleteTopicsResponse.js';
 import { defaultFindCoordinatorRequest } from '../../src/protocol/generated/FindCoordinatorRequest.js';
 import type { FindCoordinatorResponse } from '../../src/protocol/generated/FindCoordinatorResponse.js';
 import { defaultJoinGroupRequest } from '../../src/protocol/generated/JoinGroupRequest.js';
@@ -126,6 +127,17 @@ describe('group coordination on the broker', () => {
       const c2 = await second.connect();
       await waitForCoordinator(second, c2);
       assert.equal(await fetchCommitted(second, c2), 42n);
+      // Deleting the topic deletes its committed offsets (a topic created again starts afresh).
+      const del = await second.call<DeleteTopicsResponse>(c2, 20, 4, {
+        topics: [],
+        topicNames: ['orders'],
+        timeoutMs: 1000,
+      });
+      assert.equal(del.responses[0]!.errorCode, 0);
+      for (let i = 0; i < 100 && (await fetchCommitted(second, c2)) !== -1n; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      assert.equal(await fetchCommitted(second, c2), -1n);
     } finally {
       await second.stop();
     }
