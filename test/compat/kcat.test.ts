@@ -160,7 +160,7 @@ describe('kcat against skiff broker', () => {
     }
     const gotByKey = new Map<string, string[]>();
     for (const part of byPartition) {
-      part.forEach((c, i) => assert.equal(c.offset, i, 'offsets are dense from 0'));
+      for (const [i, c] of part.entries()) assert.equal(c.offset, i, 'offsets are dense from 0');
       for (const c of part) gotByKey.set(c.key, [...(gotByKey.get(c.key) ?? []), c.payload]);
     }
     assert.deepEqual(gotByKey, expectedByKey);
