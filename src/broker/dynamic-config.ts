@@ -41,6 +41,36 @@ export function effectiveLogConfig(
   return topicLogConfig(base, overrides);
 }
 
+/**
+ * A topic config's value when something dynamic sets it (the topic's override, or a dynamic broker
+ * synonym); undefined when it comes from the static properties or the default, which the caller
+ * already holds in its BrokerConfig.
+ */
+export function dynamicTopicConfigValue(
+  image: Pick<MetadataImage, 'topicConfigs' | 'brokerConfigs'>,
+  brokerId: number,
+  topic: string,
+  name: string,
+): string | undefined {
+  const r = resolveTopicConfig(name, {
+    topic: image.topicConfigs.get(topic) ?? {},
+    broker: image.brokerConfigs.get(String(brokerId)) ?? {},
+    clusterDefault: image.brokerConfigs.get(DEFAULT_BROKER_ENTITY) ?? {},
+  });
+  return r.source === 'DEFAULT_CONFIG' || r.value === null ? undefined : r.value;
+}
+
+/** min.insync.replicas of a topic: dynamic value if any, else the broker's static one. */
+export function minInsyncReplicasOf(
+  image: Pick<MetadataImage, 'topicConfigs' | 'brokerConfigs'>,
+  brokerId: number,
+  staticValue: number,
+  topic: string,
+): number {
+  const v = dynamicTopicConfigValue(image, brokerId, topic, 'min.insync.replicas');
+  return v === undefined ? staticValue : Number(v);
+}
+
 function sameConfig(a: LogConfig, b: LogConfig): boolean {
   for (const k of Object.keys(a) as (keyof LogConfig)[]) if (a[k] !== b[k]) return false;
   return true;

@@ -234,6 +234,21 @@ describe('configs: DescribeConfigs, AlterConfigs, IncrementalAlterConfigs; Descr
     assert.deepEqual(b.metadata.image().topicConfigs.get('cfg'), { 'retention.bytes': '1000' });
   });
 
+  it('a dynamic min.insync.replicas applies to the next acks=-1 produce', async () => {
+    const produce = (acks: number) =>
+      b.call<ProduceResponse>(conn, 0, 9, {
+        transactionalId: null,
+        acks,
+        timeoutMs: 1000,
+        topicData: [{ name: 'cfg', partitionData: [{ index: 0, records: batch(1) }] }],
+      });
+    await incremental(TOPIC, 'cfg', [{ name: 'min.insync.replicas', configOperation: 0, value: '2' }]);
+    assert.equal((await produce(-1)).responses[0]!.partitionResponses[0]!.errorCode, 19);
+    assert.equal((await produce(1)).responses[0]!.partitionResponses[0]!.errorCode, 0);
+    await incremental(TOPIC, 'cfg', [{ name: 'min.insync.replicas', configOperation: 1, value: null }]);
+    assert.equal((await produce(-1)).responses[0]!.partitionResponses[0]!.errorCode, 0);
+  });
+
   it('DescribeLogDirs: partitions with their .log sizes, offsetLag 0 on the leader, disk space (v4)', async () => {
     const produced = await b.call<ProduceResponse>(conn, 0, 9, {
       transactionalId: null,
@@ -251,7 +266,7 @@ describe('configs: DescribeConfigs, AlterConfigs, IncrementalAlterConfigs; Descr
     assert.equal(dir.logDir, path.resolve(b.dir, 'logs'));
     assert.ok(dir.totalBytes > 0n && dir.usableBytes > 0n && dir.usableBytes <= dir.totalBytes);
     const parts = dir.topics[0]!.partitions.sort((x, y) => x.partitionIndex - y.partitionIndex);
-    assert.equal(parts[0]!.partitionSize, 0n);
+    assert.equal(parts[0]!.partitionSize, BigInt(b.broker.logManager.getLog('cfg', 0)!.size));
     assert.equal(parts[1]!.partitionSize, BigInt(b.broker.logManager.getLog('cfg', 1)!.size));
     assert.ok(parts[1]!.partitionSize > 0n);
     assert.ok(parts.every((p) => p.offsetLag === 0n && !p.isFutureKey));

@@ -13,6 +13,7 @@ import {
   type ProduceResponse,
 } from '../../protocol/generated/ProduceResponse.js';
 import { KafkaError } from '../../protocol/kafka-error.js';
+import { minInsyncReplicasOf } from '../dynamic-config.js';
 import type { BrokerServices, RequestContext } from '../handler-context.js';
 import type { Partition } from '../partition.js';
 import { awaitCondition } from '../purgatory.js';
@@ -60,6 +61,7 @@ export async function handleProduce(
   const acks = req.acks;
   const validAcks = acks === 0 || acks === 1 || acks === -1;
   const pending: Pending[] = [];
+  const image = b.metadata.image();
   const responses = req.topicData.map((t) => ({
     name: t.name,
     partitionResponses: t.partitionData.map((pd) => {
@@ -74,7 +76,8 @@ export async function handleProduce(
         );
       }
       try {
-        const info = p.appendAsLeader(pd.records, acks, b.config.minInsyncReplicas);
+        const minIsr = minInsyncReplicasOf(image, b.config.nodeId, b.config.minInsyncReplicas, t.name);
+        const info = p.appendAsLeader(pd.records, acks, minIsr);
         const response = defaultPartitionProduceResponse();
         response.index = pd.index;
         response.baseOffset = info.firstOffset;
