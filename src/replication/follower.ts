@@ -11,6 +11,7 @@ import type { Clock } from '../common/clock.js';
 import type { FetchPartition } from '../protocol/generated/FetchRequest.js';
 import type { PartitionData } from '../protocol/generated/FetchResponse.js';
 import { KafkaError } from '../protocol/kafka-error.js';
+import { OffsetsOutOfOrderError, UnexpectedAppendOffsetError } from '../storage/errors.js';
 import type { Log } from '../storage/log.js';
 import type { StorageLogger } from '../storage/logger.js';
 import { offsetTruncationState } from './truncation.js';
@@ -18,6 +19,7 @@ import { offsetTruncationState } from './truncation.js';
 const NONE = 0;
 const OFFSET_OUT_OF_RANGE = 1;
 const FENCED_LEADER_EPOCH = 74;
+const KAFKA_STORAGE_ERROR = 56;
 
 /** Things an operator wants to see beside the log lines (the dashboard, `skiff` tools, tests). */
 export type ReplicationEvent =
@@ -250,6 +252,14 @@ export class PartitionFollower {
         log.appendAsFollower(records);
       } catch (e) {
         if (e instanceof KafkaError) return { kind: 'retry', errorCode: e.code };
+        if (e instanceof UnexpectedAppendOffsetError || e instanceof OffsetsOutOfOrderError) {
+          // The leader answered for another position than ours: start again from our LEO.
+          this.ctx.logger.warn(
+            `[ReplicaFetcher replicaId=${this.ctx.localBrokerId}, leaderId=${this.leaderIdValue}] ${this.name}: ${e.message}; fetching again from ${log.logEndOffset}`,
+          );
+          this.resetToLogEnd();
+          return { kind: 'retry', errorCode: KAFKA_STORAGE_ERROR };
+        }
         throw e;
       }
     }

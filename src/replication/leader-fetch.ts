@@ -106,3 +106,30 @@ export function readForFollower(
     highWatermarkMoved: moved,
   };
 }
+
+export interface EpochEndOffsetResult {
+  readonly errorCode: number;
+  readonly leaderEpoch: number;
+  readonly endOffset: bigint;
+}
+
+/**
+ * OffsetsForLeaderEpoch on the leader (Kafka's Partition.lastOffsetForLeaderEpoch): after the
+ * currentLeaderEpoch check, the end offset of `leaderEpoch` in this log — the start of the next
+ * higher epoch, or the LEO for the latest — with the largest epoch ≤ the requested one; -1/-1
+ * when the log cannot tell. For followers of older brokers that do not send lastFetchedEpoch.
+ */
+export function lastOffsetForLeaderEpoch(
+  leader: PartitionLeaderState,
+  currentLeaderEpoch: number,
+  leaderEpoch: number,
+): EpochEndOffsetResult {
+  const fail = (errorCode: number): EpochEndOffsetResult => ({ errorCode, leaderEpoch: -1, endOffset: -1n });
+  if (!leader.isLeader) return fail(NOT_LEADER_OR_FOLLOWER);
+  if (currentLeaderEpoch !== -1) {
+    if (currentLeaderEpoch < leader.leaderEpoch) return fail(FENCED_LEADER_EPOCH);
+    if (currentLeaderEpoch > leader.leaderEpoch) return fail(UNKNOWN_LEADER_EPOCH);
+  }
+  const end = leader.log.endOffsetForEpoch(leaderEpoch);
+  return { errorCode: NONE, leaderEpoch: end.epoch, endOffset: end.endOffset };
+}

@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { test } from 'node:test';
-import { readForFollower } from '../../src/replication/leader-fetch.js';
+import { lastOffsetForLeaderEpoch, readForFollower } from '../../src/replication/leader-fetch.js';
 import { PartitionLeaderState } from '../../src/replication/leader-state.js';
 import { initialReplicaState, isCaughtUp, updateFetchState } from '../../src/replication/replica-state.js';
 import { makeBatch } from '../storage/helpers.js';
@@ -244,6 +244,26 @@ test('offsetLag: leader LEO minus replica LEO for every replica', () => {
         [3, 6n],
       ],
     );
+  } finally {
+    cleanup();
+  }
+});
+
+test('OffsetsForLeaderEpoch on the leader: end of the epoch, the latest at the LEO, epoch checks', () => {
+  const { cleanup, log, leader } = setup(1);
+  try {
+    log.appendAsLeader(makeBatch({ count: 5 }), 0);
+    leader.applyPartitionState(state({ leaderEpoch: 2 }));
+    leader.appendAsLeader(makeBatch({ count: 3 }), 1);
+    assert.deepEqual(lastOffsetForLeaderEpoch(leader, 2, 0), { errorCode: 0, leaderEpoch: 0, endOffset: 5n });
+    assert.deepEqual(lastOffsetForLeaderEpoch(leader, 2, 1), { errorCode: 0, leaderEpoch: 0, endOffset: 5n });
+    assert.deepEqual(lastOffsetForLeaderEpoch(leader, -1, 2), {
+      errorCode: 0,
+      leaderEpoch: 2,
+      endOffset: 8n,
+    });
+    assert.equal(lastOffsetForLeaderEpoch(leader, 1, 0).errorCode, 74);
+    assert.equal(lastOffsetForLeaderEpoch(leader, 3, 0).errorCode, 75);
   } finally {
     cleanup();
   }
