@@ -19,9 +19,10 @@ import {
 import type { OffsetCommitResponse } from '../../src/protocol/generated/OffsetCommitResponse.js';
 import { defaultOffsetFetchRequest } from '../../src/protocol/generated/OffsetFetchRequest.js';
 import type { OffsetFetchResponse } from '../../src/protocol/generated/OffsetFetchResponse.js';
+import type { ProduceResponse } from '../../src/protocol/generated/ProduceResponse.js';
 import { defaultSyncGroupRequest } from '../../src/protocol/generated/SyncGroupRequest.js';
 import type { SyncGroupResponse } from '../../src/protocol/generated/SyncGroupResponse.js';
-import { startBroker, type TestBroker } from './helpers.js';
+import { batch, startBroker, type TestBroker } from './helpers.js';
 
 const GROUP = 'orders-app';
 
@@ -120,6 +121,17 @@ describe('group coordination on the broker', () => {
     const log = first.broker.logManager.getLog('__consumer_offsets', partition)!;
     assert.ok(log.logEndOffset >= 2n, 'group metadata and the offset commit were appended');
     assert.equal(log.highWatermark, log.logEndOffset);
+    const clientWrite = await first.call<ProduceResponse>(conn, 0, 9, {
+      transactionalId: null,
+      acks: 1,
+      timeoutMs: 1000,
+      topicData: [{ name: '__consumer_offsets', partitionData: [{ index: partition, records: batch(1) }] }],
+    });
+    assert.equal(
+      clientWrite.responses[0]!.partitionResponses[0]!.errorCode,
+      17,
+      'clients cannot write internal topics',
+    );
     await first.stop();
 
     const second = await startBroker({ groupInitialRebalanceDelayMs: 0 }, first.dir);

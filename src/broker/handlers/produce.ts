@@ -22,6 +22,7 @@ import { partitionKey } from '../replica-manager.js';
 const UNKNOWN_TOPIC_OR_PARTITION = 3;
 const NOT_LEADER_OR_FOLLOWER = 6;
 const REQUEST_TIMED_OUT = 7;
+const INVALID_TOPIC_EXCEPTION = 17;
 const INVALID_REQUIRED_ACKS = 21;
 const INVALID_RECORD = 87;
 const UNKNOWN_SERVER_ERROR = -1;
@@ -66,6 +67,11 @@ export async function handleProduce(
     name: t.name,
     partitionResponses: t.partitionData.map((pd) => {
       if (!validAcks) return errorResponse(pd.index, INVALID_REQUIRED_ACKS, null);
+      // Only the broker writes its internal topics: a client record in __consumer_offsets would
+      // be replayed as group state.
+      if (image.topics.get(t.name)?.internal) {
+        return errorResponse(pd.index, INVALID_TOPIC_EXCEPTION, `Cannot append to internal topic ${t.name}`);
+      }
       const p = b.replicaManager.getPartition(t.name, pd.index);
       if (!p) return errorResponse(pd.index, notHostedError(b, t.name, pd.index), null);
       if (!pd.records || pd.records.length === 0) {
