@@ -194,7 +194,7 @@ export class PartitionLeaderState {
         this.followers.set(id, old ?? initialReplicaState(id, state.isr.includes(id), now));
       }
       this.ctx.logger.info(
-        `[Partition ${this.name} broker=${this.ctx.localBrokerId}] ${wasLeader ? 'New leader epoch' : 'Leader'} ${this.name} with topic id starts at leader epoch ${state.leaderEpoch} from offset ${leo} with partition epoch ${state.partitionEpoch}, high watermark ${this.log.highWatermark}, ISR [${formatIsr(state.isr)}], adding replicas [${formatIsr(state.addingReplicas)}] and removing replicas [${formatIsr(state.removingReplicas)}].`,
+        `[Partition ${this.name} broker=${this.ctx.localBrokerId}] ${wasLeader ? 'New leader epoch of' : 'Leader'} ${this.name} starts at leader epoch ${state.leaderEpoch} from offset ${leo} with partition epoch ${state.partitionEpoch}, high watermark ${this.log.highWatermark}, ISR [${formatIsr(state.isr)}], adding replicas [${formatIsr(state.addingReplicas)}] and removing replicas [${formatIsr(state.removingReplicas)}].`,
       );
     } else {
       for (const id of state.replicas) {
@@ -463,6 +463,19 @@ export class PartitionLeaderState {
     if (this.log.highWatermark < requiredOffset) return { done: false, errorCode: NONE };
     const ok = this.maximalIsr.length >= this.effectiveMinIsr();
     return { done: true, errorCode: ok ? NONE : NOT_ENOUGH_REPLICAS_AFTER_APPEND };
+  }
+
+  /**
+   * Kafka's low watermark: the smallest log start offset over this log and the followers on live
+   * brokers (as of their latest fetch); what a DeleteRecords answer waits for.
+   */
+  lowWatermark(): bigint {
+    let low = this.log.logStartOffset;
+    for (const s of this.followers.values()) {
+      if (s.logStartOffset < 0n || !this.ctx.isReplicaIsrEligible(s.brokerId, -1n)) continue;
+      if (s.logStartOffset < low) low = s.logStartOffset;
+    }
+    return low;
   }
 
   /** Every replica's lag behind this leader's LEO, in offsets (unknown LEO: the whole log). */

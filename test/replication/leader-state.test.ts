@@ -268,3 +268,28 @@ test('OffsetsForLeaderEpoch on the leader: end of the epoch, the latest at the L
     cleanup();
   }
 });
+
+test('low watermark: the smallest log start offset over the leader and live followers', () => {
+  const { cleanup, log, leader, ctx } = setup(1);
+  try {
+    leader.applyPartitionState(state());
+    leader.appendAsLeader(makeBatch({ count: 10 }), 1);
+    fetch(leader, 2, 10n, ctx.clock.nowMs());
+    fetch(leader, 3, 10n, ctx.clock.nowMs());
+    log.maybeIncrementLogStartOffset(6n, 'delete records');
+    assert.equal(leader.lowWatermark(), 0n);
+    readForFollower(
+      leader,
+      2,
+      -1n,
+      { fetchOffset: 10n, logStartOffset: 6n, currentLeaderEpoch: 0, lastFetchedEpoch: 0, maxBytes: 100 },
+      true,
+      0,
+    );
+    assert.equal(leader.lowWatermark(), 0n, 'follower 3 still at 0');
+    ctx.ineligible.add(3);
+    assert.equal(leader.lowWatermark(), 6n, 'a dead follower does not hold it back');
+  } finally {
+    cleanup();
+  }
+});
