@@ -253,3 +253,53 @@ test('seed 14.3: a follower whose segment lost its last 500 bytes recovers, refe
     c.close();
   }
 });
+
+test('seed 13.3 experiment 1: a follower down during acks=all writes catches up and rejoins with an equal size', async () => {
+  const c = new SimCluster(1331, oneTopic());
+  try {
+    c.start();
+    await c.run(500);
+    await produceMany(c, 20, -1);
+    const b3 = c.brokers.get(3)!;
+    b3.crash();
+    const codes = await produceMany(c, 150, -1);
+    assert.ok(codes.every((x) => x === 0));
+    const leaderLog = c.brokers.get(1)!.logs.get('t-0')!;
+    const restartAt = c.queue.clock.nowMs();
+    b3.start();
+    // Sample the follower's size as kafka-log-dirs would, until the ISR is whole again.
+    let equalAt = -1;
+    while (c.controller.records.get('t-0')!.isr.length < 3 && c.queue.clock.nowMs() - restartAt < 5000) {
+      await c.run(2);
+      const log3 = b3.logs.get('t-0')!;
+      if (equalAt < 0 && log3.size === leaderLog.size) equalAt = c.queue.clock.nowMs();
+    }
+    if (equalAt < 0 && b3.logs.get('t-0')!.size === leaderLog.size) equalAt = c.queue.clock.nowMs();
+    await c.run(100); // the controller's answer reaches the leader
+    const expand = c.brokers
+      .get(1)!
+      .history.get('t-0')!
+      .list()
+      .find((h) => h.kind === 'expand');
+    assert.ok(
+      expand && equalAt > 0,
+      `equal at ${equalAt}, ${JSON.stringify(
+        c.brokers
+          .get(1)!
+          .history.get('t-0')!
+          .list()
+          .map((h) => [h.timeMs, h.kind, h.newIsr, h.partitionEpoch]),
+      )}`,
+    );
+    // The ISR comes back as the sizes meet (the next fetch after catching up proposes it).
+    assert.ok(
+      Math.abs(expand.timeMs - equalAt) <= 200,
+      `sizes equal at ${equalAt}, ISR expanded at ${expand.timeMs}`,
+    );
+    assert.equal(b3.logs.get('t-0')!.size, leaderLog.size);
+    c.checkConverged();
+    assert.deepEqual(c.violations, [], c.report());
+  } finally {
+    c.close();
+  }
+});
