@@ -22,6 +22,7 @@ import type { OffsetFetchResponse } from '../../src/protocol/generated/OffsetFet
 import type { ProduceResponse } from '../../src/protocol/generated/ProduceResponse.js';
 import { defaultSyncGroupRequest } from '../../src/protocol/generated/SyncGroupRequest.js';
 import type { SyncGroupResponse } from '../../src/protocol/generated/SyncGroupResponse.js';
+import { KafkaError } from '../../src/protocol/kafka-error.js';
 import { batch, startBroker, type TestBroker } from './helpers.js';
 
 const GROUP = 'orders-app';
@@ -152,6 +153,46 @@ describe('group coordination on the broker', () => {
       assert.equal(await fetchCommitted(second, c2), -1n);
     } finally {
       await second.stop();
+    }
+  });
+});
+
+describe('the CoordinatorLog adapter', () => {
+  it('appends as leader in issue order and reports failures as KafkaErrors', async () => {
+    const b = await startBroker({ groupInitialRebalanceDelayMs: 0 });
+    try {
+      const conn = await b.connect();
+      await waitForCoordinator(b, conn);
+      const groups = b.broker.groups!;
+      const record = (v: string) => ({ key: Buffer.from(`k-${v}`), value: Buffer.from(v) });
+      const order: string[] = [];
+      await Promise.all(['a', 'b', 'c'].map((v) => groups.append(3, [record(v)]).then(() => order.push(v))));
+      assert.deepEqual(order, ['a', 'b', 'c']);
+      const log = b.broker.logManager.getLog('__consumer_offsets', 3)!;
+      assert.equal(log.logEndOffset, 3n);
+      assert.equal(log.highWatermark, 3n);
+      const codeOf = async (p: Promise<void>): Promise<number> => {
+        try {
+          await p;
+          return 0;
+        } catch (e) {
+          assert.ok(e instanceof KafkaError, String(e));
+          return e.code;
+        }
+      };
+      assert.equal(await codeOf(groups.append(999, [record('x')])), 6, 'NOT_LEADER_OR_FOLLOWER');
+      const tooLarge = { key: Buffer.from('big'), value: Buffer.alloc(2_000_000) };
+      assert.equal(await codeOf(groups.append(3, [tooLarge])), 10, 'MESSAGE_TOO_LARGE');
+      await b.metadata.controller.alterConfigs(
+        { type: 'topic', name: '__consumer_offsets' },
+        [{ name: 'min.insync.replicas', value: '2' }],
+        true,
+        false,
+      );
+      assert.equal(await codeOf(groups.append(3, [record('y')])), 19, 'NOT_ENOUGH_REPLICAS');
+      assert.equal(log.logEndOffset, 3n, 'nothing was appended by the failed writes');
+    } finally {
+      await b.stop();
     }
   });
 });
