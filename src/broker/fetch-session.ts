@@ -12,6 +12,8 @@ export const FETCH_SESSION_ID_NOT_FOUND = 70;
 export const INVALID_FETCH_SESSION_EPOCH = 71;
 /** Kafka's evictable threshold for sessions of ordinary clients. */
 const EVICTION_IDLE_MS = 120_000;
+/** Random draws for an unused session id before giving up (each collides with p ≤ slots / 2^31). */
+const MAX_SESSION_ID_ATTEMPTS = 16;
 
 export interface SessionPartition {
   readonly key: string;
@@ -125,8 +127,13 @@ export class FetchSessionCache {
       if (now - oldest.lastUsedMs < EVICTION_IDLE_MS) return null;
       this.sessions.delete(oldest.id);
     }
+    // Bounded: a broken random source (always 0, or cycling through taken ids) must cost this
+    // client its session, not spin the broker's event loop.
     let id = this.randomId();
-    while (id === 0 || this.sessions.has(id)) id = this.randomId();
+    for (let attempt = 1; id === 0 || this.sessions.has(id); attempt++) {
+      if (attempt >= MAX_SESSION_ID_ATTEMPTS) return null;
+      id = this.randomId();
+    }
     const session = new FetchSession(id, now);
     this.sessions.set(id, session);
     return session;
