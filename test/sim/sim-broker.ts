@@ -14,11 +14,12 @@ import {
   type PartitionData,
 } from '../../src/protocol/generated/FetchResponse.js';
 import { KafkaError } from '../../src/protocol/kafka-error.js';
-import { type FetcherConfig, ReplicaFetcher, type ReplicaTransport } from '../../src/replication/fetcher.js';
-import { PartitionFollower, type ReplicationEvent } from '../../src/replication/follower.js';
-import { IsrHistory } from '../../src/replication/isr-history.js';
+import type { FetcherConfig, ReplicaTransport } from '../../src/replication/fetcher.js';
+import type { ReplicationEvent } from '../../src/replication/follower.js';
+import type { IsrHistory } from '../../src/replication/isr-history.js';
 import { readForFollower } from '../../src/replication/leader-fetch.js';
-import { PartitionLeaderState, scheduleIsrExpiration } from '../../src/replication/leader-state.js';
+import type { PartitionLeaderState } from '../../src/replication/leader-state.js';
+import { ReplicationManager } from '../../src/replication/replication-manager.js';
 import type { StorageContext } from '../../src/storage/local-log.js';
 import { Log } from '../../src/storage/log.js';
 import { logConfig } from '../../src/storage/log-config.js';
@@ -52,7 +53,6 @@ interface PendingProduce {
 
 interface ParkedFetch {
   readonly retry: () => boolean;
-  readonly finish: () => void;
 }
 
 export class SimBroker {
@@ -61,10 +61,9 @@ export class SimBroker {
   epoch = -1n;
   readonly logger: RingLogger;
   readonly logs = new Map<string, Log>();
-  readonly leaders = new Map<string, PartitionLeaderState>();
-  readonly followers = new Map<string, PartitionFollower>();
-  readonly fetchers = new Map<number, ReplicaFetcher>();
   readonly states = new Map<string, PartitionState>();
+  /** The replication roles of this incarnation (a new one at every start). */
+  replication: ReplicationManager;
   /** Survives restarts, as the broker keeps it for the dashboard (in memory here, on disk later). */
   readonly history = new Map<string, IsrHistory>();
   readonly events: ReplicationEvent[] = [];
@@ -74,7 +73,6 @@ export class SimBroker {
   private parked: ParkedFetch[] = [];
   private scheduler: BrokerScheduler;
   private storage: StorageContext;
-  private stopIsrExpiration: () => void = () => {};
 
   constructor(
     readonly id: number,
@@ -87,6 +85,30 @@ export class SimBroker {
     this.logger = new RingLogger(queue.clock, `[broker ${id}]`);
     this.scheduler = new BrokerScheduler(queue);
     this.storage = this.storageContext();
+    this.replication = this.replicationManager();
+  }
+
+  /** The wiring the real broker's composition root will do (see src/replication/README.md). */
+  private replicationManager(): ReplicationManager {
+    return new ReplicationManager({
+      localBrokerId: this.id,
+      clock: this.queue.clock,
+      logger: this.logger,
+      scheduler: this.scheduler,
+      transport: this.transport(),
+      brokerEpoch: () => this.epoch,
+      fetcherConfig: () => this.config.fetcher,
+      replicaLagTimeMaxMs: () => this.config.replicaLagTimeMaxMs,
+      minInsyncReplicas: () => this.config.minInsyncReplicas,
+      isReplicaIsrEligible: (id, epoch) => this.controller.isEligible(id, epoch),
+      alterPartition: (p) => {
+        const epoch = this.epoch;
+        return this.net.request(this.id, 0, () => this.controller.alterPartition(this.id, epoch, p));
+      },
+      onPartitionChange: () => this.stateChanged(),
+      onEvent: (e) => this.events.push(e),
+      histories: this.history,
+    });
   }
 
   private storageContext(): StorageContext {
@@ -100,16 +122,13 @@ export class SimBroker {
     this.incarnation++;
     this.scheduler = new BrokerScheduler(this.queue);
     this.storage = this.storageContext();
+    this.replication = this.replicationManager();
     for (const name of fs.existsSync(this.dir) ? fs.readdirSync(this.dir) : []) {
       if (/^[a-z0-9.]+-\d+$/.test(name)) this.openLog(name, false);
     }
     this.epoch = this.controller.register(this.id);
     for (const s of this.controller.allStates()) this.applyState(s);
-    this.stopIsrExpiration = scheduleIsrExpiration(
-      this.scheduler,
-      () => this.config.replicaLagTimeMaxMs,
-      () => this.leaders.values(),
-    );
+    this.replication.start();
     const checkpoint = (): void => {
       for (const [key, log] of this.logs) this.hwCheckpoint.set(key, log.highWatermark);
       this.scheduler.schedule('checkpoint-high-watermarks', 5000, checkpoint);
@@ -125,12 +144,8 @@ export class SimBroker {
     this.logger.info(
       `crashed${cutTailBytes > 0 ? `, losing up to ${cutTailBytes} bytes of each active segment` : ''}`,
     );
-    this.stopIsrExpiration();
+    this.replication.shutdown();
     this.scheduler.cancelAll();
-    for (const f of this.fetchers.values()) f.stop();
-    for (const l of this.leaders.values()) l.resign();
-    for (const f of this.followers.values()) f.stop();
-    for (const p of this.parked) p.finish();
     for (const log of this.logs.values()) {
       const active = log.local.segments.active();
       log.local.abandon();
@@ -143,9 +158,6 @@ export class SimBroker {
       this.controller.fence(this.id, epoch),
     );
     this.logs.clear();
-    this.leaders.clear();
-    this.followers.clear();
-    this.fetchers.clear();
     this.states.clear();
     this.pending = [];
     this.parked = [];
@@ -167,15 +179,6 @@ export class SimBroker {
     return log;
   }
 
-  private historyOf(key: string): IsrHistory {
-    let h = this.history.get(key);
-    if (!h) {
-      h = new IsrHistory(32);
-      this.history.set(key, h);
-    }
-    return h;
-  }
-
   /** A partition state from the metadata image (applied in order; older ones are ignored). */
   applyState(st: PartitionState): void {
     if (!this.alive || !st.replicas.includes(this.id)) return;
@@ -190,83 +193,7 @@ export class SimBroker {
     }
     this.states.set(key, st);
     const log = this.logs.get(key) ?? this.openLog(key, true);
-    if (st.leader === this.id) {
-      this.stopFollowing(key);
-      let l = this.leaders.get(key);
-      if (!l) {
-        l = new PartitionLeaderState(st.topic, st.partition, log, this.leaderContext(), this.historyOf(key));
-        this.leaders.set(key, l);
-      }
-      l.applyPartitionState(st);
-      this.stateChanged();
-      return;
-    }
-    const l = this.leaders.get(key);
-    if (l) {
-      l.resign();
-      this.leaders.delete(key);
-      this.stateChanged();
-    }
-    if (st.leader < 0) {
-      this.stopFollowing(key);
-      return;
-    }
-    let f = this.followers.get(key);
-    if (f && f.leaderId !== st.leader) {
-      this.fetchers.get(f.leaderId)?.removePartition(key);
-    }
-    if (!f) {
-      f = new PartitionFollower(st.topic, st.partition, 'AAAAAAAAAAAAAAAAAAAAAA', log, {
-        localBrokerId: this.id,
-        clock: this.queue.clock,
-        logger: this.logger,
-        onEvent: (e) => this.events.push(e),
-      });
-      this.followers.set(key, f);
-    }
-    if (f.makeFollower(st.leader, st.leaderEpoch)) this.fetcherFor(st.leader).addPartition(f);
-  }
-
-  private stopFollowing(key: string): void {
-    const f = this.followers.get(key);
-    if (!f) return;
-    f.stop();
-    this.fetchers.get(f.leaderId)?.removePartition(key);
-    this.followers.delete(key);
-  }
-
-  private leaderContext() {
-    return {
-      localBrokerId: this.id,
-      clock: this.queue.clock,
-      logger: this.logger,
-      replicaLagTimeMaxMs: () => this.config.replicaLagTimeMaxMs,
-      minInsyncReplicas: () => this.config.minInsyncReplicas,
-      isReplicaIsrEligible: (id: number, epoch: bigint) => this.controller.isEligible(id, epoch),
-      alterPartition: (p: Parameters<SimController['alterPartition']>[2]) => {
-        const epoch = this.epoch;
-        return this.net.request(this.id, 0, () => this.controller.alterPartition(this.id, epoch, p));
-      },
-      onStateChange: () => this.stateChanged(),
-    };
-  }
-
-  private fetcherFor(leaderId: number): ReplicaFetcher {
-    let f = this.fetchers.get(leaderId);
-    if (!f) {
-      f = new ReplicaFetcher(leaderId, {
-        localBrokerId: this.id,
-        clock: this.queue.clock,
-        logger: this.logger,
-        scheduler: this.scheduler,
-        transport: this.transport(),
-        brokerEpoch: () => this.epoch,
-        config: () => this.config.fetcher,
-      });
-      this.fetchers.set(leaderId, f);
-      f.start();
-    }
-    return f;
+    this.replication.applyPartitionState(st, log, 'AAAAAAAAAAAAAAAAAAAAAA');
   }
 
   /** What the real broker's network client will implement (Fetch and ListOffsets to a leader). */
@@ -299,8 +226,8 @@ export class SimBroker {
   }
 
   leaderOffsets(key: string, currentLeaderEpoch: number): { logStartOffset: bigint; logEndOffset: bigint } {
-    const l = this.leaders.get(key);
-    if (!l || !l.isLeader || (currentLeaderEpoch !== -1 && currentLeaderEpoch !== l.leaderEpoch)) {
+    const l = this.replication.leader(key);
+    if (!l || (currentLeaderEpoch !== -1 && currentLeaderEpoch !== l.leaderEpoch)) {
       throw KafkaError.fromCode(6, `${key}: not the leader`);
     }
     return { logStartOffset: l.log.logStartOffset, logEndOffset: l.log.logEndOffset };
@@ -326,7 +253,6 @@ export class SimBroker {
           finish(again.response);
           return true;
         },
-        finish: () => {},
       };
       const cancel = this.scheduler.schedule('delayed-fetch', req.maxWaitMs, () => {
         this.parked = this.parked.filter((p) => p !== parked);
@@ -348,7 +274,7 @@ export class SimBroker {
       topic: t.topic,
       topicId: t.topicId,
       partitions: t.partitions.map((p): PartitionData => {
-        const leader = this.leaders.get(`${t.topic}-${p.partition}`);
+        const leader = this.replication.leader(`${t.topic}-${p.partition}`);
         if (!this.alive || !leader) {
           errors = true;
           return { ...defaultPartitionData(), partitionIndex: p.partition, errorCode: 6 };
@@ -395,7 +321,7 @@ export class SimBroker {
 
   /** Produce to one partition (a copy of the client's batch is appended). */
   produce(key: string, batch: Buffer, acks: number): Promise<ProduceResult> | ProduceResult {
-    const leader = this.leaders.get(key);
+    const leader = this.replication.leader(key);
     const fail = (errorCode: number): ProduceResult => ({ errorCode, baseOffset: -1n, lastOffset: -1n });
     if (!this.alive || !leader) return fail(6);
     let info: ReturnType<PartitionLeaderState['appendAsLeader']>;

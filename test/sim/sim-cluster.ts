@@ -234,8 +234,9 @@ export class SimCluster {
     const leaderOfEpoch = new Map<string, number>();
     for (const b of this.brokers.values()) {
       if (!b.alive) continue;
-      for (const [key, l] of b.leaders) {
+      for (const l of b.replication.leaderStates()) {
         if (!l.isLeader) continue;
+        const key = l.name;
         const other = leaderOfEpoch.get(`${key}@${l.leaderEpoch}`);
         if (other !== undefined)
           this.fail(`${key}: brokers ${other} and ${b.id} both lead epoch ${l.leaderEpoch}`);

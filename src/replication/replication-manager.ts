@@ -1,0 +1,235 @@
+/**
+ * The replication roles of every partition a broker hosts (Kafka's ReplicaManager
+ * makeLeaders/makeFollowers and ReplicaFetcherManager): one PartitionLeaderState or
+ * PartitionFollower per partition, one ReplicaFetcher per leader broker, the isr-expiration task,
+ * per-partition ISR history and a bounded list of replication events.
+ *
+ * Owned by the broker (or test/sim's broker); the caller applies partition states in metadata
+ * order and serialises calls on the event loop. Logs are the caller's: this class never opens,
+ * closes or deletes one.
+ */
+import type { Clock } from '../common/clock.js';
+import type { PartitionState } from '../metadata/cluster-metadata.js';
+import type { Log } from '../storage/log.js';
+import type { StorageLogger } from '../storage/logger.js';
+import { type FetcherConfig, ReplicaFetcher, type ReplicaTransport } from './fetcher.js';
+import { PartitionFollower, type ReplicationEvent } from './follower.js';
+import { IsrHistory } from './isr-history.js';
+import {
+  type AlterPartitionOutcome,
+  type IsrProposal,
+  PartitionLeaderState,
+  scheduleIsrExpiration,
+} from './leader-state.js';
+
+export const MAX_REPLICATION_EVENTS = 256;
+
+export interface ReplicationManagerContext {
+  readonly localBrokerId: number;
+  readonly clock: Clock;
+  readonly logger: StorageLogger;
+  readonly scheduler: { schedule(name: string, delayMs: number, task: () => void): () => void };
+  readonly transport: ReplicaTransport;
+  /** This broker's registration epoch (sent on Fetch, fencing a replaced incarnation). */
+  brokerEpoch(): bigint;
+  /** replica.fetch.* settings, read at every fetch round. */
+  fetcherConfig(): FetcherConfig;
+  /** replica.lag.time.max.ms, read at every check. */
+  replicaLagTimeMaxMs(): number;
+  /** The topic's effective min.insync.replicas setting, read at every check. */
+  minInsyncReplicas(topic: string): number;
+  isReplicaIsrEligible(brokerId: number, brokerEpoch: bigint): boolean;
+  alterPartition(proposal: IsrProposal): Promise<AlterPartitionOutcome>;
+  /** A partition's HW or ISR moved: parked produces, fetches and DeleteRecords may complete. */
+  onPartitionChange?(key: string): void;
+  onEvent?(event: ReplicationEvent): void;
+  /** Where per-partition histories live, when they must outlive this manager (a restart). */
+  readonly histories?: Map<string, IsrHistory>;
+}
+
+export type ReplicaRole = 'leader' | 'follower' | 'offline';
+
+export class ReplicationManager {
+  private readonly leaders = new Map<string, PartitionLeaderState>();
+  private readonly followers = new Map<string, PartitionFollower>();
+  private readonly fetchers = new Map<number, ReplicaFetcher>();
+  private readonly histories: Map<string, IsrHistory>;
+  private readonly eventList: ReplicationEvent[] = [];
+  private stopExpiration: (() => void) | null = null;
+
+  constructor(private readonly ctx: ReplicationManagerContext) {
+    this.histories = ctx.histories ?? new Map();
+  }
+
+  /** Starts the isr-expiration task (every replica.lag.time.max.ms / 2, re-read at every run). */
+  start(): void {
+    if (this.stopExpiration) return;
+    this.stopExpiration = scheduleIsrExpiration(
+      this.ctx.scheduler,
+      () => this.ctx.replicaLagTimeMaxMs(),
+      () => this.leaders.values(),
+    );
+  }
+
+  /** Stops every fetcher and the expiration task; leaders resign (no answer is acted on later). */
+  shutdown(): void {
+    this.stopExpiration?.();
+    this.stopExpiration = null;
+    for (const f of this.fetchers.values()) f.stop();
+    for (const l of this.leaders.values()) l.resign();
+    for (const f of this.followers.values()) f.stop();
+    this.fetchers.clear();
+    this.leaders.clear();
+    this.followers.clear();
+  }
+
+  /** The leader state of a partition this broker leads now, else undefined. */
+  leader(key: string): PartitionLeaderState | undefined {
+    const l = this.leaders.get(key);
+    return l?.isLeader ? l : undefined;
+  }
+
+  follower(key: string): PartitionFollower | undefined {
+    return this.followers.get(key);
+  }
+
+  leaderStates(): PartitionLeaderState[] {
+    return [...this.leaders.values()];
+  }
+
+  fetcherFor(leaderId: number): ReplicaFetcher | undefined {
+    return this.fetchers.get(leaderId);
+  }
+
+  /** The partition's ISR/leadership history; kept across role changes for the tools. */
+  history(key: string): IsrHistory {
+    let h = this.histories.get(key);
+    if (!h) {
+      h = new IsrHistory();
+      this.histories.set(key, h);
+    }
+    return h;
+  }
+
+  /** The latest rebuild/truncate events, oldest first (bounded). */
+  events(): readonly ReplicationEvent[] {
+    return [...this.eventList];
+  }
+
+  /**
+   * Applies a partition state from the metadata image (the caller filters out older ones): this
+   * broker leads → stop following, makeLeader or a new ISR; another broker leads → resign and
+   * follow it from the LEO; no leader → neither. Returns the role now held.
+   */
+  applyPartitionState(state: PartitionState, log: Log, topicId: string): ReplicaRole {
+    const key = `${state.topic}-${state.partition}`;
+    if (state.leader === this.ctx.localBrokerId) {
+      this.stopFollowing(key);
+      let l = this.leaders.get(key);
+      if (!l) {
+        l = new PartitionLeaderState(
+          state.topic,
+          state.partition,
+          log,
+          this.leaderContext(key, state.topic),
+          this.history(key),
+        );
+        this.leaders.set(key, l);
+      }
+      l.applyPartitionState(state);
+      this.ctx.onPartitionChange?.(key);
+      return 'leader';
+    }
+    this.resign(key);
+    if (state.leader < 0) {
+      this.stopFollowing(key);
+      return 'offline';
+    }
+    let f = this.followers.get(key);
+    if (f && f.leaderId !== state.leader) this.fetchers.get(f.leaderId)?.removePartition(key);
+    if (!f) {
+      f = new PartitionFollower(state.topic, state.partition, topicId, log, {
+        localBrokerId: this.ctx.localBrokerId,
+        clock: this.ctx.clock,
+        logger: this.ctx.logger,
+        onEvent: (e) => this.recordEvent(e),
+      });
+      this.followers.set(key, f);
+    }
+    if (f.makeFollower(state.leader, state.leaderEpoch)) {
+      const h = this.history(key);
+      h.record({
+        timeMs: this.ctx.clock.nowMs(),
+        kind: 'became-follower',
+        leader: state.leader,
+        leaderEpoch: state.leaderEpoch,
+        partitionEpoch: state.partitionEpoch,
+        oldIsr: h.list().at(-1)?.newIsr ?? [],
+        newIsr: [...state.isr],
+        reason: `following broker ${state.leader}`,
+      });
+      this.fetcher(state.leader).addPartition(f);
+    }
+    return 'follower';
+  }
+
+  /** The partition is no longer hosted here (deleted, reassigned away). */
+  removePartition(key: string): void {
+    this.resign(key);
+    this.stopFollowing(key);
+    this.histories.delete(key);
+  }
+
+  private resign(key: string): void {
+    const l = this.leaders.get(key);
+    if (!l) return;
+    l.resign();
+    this.leaders.delete(key);
+    this.ctx.onPartitionChange?.(key);
+  }
+
+  private stopFollowing(key: string): void {
+    const f = this.followers.get(key);
+    if (!f) return;
+    f.stop();
+    this.fetchers.get(f.leaderId)?.removePartition(key);
+    this.followers.delete(key);
+  }
+
+  private fetcher(leaderId: number): ReplicaFetcher {
+    let f = this.fetchers.get(leaderId);
+    if (!f) {
+      f = new ReplicaFetcher(leaderId, {
+        localBrokerId: this.ctx.localBrokerId,
+        clock: this.ctx.clock,
+        logger: this.ctx.logger,
+        scheduler: this.ctx.scheduler,
+        transport: this.ctx.transport,
+        brokerEpoch: () => this.ctx.brokerEpoch(),
+        config: () => this.ctx.fetcherConfig(),
+      });
+      this.fetchers.set(leaderId, f);
+      f.start();
+    }
+    return f;
+  }
+
+  private leaderContext(key: string, topic: string) {
+    return {
+      localBrokerId: this.ctx.localBrokerId,
+      clock: this.ctx.clock,
+      logger: this.ctx.logger,
+      replicaLagTimeMaxMs: () => this.ctx.replicaLagTimeMaxMs(),
+      minInsyncReplicas: () => this.ctx.minInsyncReplicas(topic),
+      isReplicaIsrEligible: (id: number, epoch: bigint) => this.ctx.isReplicaIsrEligible(id, epoch),
+      alterPartition: (p: IsrProposal) => this.ctx.alterPartition(p),
+      onStateChange: () => this.ctx.onPartitionChange?.(key),
+    };
+  }
+
+  private recordEvent(e: ReplicationEvent): void {
+    this.eventList.push(e);
+    if (this.eventList.length > MAX_REPLICATION_EVENTS) this.eventList.shift();
+    this.ctx.onEvent?.(e);
+  }
+}
