@@ -8,6 +8,7 @@
 import type { PartitionState } from '../metadata/cluster-metadata.js';
 import { KafkaError } from '../protocol/kafka-error.js';
 import { batchSize, readBatchHeader } from '../protocol/records/batch.js';
+import { offsetLag } from '../replication/offset-lag.js';
 import type { LogReadResult } from '../storage/local-log.js';
 import type { FetchIsolation, Log, LogAppendInfo } from '../storage/log.js';
 
@@ -169,11 +170,11 @@ export class Partition {
    * LEO, for every replica alike (DescribeLogDirs' offsetLag; Skiff's rule, see ARCHITECTURE.md
    * "Where Skiff is better" — Kafka reports the HW-based lag only for future replicas). A leader
    * is its own leader, so 0; a follower that has not heard from its leader yet reports 0 too.
+   * The rule itself is replication's (offset-lag.ts), so DescribeLogDirs and replication agree.
    */
   offsetLag(): bigint {
     const leo = this.log.logEndOffset;
-    const leaderLeo = this.isLeader ? leo : (this.leaderLeo ?? leo);
-    return leaderLeo > leo ? leaderLeo - leo : 0n;
+    return offsetLag(this.isLeader ? leo : (this.leaderLeo ?? leo), leo);
   }
 
   /** HW = min LEO over the ISR, moving forward only; only a leader advances it. */
