@@ -1,6 +1,7 @@
 /**
  * kafka-python (Debian python3-kafka, /usr/bin/python3) against `skiff broker` as a child process:
- * KafkaAdminClient create_topics / describe_topics / describe_configs / list_topics, a producer,
+ * KafkaAdminClient create_topics / describe_topics / describe_configs (topic and broker) /
+ * alter_configs / list_topics, a producer,
  * and a consumer group that commits, closes, and resumes where it left off.
  */
 import assert from 'node:assert/strict';
@@ -23,6 +24,12 @@ cfg = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, 'py-topic
 entries = {c[0]: c[1] for c in cfg[0].resources[0][4]}
 out['retention.ms'] = entries.get('retention.ms')
 out['list_topics'] = sorted(t for t in admin.list_topics() if not t.startswith('__'))
+broker_cfg = admin.describe_configs([ConfigResource(ConfigResourceType.BROKER, '1')])
+out['broker.group.initial.rebalance.delay.ms'] = {c[0]: c[1] for c in broker_cfg[0].resources[0][4]}.get('group.initial.rebalance.delay.ms')
+altered = admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, 'py-topic', configs={'retention.ms': '7200000'})])
+out['alter_configs'] = [r[0] for r in altered.resources]
+cfg = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, 'py-topic')])
+out['retention.ms.after'] = {c[0]: c[1] for c in cfg[0].resources[0][4]}.get('retention.ms')
 admin.close()
 
 producer = KafkaProducer(bootstrap_servers=bs, client_id='py-producer', acks='all')
@@ -53,6 +60,9 @@ interface Result {
   describe_topics: { topic: string; partitions: number; error: number }[];
   'retention.ms': string;
   list_topics: string[];
+  'broker.group.initial.rebalance.delay.ms': string;
+  alter_configs: number[];
+  'retention.ms.after': string;
   first: string[];
   second: string[];
 }
@@ -71,6 +81,9 @@ describe('kafka-python (python3-kafka) against skiff broker', () => {
     assert.deepEqual(r.describe_topics, [{ topic: 'py-topic', partitions: 2, error: 0 }]);
     assert.equal(r['retention.ms'], '3600000');
     assert.deepEqual(r.list_topics, ['py-topic']);
+    assert.equal(r['broker.group.initial.rebalance.delay.ms'], '0');
+    assert.deepEqual(r.alter_configs, [0]);
+    assert.equal(r['retention.ms.after'], '7200000');
     assert.equal(r.first.length, 10);
     assert.equal(r.second.length, 10);
     const all = [...r.first, ...r.second];
