@@ -3,7 +3,8 @@
  * partitions over and over sends the full list once, then only what changed; the broker answers
  * only partitions with news (records, an error, a new HW or log start offset). The cache holds at
  * most max.incremental.fetch.session.cache.slots sessions; when full, a session unused for
- * longer than EVICTION_IDLE_MS makes room, and otherwise the client gets a sessionless answer.
+ * longer than EVICTION_IDLE_MS or the smallest one makes room (evictFor), and otherwise the client
+ * gets a sessionless answer.
  * Owned by the broker; single-threaded.
  */
 import type { Clock } from '../common/clock.js';
@@ -93,7 +94,7 @@ export class FetchSessionCache {
     }
     if (sessionEpoch === 0) {
       if (sessionId !== 0) this.sessions.delete(sessionId);
-      const session = this.create(now);
+      const session = this.create(now, requested.length);
       if (session) for (const p of requested) session.partitions.set(p.key, p);
       return { kind: 'full', session, partitions: requested };
     }
@@ -120,13 +121,31 @@ export class FetchSessionCache {
     return { kind: 'incremental', session, partitions: [...session.partitions.values()] };
   }
 
-  private create(now: number): FetchSession | null {
-    if (this.maxSlots <= 0) return null;
-    if (this.sessions.size >= this.maxSlots) {
-      const oldest = this.sessions.values().next().value!;
-      if (now - oldest.lastUsedMs < EVICTION_IDLE_MS) return null;
+  /**
+   * Kafka's FetchSessionCache.tryEvict: a session idle for EVICTION_IDLE_MS goes first; otherwise
+   * the smallest session (fewest partitions, then least recently used) makes room for a new one at
+   * least as large. Clients that open a session on every fetch and never use it again (epoch 0
+   * every time) so keep replacing each other instead of crowding out real sessions for minutes.
+   */
+  private evictFor(now: number, size: number): boolean {
+    const oldest = this.sessions.values().next().value!;
+    if (now - oldest.lastUsedMs >= EVICTION_IDLE_MS) {
       this.sessions.delete(oldest.id);
+      return true;
     }
+    // Iteration is least recently used first, so the first smallest found is the one to go.
+    let smallest: FetchSession | null = null;
+    for (const s of this.sessions.values()) {
+      if (smallest === null || s.partitions.size < smallest.partitions.size) smallest = s;
+    }
+    if (smallest === null || size < smallest.partitions.size) return false;
+    this.sessions.delete(smallest.id);
+    return true;
+  }
+
+  private create(now: number, size: number): FetchSession | null {
+    if (this.maxSlots <= 0) return null;
+    if (this.sessions.size >= this.maxSlots && !this.evictFor(now, size)) return null;
     // Bounded: a broken random source (always 0, or cycling through taken ids) must cost this
     // client its session, not spin the broker's event loop.
     let id = this.randomId();

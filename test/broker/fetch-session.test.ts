@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { FetchSessionCache } from '../../src/broker/fetch-session.js';
+import { FetchSessionCache, type SessionPartition } from '../../src/broker/fetch-session.js';
 import { ManualClock } from '../../src/common/clock.js';
 
 describe('FetchSessionCache', () => {
@@ -13,9 +13,44 @@ describe('FetchSessionCache', () => {
       return c.kind === 'full' ? c.session?.id : undefined;
     });
     assert.deepEqual(ids, [1, 2, 3]);
-    // Full and nothing idle long enough to evict: a sessionless answer, not a wait or a loop.
+    // Full of sessions as small as the new one: the least recently used smallest makes room.
     const c = cache.context(0, 0, [], []);
-    assert.ok(c.kind === 'full' && c.session === null);
+    assert.ok(c.kind === 'full' && c.session?.id === 4);
+  });
+
+  it("keeps a larger session when full, evicting the smallest for new ones at least as large (Kafka's rule)", () => {
+    let next = 1;
+    const clock = new ManualClock();
+    const cache = new FetchSessionCache(2, clock, () => next++);
+    const part = (i: number): SessionPartition => ({
+      key: `t:${i}`,
+      topic: 't',
+      topicId: 'id',
+      partition: i,
+      fetchOffset: 0n,
+      maxBytes: 1,
+      currentLeaderEpoch: -1,
+      logStartOffset: -1n,
+      sentHighWatermark: -1n,
+      sentLogStartOffset: -1n,
+    });
+    const big = cache.context(0, 0, [part(0), part(1), part(2)], []);
+    assert.ok(big.kind === 'full' && big.session?.id === 1);
+    cache.context(0, 0, [part(0)], []);
+    // A one-partition newcomer replaces the other one-partition session, never the big one.
+    for (let i = 0; i < 5; i++) {
+      const c = cache.context(0, 0, [part(0)], []);
+      assert.ok(c.kind === 'full' && c.session !== null);
+    }
+    const incremental = cache.context(1, 1, [], []);
+    assert.equal(incremental.kind, 'incremental');
+    // A newcomer smaller than every cached session gets no session.
+    const none = cache.context(0, 0, [], []);
+    assert.ok(none.kind === 'full' && none.session === null);
+    // Until the big one idles past the eviction threshold.
+    clock.advance(120_000);
+    const late = cache.context(0, 0, [], []);
+    assert.ok(late.kind === 'full' && late.session !== null);
   });
 
   it('gives up on a session (never spins) when the random source only yields taken or zero ids', () => {
