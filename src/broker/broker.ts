@@ -8,6 +8,7 @@
 import { statfsSync } from 'node:fs';
 import type { Clock } from '../common/clock.js';
 import type { BrokerInfo, ClusterMetadata } from '../metadata/cluster-metadata.js';
+import { brokerConfigValue, type ConfigValue, layersFor } from '../metadata/config-resolve.js';
 import { type BoundAddress, SocketServer } from '../network/socket-server.js';
 import type { FileSystem } from '../storage/fs.js';
 import { LogManager } from '../storage/log-manager.js';
@@ -129,6 +130,16 @@ export class Broker {
       scheduler,
       logger,
     );
+  }
+
+  /**
+   * A broker config's current value, typed: this broker's dynamic value, else the cluster default,
+   * else server.properties, else Kafka's default. What run-time readers of dynamic configs
+   * (replica.lag.time.max.ms for the ISR check, say) call each time instead of caching.
+   */
+  currentConfig(name: string): ConfigValue | null {
+    const { metadata, config } = this.deps;
+    return brokerConfigValue(name, layersFor(metadata.image(), config.nodeId, config.staticProps));
   }
 
   get address(): BoundAddress {

@@ -191,6 +191,8 @@ describe('configs: DescribeConfigs, AlterConfigs, IncrementalAlterConfigs; Descr
       { name: 'replica.lag.time.max.ms', configOperation: 0, value: '5000' },
     ]);
     assert.equal(lag.responses[0]!.errorCode, 0);
+    assert.equal(b.broker.currentConfig('replica.lag.time.max.ms'), 5000n, 'read at run time, no restart');
+    assert.equal(b.broker.currentConfig('log.retention.hours'), 2, 'static properties underneath');
     const seg = await incremental(BROKER, '', [
       { name: 'log.segment.bytes', configOperation: 0, value: '2097152' },
     ]);
