@@ -1,0 +1,229 @@
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * The whole broker against the disk it runs on (issue 4's performance targets), measured in one run:
+ *  - dd's sequential write speed (bs=1M count=256 conv=fdatasync) as the baseline;
+ *  - kcat producing 100,000 x 1 KiB records (acks=1) to a fresh `skiff broker` child process:
+ *    >= 0.3x dd; consuming them back from the beginning: >= 0.5x dd (wall clock of each kcat run);
+ *  - the broker's RSS (VmRSS) before and after opening 1,000 idle TCP connections: < 100 MiB more.
+ * kcat missing: says so and skips the kcat part. Extra broker node flags (e.g. --cpu-prof) can be
+ * passed in SKIFF_BENCH_NODE_FLAGS, space separated.
+ */
+const PRODUCE_TARGET = 0.3;
+const CONSUME_TARGET = 0.5;
+const IDLE_TARGET_MIB = 100;
+const RECORDS = 100_000;
+const RECORD_BYTES = 1024;
+const IDLE_CONNECTIONS = 1_000;
+const SKIFF = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../src/cli/main.js');
+const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+
+interface Broker {
+  readonly child: ChildProcess;
+  readonly port: number;
+  stop(): Promise<void>;
+}
+
+async function startBroker(dir: string): Promise<Broker> {
+  const props = path.join(dir, 'server.properties');
+  fs.writeFileSync(
+    props,
+    [
+      'node.id=1',
+      'listeners=PLAINTEXT://127.0.0.1:0',
+      `log.dirs=${path.join(dir, 'logs')}`,
+      'num.partitions=1',
+      '',
+    ].join('\n'),
+  );
+  const flags = (process.env.SKIFF_BENCH_NODE_FLAGS ?? '').split(' ').filter((f) => f !== '');
+  const child = spawn(process.execPath, [...flags, SKIFF, 'broker', '--config', props], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: dir,
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let out = '';
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`broker not ready:\n${out}`)), 15_000);
+    const onData = (chunk: Buffer) => {
+      out += chunk.toString();
+      const m = /ready: listening on PLAINTEXT:\/\/127\.0\.0\.1:(\d+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(Number(m[1]));
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`broker exited with ${code}:\n${out}`));
+    });
+  });
+  return {
+    child,
+    port,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGTERM');
+        const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+        await exited;
+        clearTimeout(killer);
+      }
+    },
+  };
+}
+
+function ddMBps(file: string): number {
+  const r = spawnSync('dd', ['if=/dev/zero', `of=${file}`, 'bs=1M', 'count=256', 'conv=fdatasync'], {
+    encoding: 'utf8',
+  });
+  fs.rmSync(file, { force: true });
+  // "268435456 bytes (268 MB, 256 MiB) copied, 0.7 s, 383 MB/s"
+  const m = /(\d+) bytes.*copied, ([\d.,]+) s/.exec(r.stderr);
+  if (r.status !== 0 || !m) throw new Error(`dd failed: ${r.stderr}`);
+  return Number(m[1]) / 1e6 / Number(m[2].replace(',', '.'));
+}
+
+function recordsFile(file: string): void {
+  const line = Buffer.allocUnsafe(RECORD_BYTES);
+  const fd = fs.openSync(file, 'w');
+  try {
+    const block = Buffer.allocUnsafe(RECORD_BYTES * 1000);
+    for (let i = 0; i < RECORDS; i += 1000) {
+      for (let j = 0; j < 1000; j++) {
+        const rnd = randomBytes(RECORD_BYTES - 1);
+        for (let k = 0; k < RECORD_BYTES - 1; k++) line[k] = ALPHABET.charCodeAt(rnd[k] & 63);
+        line[RECORD_BYTES - 1] = 0x0a;
+        line.copy(block, j * RECORD_BYTES);
+      }
+      fs.writeSync(fd, block);
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** Runs kcat to completion; stdout to /dev/null. Returns wall-clock seconds. */
+function runKcat(args: string[], stdinFile: string | null): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const stdin = stdinFile === null ? 'ignore' : fs.openSync(stdinFile, 'r');
+    const started = performance.now();
+    const p = spawn('kcat', args, { stdio: [stdin, 'ignore', 'pipe'] });
+    if (typeof stdin === 'number') fs.closeSync(stdin);
+    let err = '';
+    p.stderr?.on('data', (c: Buffer) => {
+      err += c.toString();
+    });
+    const timer = setTimeout(() => p.kill('SIGKILL'), 300_000);
+    p.on('error', reject);
+    p.on('close', (status) => {
+      clearTimeout(timer);
+      const seconds = (performance.now() - started) / 1000;
+      if (status !== 0) reject(new Error(`kcat ${args.join(' ')} exited with ${status}: ${err}`));
+      else resolve(seconds);
+    });
+  });
+}
+
+function rssKiB(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+  if (!m) throw new Error(`no VmRSS for ${pid}`);
+  return Number(m[1]);
+}
+
+async function openIdle(port: number, n: number): Promise<net.Socket[]> {
+  const sockets: net.Socket[] = [];
+  for (let i = 0; i < n; i += 100) {
+    const batch = await Promise.all(
+      Array.from(
+        { length: Math.min(100, n - i) },
+        () =>
+          new Promise<net.Socket>((resolve, reject) => {
+            const s = net.connect(port, '127.0.0.1', () => resolve(s));
+            s.once('error', reject);
+          }),
+      ),
+    );
+    sockets.push(...batch);
+  }
+  return sockets;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
+
+export async function benchBroker(): Promise<void> {
+  console.log('broker (issue 4): kcat produce/consume vs dd, idle connections');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'skiff-bench-broker-'));
+  let broker: Broker | undefined;
+  try {
+    const dd = ddMBps(path.join(dir, 'dd.bin'));
+    console.log(`  dd sequential write (fdatasync): ${dd.toFixed(0)} MB/s`);
+    broker = await startBroker(dir);
+    const pid = broker.child.pid as number;
+    // On the fresh broker, so the connections cannot hide in heap freed by the kcat runs.
+    await sleep(500);
+    const before = rssKiB(pid);
+    const sockets = await openIdle(broker.port, IDLE_CONNECTIONS);
+    await sleep(1000);
+    const after = rssKiB(pid);
+    for (const s of sockets) s.destroy();
+    const deltaMiB = (after - before) / 1024;
+    console.log(
+      `  ${IDLE_CONNECTIONS} idle connections: RSS ${(before / 1024).toFixed(1)} -> ${(after / 1024).toFixed(1)} MiB, ` +
+        `+${deltaMiB.toFixed(1)} MiB (target < ${IDLE_TARGET_MIB} MiB: ${verdict(deltaMiB < IDLE_TARGET_MIB)})`,
+    );
+    const kcat = spawnSync('kcat', ['-V'], { encoding: 'utf8' });
+    if (kcat.error) {
+      console.log('  kcat not installed (Debian: apt-get install kcat): produce/consume part skipped');
+    } else {
+      const input = path.join(dir, 'records.txt');
+      recordsFile(input);
+      const bytes = RECORDS * RECORD_BYTES;
+      const b = `127.0.0.1:${broker.port}`;
+      const produceS = await runKcat(
+        [
+          '-P',
+          '-b',
+          b,
+          '-t',
+          'bench',
+          '-X',
+          'acks=1',
+          '-X',
+          'linger.ms=5',
+          '-X',
+          'batch.size=1000000',
+          '-l',
+          input,
+        ],
+        null,
+      );
+      fs.rmSync(input, { force: true });
+      const produce = bytes / 1e6 / produceS;
+      console.log(
+        `  produce ${RECORDS} x ${RECORD_BYTES} B: ${produceS.toFixed(2)} s, ${produce.toFixed(0)} MB/s = ` +
+          `${(produce / dd).toFixed(2)}x dd (target >= ${PRODUCE_TARGET}x: ${verdict(produce / dd >= PRODUCE_TARGET)})`,
+      );
+      const consumeS = await runKcat(['-C', '-b', b, '-t', 'bench', '-o', 'beginning', '-e', '-q'], null);
+      const consume = bytes / 1e6 / consumeS;
+      console.log(
+        `  consume ${RECORDS} x ${RECORD_BYTES} B: ${consumeS.toFixed(2)} s, ${consume.toFixed(0)} MB/s = ` +
+          `${(consume / dd).toFixed(2)}x dd (target >= ${CONSUME_TARGET}x: ${verdict(consume / dd >= CONSUME_TARGET)})`,
+      );
+    }
+  } finally {
+    await broker?.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) await benchBroker();
