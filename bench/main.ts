@@ -1,8 +1,9 @@
+import { benchBroker } from './broker.js';
 import { benchFetchEncode } from './fetch-encode.js';
 import { benchRecords } from './records.js';
 import { benchStorage } from './storage.js';
 
 /** Every benchmark, run in order by `npm run bench`. Add new ones to this list. */
-const benches: (() => Promise<unknown>)[] = [benchRecords, benchFetchEncode, benchStorage];
+const benches: (() => Promise<unknown>)[] = [benchRecords, benchFetchEncode, benchStorage, benchBroker];
 
 for (const bench of benches) await bench();
