@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net';
 import type { Clock } from '../common/clock.js';
-import { FrameReader } from '../protocol/framing.js';
+import { type FramePool, FrameReader } from '../protocol/framing.js';
 import { ProtocolError } from '../protocol/protocol-error.js';
 import type { StorageLogger } from '../storage/logger.js';
 import { CloseConnectionError, type ConnectionInfo, type RequestHandler } from './request-handler.js';
@@ -42,9 +42,12 @@ export class ServerConnection implements ConnectionInfo {
     private readonly clock: Clock,
     private readonly logger: StorageLogger,
     private readonly onClose: (conn: ServerConnection) => void,
+    // Frames spanning socket reads are assembled here and given back once handled: a handler must
+    // not keep views of its request frame once its promise settles (it copies what it keeps).
+    private readonly framePool?: FramePool,
   ) {
     this.remoteAddress = `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`;
-    this.reader = new FrameReader({ maxFrameBytes: limits.maxFrameBytes });
+    this.reader = new FrameReader({ maxFrameBytes: limits.maxFrameBytes, pool: framePool });
     this.lastActiveMs = clock.nowMs();
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
@@ -125,12 +128,14 @@ export class ServerConnection implements ConnectionInfo {
     this.updateReading();
     this.handler.handle(frame, this).then(
       (response) => {
+        this.framePool?.release(frame);
         this.processing = false;
         if (this.closedFlag) return;
         if (response !== null) this.write(response);
         this.pump();
       },
       (e: unknown) => {
+        this.framePool?.release(frame);
         this.processing = false;
         this.close(this.reasonOf(e));
       },

@@ -1,5 +1,6 @@
 import * as net from 'node:net';
 import type { Clock } from '../common/clock.js';
+import { FramePool } from '../protocol/framing.js';
 import type { StorageLogger } from '../storage/logger.js';
 import type { Scheduler } from '../storage/scheduler.js';
 import type { RequestHandler } from './request-handler.js';
@@ -21,6 +22,12 @@ export interface SocketServerConfig {
   readonly maxConnections: number;
 }
 
+/**
+ * Idle buffers kept, across all connections, for assembling request frames that span socket reads
+ * (produce requests of up to ~1 MB): enough for a few connections' worth of in-flight requests.
+ */
+const FRAME_POOL_BYTES = 16 * 1024 * 1024;
+
 export interface BoundAddress {
   readonly host: string;
   readonly port: number;
@@ -39,6 +46,7 @@ export class SocketServer {
   private cancelSweep: (() => void) | null = null;
   private bound: BoundAddress | null = null;
   private rejected = 0;
+  private readonly framePool = new FramePool(FRAME_POOL_BYTES);
 
   constructor(
     private readonly config: SocketServerConfig,
@@ -105,6 +113,7 @@ export class SocketServer {
       this.clock,
       this.logger,
       (c) => this.connections.delete(c),
+      this.framePool,
     );
     this.connections.add(conn);
   }

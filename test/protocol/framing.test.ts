@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { DEFAULT_MAX_FRAME_BYTES, FrameReader, frame } from '../../src/protocol/framing.js';
+import { DEFAULT_MAX_FRAME_BYTES, FramePool, FrameReader, frame } from '../../src/protocol/framing.js';
 import { ProtocolError } from '../../src/protocol/protocol-error.js';
 
 function sizePrefix(size: number): Buffer {
@@ -176,5 +176,57 @@ describe('frame', () => {
         );
       }),
     );
+  });
+});
+
+describe('FramePool', () => {
+  it('gives the same frames for any chunking when frames are released as they are read', () => {
+    fc.assert(
+      fc.property(payloads, fc.array(fc.integer({ min: 1, max: 700 }), { minLength: 1 }), (ps, sizes) => {
+        const pool = new FramePool(1 << 20);
+        const reader = new FrameReader({ pool });
+        const seen: number[][] = [];
+        for (const chunk of split(encode(ps), sizes)) {
+          for (const f of reader.push(chunk)) {
+            seen.push([...f]);
+            pool.release(f);
+          }
+        }
+        assert.deepEqual(
+          seen,
+          ps.map((p) => [...p]),
+        );
+      }),
+    );
+  });
+
+  it('reuses a released buffer for the next spanning frame, never a lent one', () => {
+    const pool = new FramePool(1 << 20);
+    const reader = new FrameReader({ pool });
+    const big = (fill: number) => frame([Buffer.alloc(1000, fill)])[0]!;
+    const stream = (fill: number) => Buffer.concat([big(fill), Buffer.alloc(1000, fill)]);
+    const [a] = readAll(reader, split(stream(1), [300]));
+    const [b] = readAll(reader, split(stream(2), [300]));
+    assert.notEqual(a!.buffer, b!.buffer, 'a frame still lent is not reused');
+    assert.ok(a!.every((x) => x === 1));
+    pool.release(a!);
+    assert.equal(pool.idleBytes, a!.buffer.byteLength);
+    const [c] = readAll(reader, split(stream(3), [300]));
+    assert.equal(c!.buffer, a!.buffer, 'the released buffer is reused');
+    assert.ok(c!.every((x) => x === 3));
+    assert.ok(b!.every((x) => x === 2));
+    assert.equal(pool.idleBytes, 0);
+    // Releasing twice, or releasing a frame the pool never lent, keeps nothing.
+    pool.release(c!);
+    pool.release(c!);
+    pool.release(Buffer.alloc(10));
+    assert.equal(pool.idleBytes, c!.buffer.byteLength);
+  });
+
+  it('keeps at most maxBytes of idle buffers', () => {
+    const pool = new FramePool(100 * 1024);
+    const frames = [pool.take(50 * 1024), pool.take(50 * 1024)];
+    for (const f of frames) pool.release(f);
+    assert.equal(pool.idleBytes, 64 * 1024);
   });
 });
