@@ -8,7 +8,7 @@ import * as net from 'node:net';
 import { Admin } from '../../src/client/admin.js';
 import { KafkaClient, type TopicMetadata } from '../../src/client/kafka-client.js';
 import { parseBootstrap, systemRuntime } from '../../src/client/runtime.js';
-import { SKIFF } from '../support/broker-process.js';
+import { runProcess, SKIFF, type ToolRun } from '../support/broker-process.js';
 
 export { runSkiff, SKIFF } from '../support/broker-process.js';
 
@@ -120,31 +120,10 @@ export async function waitUntil<T>(
   }
 }
 
-export interface KcatRun {
-  readonly status: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
+export type KcatRun = ToolRun;
 
 export function kcat(args: readonly string[], input = '', timeoutMs = 30_000): Promise<KcatRun> {
-  return new Promise((resolve, reject) => {
-    const p = spawn('kcat', [...args], { stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    const timer = setTimeout(() => p.kill('SIGKILL'), timeoutMs);
-    p.stdout.on('data', (c: Buffer) => {
-      stdout += c.toString();
-    });
-    p.stderr.on('data', (c: Buffer) => {
-      stderr += c.toString();
-    });
-    p.on('error', reject);
-    p.on('close', (status) => {
-      clearTimeout(timer);
-      resolve({ status, stdout, stderr });
-    });
-    p.stdin.end(input);
-  });
+  return runProcess('kcat', args, input, timeoutMs);
 }
 
 /** Reads a whole partition with kcat (-e: exit at the end); the values, one per line. */

@@ -13,6 +13,7 @@ import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { seededRandomBytes, startBroker, type TestBroker } from '../broker/helpers.js';
+import { runProcess, type ToolRun } from '../support/broker-process.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const SKIFF = path.join(ROOT, 'bin', 'skiff.js');
@@ -35,28 +36,8 @@ function kcat(args: string[], input?: string, timeoutMs = 30_000): { stdout: str
 }
 
 /** kcat without blocking this process's event loop (for a broker running in this process). */
-function kcatAsync(
-  args: string[],
-  input?: string,
-): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const p = spawn('kcat', args, { stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    const timer = setTimeout(() => p.kill('SIGKILL'), 30_000);
-    p.stdout.on('data', (c: Buffer) => {
-      stdout += c.toString();
-    });
-    p.stderr.on('data', (c: Buffer) => {
-      stderr += c.toString();
-    });
-    p.on('error', reject);
-    p.on('close', (status) => {
-      clearTimeout(timer);
-      resolve({ status, stdout, stderr });
-    });
-    p.stdin.end(input ?? '');
-  });
+function kcatAsync(args: string[], input?: string): Promise<ToolRun> {
+  return runProcess('kcat', args, input ?? '');
 }
 
 /** Deterministic printable values with awkward bytes (quotes, backslashes, UTF-8, ':'). */

@@ -89,10 +89,18 @@ export interface ToolRun {
   readonly stderr: string;
 }
 
-/** Runs `skiff <args>` to completion (stdin from `input`), without blocking the event loop. */
-export function runSkiff(args: readonly string[], input = '', timeoutMs = 30_000): Promise<ToolRun> {
+/**
+ * Runs a command to completion (stdin from `input`) without blocking the event loop, so a broker
+ * running in this process keeps serving; SIGKILLed after `timeoutMs`.
+ */
+export function runProcess(
+  command: string,
+  args: readonly string[],
+  input = '',
+  timeoutMs = 30_000,
+): Promise<ToolRun> {
   return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, [SKIFF, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const p = spawn(command, [...args], { stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     const timer = setTimeout(() => p.kill('SIGKILL'), timeoutMs);
@@ -109,4 +117,9 @@ export function runSkiff(args: readonly string[], input = '', timeoutMs = 30_000
     });
     p.stdin.end(input);
   });
+}
+
+/** Runs `skiff <args>` to completion (stdin from `input`), without blocking the event loop. */
+export function runSkiff(args: readonly string[], input = '', timeoutMs = 30_000): Promise<ToolRun> {
+  return runProcess(process.execPath, [SKIFF, ...args], input, timeoutMs);
 }
