@@ -7,21 +7,25 @@
  */
 import { statfsSync } from 'node:fs';
 import type { Clock } from '../common/clock.js';
-import type { BrokerInfo, ClusterMetadata } from '../metadata/cluster-metadata.js';
+import type { BrokerInfo, ClusterMetadata, ReplicationMetadata } from '../metadata/cluster-metadata.js';
 import { brokerConfigValue, type ConfigValue, layersFor } from '../metadata/config-resolve.js';
 import { type BoundAddress, SocketServer } from '../network/socket-server.js';
+import type { FetcherConfig } from '../replication/fetcher.js';
+import type { AlterPartitionOutcome, IsrProposal } from '../replication/leader-state.js';
+import { ReplicationManager } from '../replication/replication-manager.js';
 import type { FileSystem } from '../storage/fs.js';
 import { LogManager } from '../storage/log-manager.js';
 import type { StorageLogger } from '../storage/logger.js';
 import type { Scheduler } from '../storage/scheduler.js';
 import type { BrokerConfig } from './config.js';
-import { applyDynamicConfigs, effectiveLogConfig } from './dynamic-config.js';
+import { applyDynamicConfigs, effectiveLogConfig, minInsyncReplicasOf } from './dynamic-config.js';
 import { FetchSessionCache } from './fetch-session.js';
 import type { GroupApi } from './group-api.js';
 import { GroupCoordination } from './group-coordination.js';
 import type { BrokerServices } from './handler-context.js';
 import { ensureMetaProperties } from './meta-properties.js';
 import { ReplicaManager } from './replica-manager.js';
+import { BrokerReplicaTransport } from './replica-transport.js';
 import { RequestRouter } from './router.js';
 
 export interface BrokerDeps {
@@ -50,6 +54,12 @@ export interface BrokerDeps {
   readonly registerBroker?: (info: Omit<BrokerInfo, 'epoch' | 'inControlledShutdown'>) => void;
 }
 
+/** Metadata that can commit ISR changes (the store-backed one): only then does the broker replicate. */
+function isReplicationMetadata(m: ClusterMetadata): m is ReplicationMetadata {
+  const r = m as Partial<ReplicationMetadata>;
+  return typeof r.alterPartition === 'function' && typeof r.brokerEpoch === 'function';
+}
+
 function statfsSpace(dir: string): { totalBytes: bigint; usableBytes: bigint } {
   const s = statfsSync(dir, { bigint: true });
   return { totalBytes: s.blocks * s.bsize, usableBytes: s.bavail * s.bsize };
@@ -61,6 +71,9 @@ export class Broker {
   readonly router: RequestRouter;
   /** The broker's own group coordinator (null when a GroupApi was passed in, or none wanted). */
   readonly groups: GroupCoordination | null;
+  /** Replication roles and fetchers; null with a single-process metadata (no AlterPartition). */
+  readonly replication: ReplicationManager | null;
+  private readonly replicaTransport: BrokerReplicaTransport | null;
   private readonly server: SocketServer;
   private unsubscribe: (() => void) | null = null;
   private state: 'new' | 'started' | 'stopped' = 'new';
@@ -81,6 +94,16 @@ export class Broker {
       topicConfig,
     );
     this.replicaManager = new ReplicaManager(config.nodeId, this.logManager, topicConfig, logger);
+    if (isReplicationMetadata(metadata)) {
+      this.replicaTransport = new BrokerReplicaTransport(config.nodeId, metadata, scheduler, () =>
+        this.intConfig('replica.socket.timeout.ms', 30_000),
+      );
+      this.replication = this.replicationManager(metadata, this.replicaTransport);
+      this.replicaManager.replication = this.replication;
+    } else {
+      this.replicaTransport = null;
+      this.replication = null;
+    }
     // Producer ids: start time in the high bits, so a restarted broker never hands out an id it
     // gave before (unless it issued more than 1024 ids per millisecond of uptime), and the node id
     // in the low bits, so brokers of one cluster never collide.
@@ -142,6 +165,64 @@ export class Broker {
     return brokerConfigValue(name, layersFor(metadata.image(), config.nodeId, config.staticProps));
   }
 
+  private intConfig(name: string, fallback: number): number {
+    const v = this.currentConfig(name);
+    return typeof v === 'number' ? v : typeof v === 'bigint' ? Number(v) : fallback;
+  }
+
+  /** The wiring of src/replication/README.md ("Integration seams"); test/sim/sim-broker.ts is its model. */
+  private replicationManager(metadata: ReplicationMetadata, transport: BrokerReplicaTransport) {
+    const { config, clock, scheduler, logger } = this.deps;
+    const fetcherConfig = (): FetcherConfig => ({
+      fetchMaxBytes: this.intConfig('replica.fetch.max.bytes', 1_048_576),
+      responseMaxBytes: this.intConfig('replica.fetch.response.max.bytes', 10_485_760),
+      maxWaitMs: this.intConfig('replica.fetch.wait.max.ms', 500),
+      minBytes: this.intConfig('replica.fetch.min.bytes', 1),
+      backoffMs: this.intConfig('replica.fetch.backoff.ms', 1000),
+    });
+    const alterPartition = async (p: IsrProposal): Promise<AlterPartitionOutcome> => {
+      const r = await metadata.alterPartition([
+        {
+          topic: p.topic,
+          partitions: [
+            {
+              partition: p.partition,
+              leaderEpoch: p.leaderEpoch,
+              partitionEpoch: p.partitionEpoch,
+              newIsr: [...p.newIsr],
+              newIsrEpochs: p.newIsrEpochs.map((e) => e.toString()),
+            },
+          ],
+        },
+      ]);
+      const none = { leaderId: -1, leaderEpoch: -1, isr: [], partitionEpoch: -1 };
+      if (r.errorCode !== 0) return { ...none, errorCode: r.errorCode };
+      const pr = r.topics
+        .find((t) => t.topic === p.topic)
+        ?.partitions.find((x) => x.partition === p.partition);
+      if (!pr) return { ...none, errorCode: 3 };
+      return pr;
+    };
+    return new ReplicationManager({
+      localBrokerId: config.nodeId,
+      clock,
+      logger,
+      scheduler,
+      transport,
+      brokerEpoch: () => metadata.brokerEpoch(),
+      fetcherConfig,
+      replicaLagTimeMaxMs: () => this.intConfig('replica.lag.time.max.ms', 30_000),
+      minInsyncReplicas: (topic) =>
+        minInsyncReplicasOf(metadata.image(), config.nodeId, config.minInsyncReplicas, topic),
+      isReplicaIsrEligible: (id, epoch) => {
+        const b = metadata.image().brokers.get(id);
+        return b !== undefined && !b.inControlledShutdown && (epoch === -1n || epoch === b.epoch);
+      },
+      alterPartition,
+      onPartitionChange: (key) => this.replicaManager.purgatory.checkAndComplete(key),
+    });
+  }
+
   get address(): BoundAddress {
     return this.server.address;
   }
@@ -159,6 +240,8 @@ export class Broker {
     this.logManager.startup();
     this.logsLoaded = true;
     this.replicaManager.applyImage(metadata.image());
+    // Fetchers and the isr-expiration task run once the first image and its configs are applied.
+    this.replication?.start();
     this.groups?.applyImage(metadata.image(), null);
     this.unsubscribe = metadata.onChange((image, previous) => {
       applyDynamicConfigs(this.logManager, config.log, config.nodeId, image, previous);
@@ -190,6 +273,9 @@ export class Broker {
     await this.server.close();
     // Parked fetches and produces finish now, while the logs are still open; their answers go
     // nowhere (the connections are closed) but their handlers must not read closed logs later.
+    // Fetchers stop before the logs close: no late answer is appended to a closed log.
+    this.replication?.shutdown();
+    this.replicaTransport?.close();
     if (this.replicaManager.purgatory.forceCompleteAll() > 0) await new Promise((r) => setImmediate(r));
     if (!this.logsLoaded) return;
     this.logManager.shutdown();

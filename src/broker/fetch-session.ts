@@ -26,6 +26,8 @@ export interface SessionPartition {
   currentLeaderEpoch: number;
   /** The follower's log start offset (replica fetches); -1 for consumers. */
   logStartOffset: bigint;
+  /** The epoch of the follower's last fetched batch (replica fetches, v12+); -1 otherwise. */
+  lastFetchedEpoch?: number;
   /** What the last response said, to leave unchanged partitions out of the next one. */
   sentHighWatermark: bigint;
   sentLogStartOffset: bigint;

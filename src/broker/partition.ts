@@ -8,7 +8,9 @@
 import type { PartitionState } from '../metadata/cluster-metadata.js';
 import { KafkaError } from '../protocol/kafka-error.js';
 import { batchSize, readBatchHeader } from '../protocol/records/batch.js';
-import { offsetLag } from '../replication/offset-lag.js';
+import type { PartitionLeaderState } from '../replication/leader-state.js';
+import { localOffsetLag, offsetLag } from '../replication/offset-lag.js';
+import type { ReplicationManager } from '../replication/replication-manager.js';
 import type { LogReadResult } from '../storage/local-log.js';
 import type { FetchIsolation, Log, LogAppendInfo } from '../storage/log.js';
 
@@ -36,6 +38,11 @@ export class Partition {
     readonly log: Log,
     readonly localBrokerId: number,
     state: PartitionState,
+    /**
+     * The broker's replication roles (multi-broker metadata): when set, the leader's HW, ISR and
+     * acks rules are replication's PartitionLeaderState, and this class's own HW rule is off.
+     */
+    readonly replication: ReplicationManager | null = null,
   ) {
     this.state = state;
     this.maybeIncrementHighWatermark();
@@ -63,6 +70,15 @@ export class Partition {
 
   get isLeader(): boolean {
     return this.state.leader === this.localBrokerId;
+  }
+
+  private get key(): string {
+    return `${this.state.topic}-${this.state.partition}`;
+  }
+
+  /** Replication's leader state while this broker leads the partition (replicated brokers only). */
+  get leaderState(): PartitionLeaderState | undefined {
+    return this.replication?.leader(this.key);
   }
 
   /** Applies a new partition state from the metadata image (leader, epoch, ISR). */
@@ -111,6 +127,20 @@ export class Partition {
    */
   appendAsLeader(records: Buffer, requiredAcks: number, minInsyncReplicas: number): LogAppendInfo {
     this.checkLeader();
+    if (this.replication) {
+      const ls = this.leaderState;
+      if (!ls) {
+        throw KafkaError.fromCode(
+          NOT_LEADER_OR_FOLLOWER,
+          `${this.log.name}: broker ${this.localBrokerId} has not taken leadership yet`,
+        );
+      }
+      ls.checkBeforeAppend(requiredAcks);
+      this.refuseTransactionalBatches(records);
+      const info = ls.appendAsLeader(records, requiredAcks);
+      if (info.duplicate) this.duplicateBatches++;
+      return info;
+    }
     if (requiredAcks === -1 && this.state.isr.length < minInsyncReplicas) {
       throw KafkaError.fromCode(
         NOT_ENOUGH_REPLICAS,
@@ -173,13 +203,20 @@ export class Partition {
    * The rule itself is replication's (offset-lag.ts), so DescribeLogDirs and replication agree.
    */
   offsetLag(): bigint {
+    if (this.replication) {
+      const leader = this.leaderState;
+      if (leader) return localOffsetLag({ leader });
+      const follower = this.replication.follower(this.key);
+      if (follower) return localOffsetLag({ follower });
+      return 0n;
+    }
     const leo = this.log.logEndOffset;
     return offsetLag(this.isLeader ? leo : (this.leaderLeo ?? leo), leo);
   }
 
   /** HW = min LEO over the ISR, moving forward only; only a leader advances it. */
   maybeIncrementHighWatermark(): boolean {
-    if (!this.isLeader) return false;
+    if (!this.isLeader || this.replication) return false;
     let hw = this.log.logEndOffset;
     for (const id of this.state.isr) {
       if (id === this.localBrokerId) continue;

@@ -6,6 +6,7 @@
  * hang off the follower role. Owned by the Broker; applied images arrive in revision order.
  */
 import type { MetadataImage } from '../metadata/cluster-metadata.js';
+import type { ReplicationManager } from '../replication/replication-manager.js';
 import type { LogConfig } from '../storage/log-config.js';
 import type { LogManager } from '../storage/log-manager.js';
 import type { StorageLogger } from '../storage/logger.js';
@@ -19,6 +20,11 @@ export function partitionKey(topic: string, partition: number): string {
 export class ReplicaManager {
   private readonly partitions = new Map<string, Partition>();
   readonly purgatory = new Purgatory();
+  /**
+   * The replication roles (leaders' ISR and HW, followers' fetchers), attached by the Broker
+   * when the metadata is multi-broker; null: every partition is its own single-broker leader.
+   */
+  replication: ReplicationManager | null = null;
 
   constructor(
     readonly brokerId: number,
@@ -64,11 +70,12 @@ export class ReplicaManager {
             state.partition,
             this.topicConfig(topic.name),
           );
-          p = new Partition(topic.topicId, log, this.brokerId, state);
+          p = new Partition(topic.topicId, log, this.brokerId, state, this.replication);
           this.partitions.set(key, p);
         } else {
           p.applyState(state);
         }
+        this.replication?.applyPartitionState(state, p.log, topic.topicId);
         this.purgatory.checkAndComplete(key);
       }
     }
@@ -77,6 +84,7 @@ export class ReplicaManager {
 
   private remove(key: string, p: Partition): void {
     this.partitions.delete(key);
+    this.replication?.removePartition(key);
     this.logManager.deleteLog(p.topic, p.index);
     this.logger.info(`stopped hosting ${key} (topic id ${p.topicId}): its log was deleted`);
     // Parked requests on it complete now and find the partition gone.

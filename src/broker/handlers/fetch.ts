@@ -14,6 +14,7 @@ import {
   type PartitionData,
 } from '../../protocol/generated/FetchResponse.js';
 import { ZERO_UUID } from '../../protocol/uuid.js';
+import { readForFollower } from '../../replication/leader-fetch.js';
 import type { FetchIsolation } from '../../storage/log.js';
 import { type FetchContext, type SessionPartition, sessionPartitionKey } from '../fetch-session.js';
 import type { BrokerServices, RequestContext } from '../handler-context.js';
@@ -31,6 +32,8 @@ interface PartitionRead {
   readonly lastStableOffset: bigint;
   readonly logStartOffset: bigint;
   readonly records: Buffer;
+  /** Where the follower's log diverges from the leader's (replica fetches). */
+  readonly divergingEpoch?: { readonly epoch: number; readonly endOffset: bigint } | undefined;
 }
 
 export async function handleFetch(
@@ -59,6 +62,7 @@ export async function handleFetch(
         maxBytes: p.partitionMaxBytes,
         currentLeaderEpoch: p.currentLeaderEpoch,
         logStartOffset: p.logStartOffset,
+        lastFetchedEpoch: p.lastFetchedEpoch,
         sentHighWatermark: -1n,
         sentLogStartOffset: -1n,
       });
@@ -70,10 +74,15 @@ export async function handleFetch(
   const fc = b.fetchSessions.context(req.sessionId, req.sessionEpoch, requested, forgotten);
   if (fc.kind === 'error') return { ...defaultFetchResponse(), errorCode: fc.errorCode, sessionId: 0 };
 
-  const readAll = (): PartitionRead[] => readPartitions(b, fc.partitions, req.maxBytes, isolation, replicaId);
+  const replicaEpoch = ctx.apiVersion >= 15 ? req.replicaState.replicaEpoch : -1n;
+  const readAll = (): PartitionRead[] =>
+    replicaId >= 0 && b.replicaManager.replication
+      ? readForFollowers(b, fc.partitions, req.maxBytes, replicaId, replicaEpoch)
+      : readPartitions(b, fc.partitions, req.maxBytes, isolation, replicaId);
   let reads = readAll();
   const enough = (rs: PartitionRead[]): boolean =>
-    rs.some((r) => r.errorCode !== 0) || rs.reduce((n, r) => n + r.records.length, 0) >= req.minBytes;
+    rs.some((r) => r.errorCode !== 0 || r.divergingEpoch !== undefined) ||
+    rs.reduce((n, r) => n + r.records.length, 0) >= req.minBytes;
   if (req.maxWaitMs > 0 && fc.partitions.length > 0 && !enough(reads)) {
     const keys = fc.partitions.map((sp) => partitionKey(sp.topic, sp.partition));
     const passed = await awaitCondition(
@@ -90,6 +99,61 @@ export async function handleFetch(
     if (!passed) reads = readAll();
   }
   return buildResponse(fc, reads);
+}
+
+// A replica's Fetch on a replicated broker: replication's leader side reads each partition
+// (epoch checks, divergingEpoch, OFFSET_OUT_OF_RANGE, the follower's fetch state, ISR expansion).
+function readForFollowers(
+  b: BrokerServices,
+  partitions: readonly SessionPartition[],
+  responseMaxBytes: number,
+  replicaId: number,
+  replicaEpoch: bigint,
+): PartitionRead[] {
+  const replication = b.replicaManager.replication!;
+  let remaining = Math.max(0, responseMaxBytes);
+  let minOneMessage = true;
+  const now = b.clock.nowMs();
+  return partitions.map((sp) => {
+    const fail = (errorCode: number): PartitionRead => ({
+      sp,
+      errorCode,
+      highWatermark: -1n,
+      lastStableOffset: -1n,
+      logStartOffset: -1n,
+      records: EMPTY,
+    });
+    if (sp.topic === '') return fail(UNKNOWN_TOPIC_ID);
+    const key = partitionKey(sp.topic, sp.partition);
+    const leader = replication.leader(key);
+    if (!leader) return fail(notHostedError(b, sp.topic, sp.partition));
+    const r = readForFollower(
+      leader,
+      replicaId,
+      replicaEpoch,
+      {
+        fetchOffset: sp.fetchOffset,
+        logStartOffset: sp.logStartOffset,
+        currentLeaderEpoch: sp.currentLeaderEpoch,
+        lastFetchedEpoch: sp.lastFetchedEpoch ?? -1,
+        maxBytes: Math.min(Math.max(0, sp.maxBytes), remaining),
+      },
+      minOneMessage,
+      now,
+    );
+    if (r.highWatermarkMoved) b.replicaManager.purgatory.checkAndComplete(key);
+    if (r.records.length > 0) minOneMessage = false;
+    remaining = Math.max(0, remaining - r.records.length);
+    return {
+      sp,
+      errorCode: r.errorCode,
+      highWatermark: r.highWatermark,
+      lastStableOffset: r.highWatermark,
+      logStartOffset: r.logStartOffset,
+      records: r.records,
+      divergingEpoch: r.divergingEpoch ?? undefined,
+    };
+  });
 }
 
 function readPartitions(
@@ -152,6 +216,7 @@ function buildResponse(fc: Exclude<FetchContext, { kind: 'error' }>, reads: Part
   for (const r of reads) {
     const changed =
       r.errorCode !== 0 ||
+      r.divergingEpoch !== undefined ||
       r.records.length > 0 ||
       r.highWatermark !== r.sp.sentHighWatermark ||
       r.logStartOffset !== r.sp.sentLogStartOffset;
@@ -166,6 +231,7 @@ function buildResponse(fc: Exclude<FetchContext, { kind: 'error' }>, reads: Part
       lastStableOffset: r.lastStableOffset,
       logStartOffset: r.logStartOffset,
       records: r.records,
+      ...(r.divergingEpoch && { divergingEpoch: { ...r.divergingEpoch } }),
     };
     const last = responses.at(-1);
     if (last && last.topic === r.sp.topic && last.topicId === r.sp.topicId) last.partitions.push(data);

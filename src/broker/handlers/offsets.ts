@@ -13,6 +13,7 @@ import {
 } from '../../protocol/generated/ListOffsetsResponse.js';
 import type { OffsetForLeaderEpochRequest } from '../../protocol/generated/OffsetForLeaderEpochRequest.js';
 import type { OffsetForLeaderEpochResponse } from '../../protocol/generated/OffsetForLeaderEpochResponse.js';
+import { lastOffsetForLeaderEpoch } from '../../replication/leader-fetch.js';
 import type { Log } from '../../storage/log.js';
 import type { BrokerServices, RequestContext } from '../handler-context.js';
 import { errorCodeOf, notHostedError } from './produce.js';
@@ -31,6 +32,8 @@ function lookup(
   timestamp: bigint,
   leaderEpoch: number,
   readCommitted: boolean,
+  /** A follower asking (replica id ≥ 0): latest is the LEO, as Kafka answers replicas. */
+  fromReplica = false,
 ): Partial<ListOffsetsPartitionResponse> {
   const epochAt = (offset: bigint): number => log.leaderEpochCache.epochForOffset(offset) ?? -1;
   switch (timestamp) {
@@ -40,7 +43,7 @@ function lookup(
     case LATEST_TIMESTAMP:
       return {
         timestamp: -1n,
-        offset: readCommitted ? log.lastStableOffset : log.highWatermark,
+        offset: fromReplica ? log.logEndOffset : readCommitted ? log.lastStableOffset : log.highWatermark,
         leaderEpoch,
       };
     case MAX_TIMESTAMP: {
@@ -76,7 +79,13 @@ export async function handleListOffsets(
         try {
           if (req.replicaId !== DEBUGGING_REPLICA_ID) p.checkLeader();
           p.checkLeaderEpoch(rp.currentLeaderEpoch);
-          const found = lookup(p.log, rp.timestamp, p.leaderEpoch, req.isolationLevel === 1);
+          const found = lookup(
+            p.log,
+            rp.timestamp,
+            p.leaderEpoch,
+            req.isolationLevel === 1,
+            req.replicaId >= 0 && p.replication !== null,
+          );
           // The leader epoch is a v4+ field; the codec refuses a value it cannot carry.
           return { ...base, ...found, ...(ctx.apiVersion < 4 && { leaderEpoch: -1 }) };
         } catch (e) {
@@ -105,6 +114,11 @@ export async function handleOffsetForLeaderEpoch(
         const p = b.replicaManager.getPartition(t.topic, rp.partition);
         if (!p) return { ...base, errorCode: notHostedError(b, t.topic, rp.partition) };
         try {
+          const leader = p.leaderState;
+          if (leader) {
+            const r = lastOffsetForLeaderEpoch(leader, rp.currentLeaderEpoch, rp.leaderEpoch);
+            return { ...base, errorCode: r.errorCode, leaderEpoch: r.leaderEpoch, endOffset: r.endOffset };
+          }
           p.checkLeader();
           p.checkLeaderEpoch(rp.currentLeaderEpoch);
           const e = p.log.endOffsetForEpoch(rp.leaderEpoch);

@@ -13,6 +13,7 @@ import {
   type ProduceResponse,
 } from '../../protocol/generated/ProduceResponse.js';
 import { KafkaError } from '../../protocol/kafka-error.js';
+import type { PartitionLeaderState } from '../../replication/leader-state.js';
 import { minInsyncReplicasOf } from '../dynamic-config.js';
 import type { BrokerServices, RequestContext } from '../handler-context.js';
 import type { Partition } from '../partition.js';
@@ -32,6 +33,8 @@ interface Pending {
   readonly response: PartitionProduceResponse;
   /** The HW that acknowledges the append. */
   readonly requiredHw: bigint;
+  /** Replication's leader state (replicated brokers): its acks=all rule decides. */
+  readonly leader: PartitionLeaderState | undefined;
 }
 
 function errorResponse(index: number, code: number, message: string | null): PartitionProduceResponse {
@@ -89,7 +92,7 @@ export async function handleProduce(
         response.baseOffset = info.firstOffset;
         response.logAppendTimeMs = info.logAppendTimeMs;
         response.logStartOffset = info.logStartOffset;
-        pending.push({ partition: p, response, requiredHw: info.lastOffset + 1n });
+        pending.push({ partition: p, response, requiredHw: info.lastOffset + 1n, leader: p.leaderState });
         if (!info.duplicate) b.replicaManager.partitionChanged(p);
         return response;
       } catch (e) {
@@ -123,8 +126,11 @@ async function awaitReplication(
   pending: Pending[],
   timeoutMs: number,
 ): Promise<void> {
+  // Kafka's checkEnoughReplicasReachOffset on a replicated broker; else the single-broker rule.
   const done = (p: Pending): boolean =>
-    !p.partition.isLeader || p.partition.log.highWatermark >= p.requiredHw;
+    p.leader
+      ? p.leader.checkEnoughReplicasReachOffset(p.requiredHw).done
+      : !p.partition.isLeader || p.partition.log.highWatermark >= p.requiredHw;
   if (!pending.every(done)) {
     const keys = pending.map((p) => partitionKey(p.partition.topic, p.partition.index));
     await awaitCondition(
@@ -137,7 +143,11 @@ async function awaitReplication(
     );
   }
   for (const p of pending) {
-    if (!p.partition.isLeader) {
+    if (p.leader) {
+      const r = p.leader.checkEnoughReplicasReachOffset(p.requiredHw);
+      const code = r.done ? r.errorCode : REQUEST_TIMED_OUT;
+      if (code !== 0) Object.assign(p.response, { errorCode: code, baseOffset: -1n });
+    } else if (!p.partition.isLeader) {
       Object.assign(p.response, { errorCode: NOT_LEADER_OR_FOLLOWER, baseOffset: -1n });
     } else if (p.partition.log.highWatermark < p.requiredHw) {
       Object.assign(p.response, { errorCode: REQUEST_TIMED_OUT, baseOffset: -1n });

@@ -1,0 +1,118 @@
+/**
+ * The broker's ReplicaTransport: follower Fetch (v12: topic names, replicaId at the top level,
+ * lastFetchedEpoch and divergingEpoch) and ListOffsets (-2 / -1 with this broker's replica id) to
+ * a leader, over one ClientConnection per leader broker, addressed from the current metadata
+ * image. A failed connection is dropped and reopened by the next request (the fetcher backs off
+ * in between). Owned by the Broker; close() ends every connection.
+ */
+import type { ClusterMetadata } from '../metadata/cluster-metadata.js';
+import { ClientConnection } from '../network/client-connection.js';
+import {
+  defaultReplicaState,
+  type FetchRequest,
+  FetchRequestCodec,
+} from '../protocol/generated/FetchRequest.js';
+import { type FetchResponse, FetchResponseCodec } from '../protocol/generated/FetchResponse.js';
+import {
+  defaultListOffsetsRequest,
+  ListOffsetsRequestCodec,
+} from '../protocol/generated/ListOffsetsRequest.js';
+import { ListOffsetsResponseCodec } from '../protocol/generated/ListOffsetsResponse.js';
+import { KafkaError } from '../protocol/kafka-error.js';
+import type { LeaderOffsets, ReplicaTransport } from '../replication/fetcher.js';
+import type { Scheduler } from '../storage/scheduler.js';
+
+const FETCH = 1;
+const FETCH_VERSION = 12;
+const LIST_OFFSETS = 2;
+const LIST_OFFSETS_VERSION = 7;
+
+export class BrokerReplicaTransport implements ReplicaTransport {
+  private readonly conns = new Map<number, { key: string; conn: Promise<ClientConnection> }>();
+  private closed = false;
+
+  constructor(
+    private readonly localBrokerId: number,
+    private readonly metadata: ClusterMetadata,
+    private readonly scheduler: Scheduler,
+    /** replica.socket.timeout.ms: an unanswered request fails the connection. */
+    private readonly requestTimeoutMs: () => number,
+  ) {}
+
+  private connection(leaderId: number): Promise<ClientConnection> {
+    if (this.closed) return Promise.reject(new Error('replica transport closed'));
+    const b = this.metadata.image().brokers.get(leaderId);
+    if (!b) return Promise.reject(new Error(`broker ${leaderId} is not registered`));
+    const key = `${b.host}:${b.port}`;
+    const cur = this.conns.get(leaderId);
+    if (cur && cur.key === key) return cur.conn;
+    if (cur) void cur.conn.then((c) => c.close()).catch(() => {});
+    const conn = ClientConnection.connect(b.host, b.port, {
+      clientId: `skiff-replica-fetcher-${this.localBrokerId}-to-${leaderId}`,
+      maxInFlight: 2,
+      maxFrameBytes: 256 * 1024 * 1024,
+      requestTimeoutMs: this.requestTimeoutMs(),
+      scheduler: this.scheduler,
+    });
+    const entry = { key, conn };
+    this.conns.set(leaderId, entry);
+    conn.then(
+      (c) =>
+        void c.closed().then(() => {
+          if (this.conns.get(leaderId) === entry) this.conns.delete(leaderId);
+        }),
+      () => {
+        if (this.conns.get(leaderId) === entry) this.conns.delete(leaderId);
+      },
+    );
+    return conn;
+  }
+
+  async fetch(leaderId: number, request: FetchRequest): Promise<FetchResponse> {
+    const conn = await this.connection(leaderId);
+    // v12 carries the replica id at the top level; ReplicaState (with the broker epoch) is v15+.
+    const v12 = { ...request, replicaState: defaultReplicaState() };
+    return conn.send(FETCH, FETCH_VERSION, FetchRequestCodec, v12, FetchResponseCodec);
+  }
+
+  async leaderOffsets(
+    leaderId: number,
+    topic: string,
+    partition: number,
+    currentLeaderEpoch: number,
+  ): Promise<LeaderOffsets> {
+    const conn = await this.connection(leaderId);
+    const ask = async (timestamp: bigint): Promise<bigint> => {
+      const resp = await conn.send(
+        LIST_OFFSETS,
+        LIST_OFFSETS_VERSION,
+        ListOffsetsRequestCodec,
+        {
+          ...defaultListOffsetsRequest(),
+          replicaId: this.localBrokerId,
+          isolationLevel: 0,
+          topics: [
+            {
+              name: topic,
+              partitions: [{ partitionIndex: partition, currentLeaderEpoch, timestamp, maxNumOffsets: 1 }],
+            },
+          ],
+        },
+        ListOffsetsResponseCodec,
+      );
+      const p = resp.topics[0]?.partitions[0];
+      if (!p) throw new Error(`ListOffsets to broker ${leaderId}: no answer for ${topic}-${partition}`);
+      if (p.errorCode !== 0) throw KafkaError.fromCode(p.errorCode, `ListOffsets ${topic}-${partition}`);
+      return p.offset;
+    };
+    const logStartOffset = await ask(-2n);
+    const logEndOffset = await ask(-1n);
+    return { logStartOffset, logEndOffset };
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const { conn } of this.conns.values()) void conn.then((c) => c.close()).catch(() => {});
+    this.conns.clear();
+  }
+}
