@@ -152,6 +152,25 @@ describe('skiff up --brokers 3 replicates', () => {
     assert.deepEqual(await consumeAll(bootstrap, TOPIC), [...lines('a'), ...lines('b')]);
   });
 
+  it('DeleteRecords answers once every replica moved its log start offset (the low watermark)', async () => {
+    const { admin, close } = adminFor(bootstrap);
+    try {
+      const tp = { topic: TOPIC, partition: 0 };
+      const t0 = Date.now();
+      const res = (await admin.deleteRecords(new Map([[`${TOPIC}-0`, { tp, offset: 100n }]]))).get(
+        `${TOPIC}-0`,
+      );
+      assert.ok(
+        res?.ok,
+        JSON.stringify(res, (_k, v) => (typeof v === 'bigint' ? String(v) : v)),
+      );
+      assert.equal(res.value, 100n);
+      console.log(`DeleteRecords completed on the low watermark in ${Date.now() - t0} ms`);
+    } finally {
+      close();
+    }
+  });
+
   it('with two brokers stopped, acks=all fails with NOT_ENOUGH_REPLICAS', async () => {
     for (const id of ['3', '2']) {
       const stop = await cluster('stop', id);

@@ -19,7 +19,12 @@ import type {
 } from '../../protocol/generated/DeleteTopicsResponse.js';
 import { ZERO_UUID } from '../../protocol/uuid.js';
 import type { BrokerServices, RequestContext } from '../handler-context.js';
+import { awaitCondition } from '../purgatory.js';
+import { partitionKey } from '../replica-manager.js';
 import { errorCodeOf, notHostedError } from './produce.js';
+
+const NOT_LEADER_OR_FOLLOWER = 6;
+const REQUEST_TIMED_OUT = 7;
 
 const INVALID_REQUEST = 42;
 const TOPIC_DELETION_DISABLED = 73;
@@ -162,30 +167,53 @@ export async function handleCreatePartitions(
 
 export async function handleDeleteRecords(
   b: BrokerServices,
-  _ctx: RequestContext,
+  ctx: RequestContext,
   req: DeleteRecordsRequest,
 ): Promise<DeleteRecordsResponse> {
   return {
     throttleTimeMs: 0,
-    topics: req.topics.map((t) => ({
-      name: t.name,
-      partitions: t.partitions.map((rp) => {
-        const base = { partitionIndex: rp.partitionIndex, lowWatermark: -1n, errorCode: 0 };
-        const p = b.replicaManager.getPartition(t.name, rp.partitionIndex);
-        if (!p) return { ...base, errorCode: notHostedError(b, t.name, rp.partitionIndex) };
-        try {
-          p.checkLeader();
-          if (p.log.maybeIncrementLogStartOffset(rp.offset, 'client delete records request')) {
-            b.replicaManager.partitionChanged(p);
-          }
-          return { ...base, lowWatermark: p.log.logStartOffset };
-        } catch (e) {
-          return {
-            ...base,
-            errorCode: errorCodeOf(e, b, `delete records of ${t.name}-${rp.partitionIndex}`).code,
-          };
-        }
-      }),
-    })),
+    topics: await Promise.all(
+      req.topics.map(async (t) => ({
+        name: t.name,
+        partitions: await Promise.all(
+          t.partitions.map(async (rp) => {
+            const base = { partitionIndex: rp.partitionIndex, lowWatermark: -1n, errorCode: 0 };
+            const p = b.replicaManager.getPartition(t.name, rp.partitionIndex);
+            if (!p) return { ...base, errorCode: notHostedError(b, t.name, rp.partitionIndex) };
+            try {
+              p.checkLeader();
+              if (p.log.maybeIncrementLogStartOffset(rp.offset, 'client delete records request')) {
+                b.replicaManager.partitionChanged(p);
+              }
+              const leader = p.leaderState;
+              if (!leader) return { ...base, lowWatermark: p.log.logStartOffset };
+              // Replicated: answer once every live replica's log start reached it (Kafka's
+              // DelayedDeleteRecords on the low watermark), or REQUEST_TIMED_OUT.
+              const target = p.log.logStartOffset;
+              const reached = (): boolean => !leader.isLeader || leader.lowWatermark() >= target;
+              if (!reached()) {
+                await awaitCondition(
+                  b.replicaManager.purgatory,
+                  b.scheduler,
+                  [partitionKey(t.name, rp.partitionIndex)],
+                  req.timeoutMs,
+                  reached,
+                  (abort) => ctx.connection.whenClosed(abort),
+                );
+              }
+              if (!leader.isLeader) return { ...base, errorCode: NOT_LEADER_OR_FOLLOWER };
+              const low = leader.lowWatermark();
+              if (low < target) return { ...base, lowWatermark: low, errorCode: REQUEST_TIMED_OUT };
+              return { ...base, lowWatermark: low };
+            } catch (e) {
+              return {
+                ...base,
+                errorCode: errorCodeOf(e, b, `delete records of ${t.name}-${rp.partitionIndex}`).code,
+              };
+            }
+          }),
+        ),
+      })),
+    ),
   };
 }

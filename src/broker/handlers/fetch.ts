@@ -127,6 +127,7 @@ function readForFollowers(
     const key = partitionKey(sp.topic, sp.partition);
     const leader = replication.leader(key);
     if (!leader) return fail(notHostedError(b, sp.topic, sp.partition));
+    const startBefore = leader.followerState(replicaId)?.logStartOffset;
     const r = readForFollower(
       leader,
       replicaId,
@@ -141,7 +142,10 @@ function readForFollowers(
       minOneMessage,
       now,
     );
-    if (r.highWatermarkMoved) b.replicaManager.purgatory.checkAndComplete(key);
+    // A moved HW completes acks=all produces; a moved follower log start, DeleteRecords.
+    if (r.highWatermarkMoved || leader.followerState(replicaId)?.logStartOffset !== startBefore) {
+      b.replicaManager.purgatory.checkAndComplete(key);
+    }
     if (r.records.length > 0) minOneMessage = false;
     remaining = Math.max(0, remaining - r.records.length);
     return {
