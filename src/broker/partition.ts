@@ -201,6 +201,9 @@ export class Partition {
    * "Where Skiff is better" — Kafka reports the HW-based lag only for future replicas). A leader
    * is its own leader, so 0; a follower that has not heard from its leader yet reports 0 too.
    * The rule itself is replication's (offset-lag.ts), so DescribeLogDirs and replication agree.
+   * Replicated: the leader reports 0 for itself (its leaderState.replicaLags() has every replica's
+   * exact lag); a follower reports max(leader HW from its latest Fetch answer, own LEO) − own LEO
+   * (localOffsetLag), a lower bound of the true lag since Kafka's Fetch carries no leader LEO.
    */
   offsetLag(): bigint {
     if (this.replication) {

@@ -122,7 +122,7 @@ describe('skiff up --brokers 3 and skiff cluster', () => {
         10_000,
       );
       assert.deepEqual(rf3.partitions[0]!.replicas, [1, 2, 3]);
-      // No replica fetchers yet (issue 6): the ISR is the assignment the controller wrote.
+      // The ISR is the assignment the controller wrote (the followers fetch from the start).
       assert.deepEqual(rf3.partitions[0]!.isr, [1, 2, 3]);
       const auto3 = await describe1(admin, 'auto3');
       for (const p of auto3.partitions) {
@@ -137,7 +137,7 @@ describe('skiff up --brokers 3 and skiff cluster', () => {
     } finally {
       close();
     }
-    // acks=1: with followers in the ISR that do not fetch yet, acks=all would wait for them.
+    // acks=1 (acks=all on replicated topics: test/cluster/replication.test.ts).
     for (const topic of ['rf3', 'on3']) {
       const r = await kcat(
         ['-b', bootstrap, '-P', '-t', topic, '-p', '0', '-X', 'acks=1'],
@@ -198,9 +198,8 @@ describe('skiff up --brokers 3 and skiff cluster', () => {
     assert.equal(processAlive(pid), false, `pid ${pid} still exists`);
     assert.equal(fs.existsSync(path.join(dir, 'broker-2', CLEAN_SHUTDOWN_FILE)), false);
     assert.match((await cluster('status')).stdout, /^2\s+-\s+\d+\s+killed/m);
-    // Fenced when its session runs out. 3 left rf3's ISR when it stopped and, without replica
-    // fetchers, did not rejoin: 1 is alone in the ISR and its HW is its LEO, so the records are
-    // readable (with replication, 3 would be back in the ISR and caught up: readable as well).
+    // Fenced when its session runs out (or out of the ISR by replica lag); 3 caught up after its
+    // restart, so the records below the HW are readable.
     const { admin, close } = adminFor(bootstrap);
     try {
       await waitUntil(

@@ -1,7 +1,9 @@
 /**
  * DescribeLogDirs (Kafka's ReplicaManager.describeLogDirs): per log dir, the partitions it holds
  * with their size (sum of the .log files), offsetLag (Partition.offsetLag: the leader's LEO minus
- * this replica's) and isFuture=false (Skiff does not move replicas between dirs); v4 adds the
+ * this replica's; on a replicated follower the leader's LEO as last seen is the leader's HW from
+ * its latest Fetch answer, so the lag reported is a lower bound, exact once the follower is caught
+ * up to the HW — Kafka sends followers no leader LEO) and isFuture=false (Skiff does not move replicas between dirs); v4 adds the
  * dir's total and usable bytes.
  */
 import * as path from 'node:path';
