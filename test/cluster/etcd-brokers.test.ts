@@ -3,10 +3,8 @@
  * multi-machine deployment, on loopback): SIGKILL the leader of a partition → a new leader from
  * the ISR within broker.session.timeout.ms + a few seconds; SIGKILL an etcd member → produce and
  * admin still work; the killed broker restarts, applies the metadata snapshot (configs included)
- * before it listens, and is back in the metadata.
- *
- * Replication is issue 6: with no replica fetchers the ISR is the assignment as written, so the
- * restarted broker is back in Metadata's brokers but does not rejoin the ISR yet.
+ * before it listens, is back in the metadata, and — its replica fetchers catching up — rejoins the
+ * ISR of every partition it hosts.
  */
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -21,6 +19,8 @@ import { adminFor, describe1, freePorts, kcat, requireTool, SkiffProcess, waitUn
 const SESSION_MS = 2000;
 /** "A few seconds" of slack on top of the session: the watch, the election, a loaded CI machine. */
 const FAILOVER_SLACK_MS = 5000;
+/** Bound on the restarted broker's rejoin: fetchers start, catch up to the HW, AlterPartition commits. */
+const REJOIN_MS = 30_000;
 
 describe('three skiff broker processes on a three-member etcd', () => {
   let etcd: EtcdCluster;
@@ -178,7 +178,7 @@ describe('three skiff broker processes on a three-member etcd', () => {
     assert.equal(r.status, 0, r.stderr);
   });
 
-  it('the killed broker restarts, applies the metadata snapshot before listening, and is back in the metadata', async () => {
+  it('the killed broker restarts, applies the metadata snapshot before listening, is back in the metadata and rejoins the ISR', async () => {
     const victim = [...brokers.entries()].find(([, b]) => !b.running)![0];
     const p = await startBroker(victim);
     const out = p.output();
@@ -201,6 +201,27 @@ describe('three skiff broker processes on a three-member etcd', () => {
       );
       const t = await describe1(admin, 'failover');
       assert.ok(t.partitions[0]!.replicas.includes(victim));
+      const t0 = Date.now();
+      const hosted = await waitUntil(
+        `broker ${victim} back in the ISR of every partition it hosts`,
+        async () => {
+          const parts: string[] = [];
+          for (const topic of ['failover', 'after-etcd-kill']) {
+            for (const part of (await describe1(admin, topic)).partitions) {
+              if (!part.replicas.includes(victim)) continue;
+              if (!part.isr.includes(victim)) return undefined;
+              parts.push(`${topic}-${part.partition}`);
+            }
+          }
+          return parts;
+        },
+        REJOIN_MS,
+        200,
+      );
+      assert.ok(hosted.includes('failover-0'), hosted.join());
+      console.log(
+        `etcd brokers: broker ${victim} rejoined the ISR of ${hosted.join(', ')} ${Date.now() - t0} ms after it was back in Metadata`,
+      );
     } finally {
       close();
     }
