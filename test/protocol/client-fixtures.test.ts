@@ -90,7 +90,7 @@ const CLIENTS: Record<string, ClientExpectations> = {
     fetchSessionEpoch: -1,
   },
   kafkajs: {
-    files: ['ApiVersions-v2', 'Metadata-v6', 'Produce-v7'],
+    files: ['ApiVersions-v2', 'Fetch-v11', 'Metadata-v6', 'Produce-v7'],
     clientId: /^skiff-fixtures-kafkajs$/,
     topic: 'skiff-kafkajs',
     acks: -1,

@@ -10,6 +10,8 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { connect } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -21,7 +23,11 @@ import {
   stringSerializers,
 } from '@platformatic/kafka';
 import { CompressionTypes, Kafka, logLevel } from 'kafkajs';
+import { FetchResponseCodec } from '../../src/protocol/generated/FetchResponse.js';
 import { API_MESSAGES } from '../../src/protocol/generated/index.js';
+import { readResponse } from '../../src/protocol/messages.js';
+import { decodeRecords } from '../../src/protocol/records/codec.js';
+import { batchesIn } from '../../src/protocol/records/validate.js';
 import { type CapturedFrame, startCaptureServer } from './capture-server.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -212,8 +218,62 @@ function kafkajsSession(): ClientSession {
           await admin.disconnect();
         },
       },
+      {
+        // Its Consumer always joins a group, which the capture server does not serve; this is the
+        // Fetch request builder and frame encoder the Consumer's broker connection uses, so the
+        // bytes are the ones it sends (with maxWaitTime 500 and read_uncommitted set here).
+        label: "KafkaJS's own Fetch v11 request builder and frame encoder (the Consumer without a group)",
+        run: (b) => kafkajsFetch(b, topic),
+      },
     ],
   };
+}
+
+interface KafkajsRequest {
+  apiKey: number;
+  apiVersion: number;
+  encode(): Promise<unknown>;
+}
+
+async function kafkajsFetch(broker: string, topic: string): Promise<void> {
+  const require = createRequire(import.meta.url);
+  const fetchV11 = require('kafkajs/src/protocol/requests/fetch/v11/request.js') as (
+    a: object,
+  ) => KafkajsRequest;
+  const encodeFrame = require('kafkajs/src/protocol/request.js') as (
+    a: object,
+  ) => Promise<{ buffer: Buffer }>;
+  const request = fetchV11({
+    replicaId: -1,
+    maxWaitTime: 500,
+    minBytes: 1,
+    maxBytes: 10_485_760,
+    isolationLevel: 0,
+    topics: [{ topic, partitions: [{ partition: 0, fetchOffset: '0', maxBytes: 1_048_576 }] }],
+  });
+  const frame = await encodeFrame({ correlationId: 1, clientId: KAFKAJS_CLIENT_ID, request });
+  const [host = '', port = ''] = broker.split(':');
+  const response = await new Promise<Buffer>((resolve, reject) => {
+    const socket = connect(Number(port), host, () => socket.write(frame.buffer));
+    let got = Buffer.alloc(0);
+    socket.on('data', (c: Buffer) => {
+      got = Buffer.concat([got, c]);
+      if (got.length >= 4 && got.length >= 4 + got.readInt32BE(0)) {
+        socket.end();
+        resolve(got.subarray(4, 4 + got.readInt32BE(0)));
+      }
+    });
+    socket.on('error', reject);
+  });
+  const body = readResponse(response, 1, 11, FetchResponseCodec).body;
+  const records = body.responses[0]?.partitions[0]?.records ?? Buffer.alloc(0);
+  const got: string[] = [];
+  for (const { pos } of batchesIn(records)) {
+    for (const r of decodeRecords(records, { decompress: true }, pos).records) {
+      got.push(`${r.key?.toString()}:${r.value?.toString()}`);
+    }
+  }
+  expectOutput('kafkajs fetch', got.join('\n'), RECORDS.map((r) => `${r.key}:${r.value}`).join('\n'));
 }
 
 function platformaticSession(): ClientSession {
@@ -335,8 +395,11 @@ function write(fixtures: Fixture[]): void {
   }
 }
 
-async function main(): Promise<void> {
-  const sessions = [await kcatSession(), await kafkaPythonSession(), kafkajsSession(), platformaticSession()];
+/** `npm run fixtures [-- client ...]`: every client, or only the named ones (e.g. kafkajs). */
+async function main(only: string[]): Promise<void> {
+  const all = [await kcatSession(), await kafkaPythonSession(), kafkajsSession(), platformaticSession()];
+  const sessions = only.length === 0 ? all : all.filter((s) => only.includes(s.client));
+  if (sessions.length === 0) throw new Error(`no such client: ${only.join(', ')}`);
   for (const session of sessions) {
     const fixtures = await record(session);
     // A client's fixtures are replaced as a set, so a frame the client no longer sends disappears.
@@ -347,4 +410,4 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+await main(process.argv.slice(2));
