@@ -1,0 +1,156 @@
+/**
+ * `replica.lag.time.max.ms` is dynamic in Skiff (Kafka refuses to change it at run time): on
+ * `skiff up --brokers 3` with the default lag time (30 s) and a 30 s broker session (so fencing
+ * cannot explain an ISR change), `skiff configs --entity-default --alter` sets it to 2000 ms for
+ * every broker; a SIGSTOPped follower then leaves the ISR within 1.5 × 2000 ms + slack, and
+ * rejoins after SIGCONT.
+ *
+ * The isr-expiration check runs every replica.lag.time.max.ms / 2 and re-reads the setting at each
+ * run (src/replication/leader-state.ts scheduleIsrExpiration), so the run already scheduled under
+ * the old value (15 s away at most) fires before the 1 s period takes over: the test waits that
+ * one old period out before it stops the follower.
+ */
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import {
+  adminFor,
+  describe1,
+  freePorts,
+  kcat,
+  requireTool,
+  runSkiff,
+  SkiffProcess,
+  sleep,
+  waitUntil,
+} from './helpers.js';
+
+const SESSION_MS = 30_000;
+const DEFAULT_LAG_MS = 30_000;
+const NEW_LAG_MS = 2000;
+/** 1.5 × the new lag time (a lag check every lag / 2) plus slack for a loaded machine. */
+const SHRINK_BOUND_MS = 10_000;
+const TOPIC = 'dynamic-lag';
+
+describe('replica.lag.time.max.ms is dynamic on skiff up --brokers 3', () => {
+  let dir: string;
+  let port: number;
+  let bootstrap: string;
+  let up: SkiffProcess | null = null;
+  const isr = async (): Promise<number[]> => {
+    const { admin, close } = adminFor(bootstrap);
+    try {
+      return [...(await describe1(admin, TOPIC)).partitions[0]!.isr].sort();
+    } finally {
+      close();
+    }
+  };
+
+  before(async () => {
+    requireTool('kcat', '-V');
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'skiff-dynlag-'));
+    fs.writeFileSync(
+      path.join(dir, 'server.properties'),
+      [
+        'listeners=PLAINTEXT://127.0.0.1:9092',
+        `broker.session.timeout.ms=${SESSION_MS}`,
+        'broker.heartbeat.interval.ms=500',
+        'num.partitions=1',
+        '',
+      ].join('\n'),
+    );
+    port = await freePorts(3);
+    bootstrap = `127.0.0.1:${port}`;
+    up = new SkiffProcess([
+      'up',
+      '--brokers',
+      '3',
+      '--data-dir',
+      dir,
+      '--port',
+      String(port),
+      '--http-port',
+      '0',
+      '--config-file',
+      path.join(dir, 'server.properties'),
+    ]);
+    await up.waitFor(/cluster \S+ up in \d+ ms/, 60_000);
+  });
+
+  after(async () => {
+    await up?.stop(10_000);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('configs --alter of the cluster default takes effect: a stopped follower leaves the ISR in seconds, then rejoins', async () => {
+    const { admin, close } = adminFor(bootstrap);
+    try {
+      const [r] = await admin.createTopics([
+        { name: TOPIC, numPartitions: -1, replicationFactor: -1, assignments: [[1, 2, 3]] },
+      ]);
+      assert.equal(r!.error, null, r!.error?.message);
+      await waitUntil(
+        'led by 1 with ISR 1,2,3',
+        async () => {
+          const p = (await describe1(admin, TOPIC)).partitions[0];
+          return p?.leader === 1 && p.isr.length === 3 ? true : undefined;
+        },
+        10_000,
+      );
+    } finally {
+      close();
+    }
+
+    const alter = await runSkiff([
+      'configs',
+      '--bootstrap-server',
+      bootstrap,
+      '--entity-type',
+      'brokers',
+      '--entity-default',
+      '--alter',
+      '--add-config',
+      `replica.lag.time.max.ms=${NEW_LAG_MS}`,
+    ]);
+    assert.equal(alter.status, 0, alter.stderr);
+    assert.match(alter.stdout, /^Completed updating default config for brokers in the cluster\.$/m);
+
+    // The isr-expiration run scheduled under the old value (every DEFAULT_LAG_MS / 2) must fire once
+    // before the new period applies; after it, checks run every NEW_LAG_MS / 2.
+    await sleep(DEFAULT_LAG_MS / 2 + 500);
+
+    const pid = Number(/broker 3 ready on \S+ \(log dir [^,]+, pid (\d+)\)/.exec(up!.output())?.[1]);
+    assert.ok(pid > 0, up!.output());
+    process.kill(pid, 'SIGSTOP');
+    const stoppedAt = Date.now();
+    let shrinkMs = -1;
+    try {
+      const r = await kcat(
+        ['-b', bootstrap, '-P', '-t', TOPIC, '-p', '0', '-X', 'acks=1'],
+        `${Array.from({ length: 10 }, (_, i) => `v${i}`).join('\n')}\n`,
+      );
+      assert.equal(r.status, 0, r.stderr);
+      await waitUntil(
+        'ISR 1,2 (broker 3 stopped)',
+        async () => ((await isr()).join() === '1,2' ? true : undefined),
+        SHRINK_BOUND_MS,
+        100,
+      );
+      shrinkMs = Date.now() - stoppedAt;
+      assert.ok(shrinkMs < DEFAULT_LAG_MS && shrinkMs < SESSION_MS);
+    } finally {
+      process.kill(pid, 'SIGCONT');
+    }
+    const contAt = Date.now();
+    await waitUntil(
+      'ISR 1,2,3 again',
+      async () => ((await isr()).join() === '1,2,3' ? true : undefined),
+      15_000,
+    );
+    console.log(
+      `replica.lag.time.max.ms=${NEW_LAG_MS} (cluster default, altered at run time): ISR shrank ${shrinkMs} ms after SIGSTOP of broker 3; it rejoined ${Date.now() - contAt} ms after SIGCONT`,
+    );
+  });
+});
