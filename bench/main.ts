@@ -1,9 +1,16 @@
 import { benchBroker } from './broker.js';
 import { benchFetchEncode } from './fetch-encode.js';
+import { benchMetadata } from './metadata.js';
 import { benchRecords } from './records.js';
 import { benchStorage } from './storage.js';
 
 /** Every benchmark, run in order by `npm run bench`. Add new ones to this list. */
-const benches: (() => Promise<unknown>)[] = [benchRecords, benchFetchEncode, benchStorage, benchBroker];
+const benches: (() => Promise<unknown>)[] = [
+  benchRecords,
+  benchFetchEncode,
+  benchStorage,
+  benchBroker,
+  benchMetadata,
+];
 
 for (const bench of benches) await bench();

@@ -14,7 +14,7 @@ describe('controller at scale (10,000 partitions)', () => {
   });
 
   for (const persisted of [false, true]) {
-    it(`a broker loads the metadata fast and a failover of the killed broker’s partitions completes fast${persisted ? ' (persisted store)' : ''}`, async () => {
+    it(`a broker loads 10,000 partitions and every partition of the killed broker gets a new leader (speed: bench/metadata.ts)${persisted ? ' (persisted store)' : ''}`, async () => {
       dir = persisted ? mkdtempSync(join(tmpdir(), 'skiff-scale-')) : undefined;
       c = await TestCluster.create(dir);
       for (const id of [1, 2, 3]) await c.startBroker(id);
@@ -38,7 +38,6 @@ describe('controller at scale (10,000 partitions)', () => {
       let partitions = 0;
       for (const t of fresh.image().topics.values()) partitions += t.partitions.length;
       assert.equal(partitions, 10_000);
-      assert.ok(loadMs < 5000, `load took ${loadMs} ms`);
       const led = [...c.image().topics.values()]
         .flatMap((t) => t.partitions)
         .filter((p) => p.leader === 1).length;
@@ -47,7 +46,8 @@ describe('controller at scale (10,000 partitions)', () => {
       await c.advance(8750, 250);
       const failStart = performance.now();
       await c.advance(750, 250);
-      // Bounded by real time: the persisted store's fsyncs complete on the I/O pool.
+      // A bounded wait (real time: the persisted store's fsyncs complete on the I/O pool); the
+      // speed targets are bench/metadata.ts's, not this test's.
       const ledByDeadBroker = () =>
         [...c.image().topics.values()].some((t) => t.partitions.some((p) => p.leader === 1));
       while (ledByDeadBroker() && performance.now() - failStart < 10_000) {
@@ -58,8 +58,8 @@ describe('controller at scale (10,000 partitions)', () => {
       const still = [...c.image().topics.values()]
         .flatMap((t) => t.partitions)
         .filter((p) => p.leader === 1).length;
-      assert.equal(still, 0);
-      assert.ok(failoverMs < 10_000, `failover took ${failoverMs} ms`);
+      assert.equal(still, 0, `${still} of ${led} partitions still led by the dead broker`);
+      assert.ok(led > 0);
       console.log(
         `${persisted ? 'persisted' : 'memory'} store: create 10,000 partitions: ${createMs.toFixed(0)} ms; broker load: ${loadMs.toFixed(0)} ms; failover of ${led} partitions: ${failoverMs.toFixed(0)} ms`,
       );
