@@ -503,6 +503,9 @@ function sameIsr(a: readonly number[], b: readonly number[]): boolean {
  * Runs the isr-expiration check over `leaders()` every replica.lag.time.max.ms / 2, re-reading
  * the setting at every run (so a dynamic change applies from the next run). Returns a stop function.
  */
+/** The longest wait between two ISR expiration checks, whatever replica.lag.time.max.ms is. */
+export const ISR_EXPIRATION_MAX_INTERVAL_MS = 1000;
+
 export function scheduleIsrExpiration(
   scheduler: { schedule(name: string, delayMs: number, task: () => void): () => void },
   replicaLagTimeMaxMs: () => number,
@@ -510,12 +513,17 @@ export function scheduleIsrExpiration(
 ): () => void {
   let cancel: () => void = () => {};
   let stopped = false;
+  // Kafka checks every replica.lag.time.max.ms / 2. Skiff also checks at least every
+  // ISR_EXPIRATION_MAX_INTERVAL_MS, so a lowered (dynamic) lag time applies within that interval
+  // instead of after the old half-period, and a replica leaves closer to the lag time itself.
+  const interval = (): number =>
+    Math.max(1, Math.min(ISR_EXPIRATION_MAX_INTERVAL_MS, Math.floor(replicaLagTimeMaxMs() / 2)));
   const run = (): void => {
     if (stopped) return;
     for (const l of leaders()) l.maybeShrinkIsr();
-    cancel = scheduler.schedule('isr-expiration', Math.max(1, Math.floor(replicaLagTimeMaxMs() / 2)), run);
+    cancel = scheduler.schedule('isr-expiration', interval(), run);
   };
-  cancel = scheduler.schedule('isr-expiration', Math.max(1, Math.floor(replicaLagTimeMaxMs() / 2)), run);
+  cancel = scheduler.schedule('isr-expiration', interval(), run);
   return () => {
     stopped = true;
     cancel();
