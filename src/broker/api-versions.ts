@@ -34,6 +34,7 @@ export const ApiKey = {
   DescribeLogDirs: 35,
   CreatePartitions: 37,
   DeleteGroups: 42,
+  ElectLeaders: 43,
   IncrementalAlterConfigs: 44,
   OffsetDelete: 47,
   DescribeCluster: 60,
@@ -55,6 +56,7 @@ export const BROKER_API_VERSIONS: ReadonlyMap<number, VersionRange> = new Map([
   [ApiKey.AlterConfigs, { min: 0, max: 2 }],
   [ApiKey.DescribeLogDirs, { min: 0, max: 4 }],
   [ApiKey.CreatePartitions, { min: 0, max: 3 }],
+  [ApiKey.ElectLeaders, { min: 0, max: 2 }],
   [ApiKey.IncrementalAlterConfigs, { min: 0, max: 1 }],
   [ApiKey.DescribeCluster, { min: 0, max: 1 }],
 ]);

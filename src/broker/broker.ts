@@ -7,7 +7,12 @@
  */
 import { statfsSync } from 'node:fs';
 import type { Clock } from '../common/clock.js';
-import type { BrokerInfo, ClusterMetadata, ReplicationMetadata } from '../metadata/cluster-metadata.js';
+import {
+  type BrokerInfo,
+  type ClusterMetadata,
+  isReplicationMetadata,
+  type ReplicationMetadata,
+} from '../metadata/cluster-metadata.js';
 import { brokerConfigValue, type ConfigValue, layersFor } from '../metadata/config-resolve.js';
 import { type BoundAddress, SocketServer } from '../network/socket-server.js';
 import type { FetcherConfig } from '../replication/fetcher.js';
@@ -52,12 +57,6 @@ export interface BrokerDeps {
    * metadata registers brokers itself and leaves this out.
    */
   readonly registerBroker?: (info: Omit<BrokerInfo, 'epoch' | 'inControlledShutdown'>) => void;
-}
-
-/** Metadata that can commit ISR changes (the store-backed one): only then does the broker replicate. */
-function isReplicationMetadata(m: ClusterMetadata): m is ReplicationMetadata {
-  const r = m as Partial<ReplicationMetadata>;
-  return typeof r.alterPartition === 'function' && typeof r.brokerEpoch === 'function';
 }
 
 function statfsSpace(dir: string): { totalBytes: bigint; usableBytes: bigint } {

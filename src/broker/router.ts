@@ -39,6 +39,7 @@ import {
   handleDescribeConfigs,
   handleIncrementalAlterConfigs,
 } from './handlers/configs.js';
+import { handleElectLeaders } from './handlers/elect-leaders.js';
 import { handleFetch } from './handlers/fetch.js';
 import { handleDescribeLogDirs } from './handlers/log-dirs.js';
 import { handleMetadata } from './handlers/metadata.js';
@@ -97,6 +98,7 @@ export class RequestRouter implements RequestHandler {
       [ApiKey.AlterConfigs]: (c, r) => handleAlterConfigs(b, c, r),
       [ApiKey.IncrementalAlterConfigs]: (c, r) => handleIncrementalAlterConfigs(b, c, r),
       [ApiKey.DescribeLogDirs]: (c, r) => handleDescribeLogDirs(b, c, r),
+      [ApiKey.ElectLeaders]: (c, r) => handleElectLeaders(b, c, r),
     };
     for (const [apiKey, versions] of BROKER_API_VERSIONS) {
       const handler = handlers[apiKey];

@@ -144,3 +144,9 @@ export interface ReplicationMetadata extends ClusterMetadata {
   /** Moves leadership away from this broker; true once it leads nothing another replica could. */
   controlledShutdown(timeoutMs: number): Promise<boolean>;
 }
+
+/** Metadata that can commit ISR changes (the store-backed one): only then does a broker replicate. */
+export function isReplicationMetadata(m: ClusterMetadata): m is ReplicationMetadata {
+  const r = m as Partial<ReplicationMetadata>;
+  return typeof r.alterPartition === 'function' && typeof r.brokerEpoch === 'function';
+}

@@ -10,6 +10,7 @@ import type { CreatePartitionsResponse } from '../../src/protocol/generated/Crea
 import type { CreateTopicsResponse } from '../../src/protocol/generated/CreateTopicsResponse.js';
 import type { DeleteTopicsResponse } from '../../src/protocol/generated/DeleteTopicsResponse.js';
 import type { DescribeClusterResponse } from '../../src/protocol/generated/DescribeClusterResponse.js';
+import type { ElectLeadersResponse } from '../../src/protocol/generated/ElectLeadersResponse.js';
 import { defaultMetadataRequest } from '../../src/protocol/generated/MetadataRequest.js';
 import type { MetadataResponse } from '../../src/protocol/generated/MetadataResponse.js';
 import { defaultProduceRequest, ProduceRequestCodec } from '../../src/protocol/generated/ProduceRequest.js';
@@ -185,6 +186,29 @@ describe('broker requests: versions, bad input, metadata, admin', () => {
     });
     assert.equal(again.topics[0]!.errorCode, 36);
     assert.equal(b.broker.replicaManager.getPartition('ct1', 2)?.isLeader, true);
+  });
+
+  it('ElectLeaders on one broker: the only replica already leads (ELECTION_NOT_NEEDED); unknown partitions are named', async () => {
+    await b.call<CreateTopicsResponse>(conn, 19, 5, {
+      timeoutMs: 1000,
+      validateOnly: false,
+      topics: [{ name: 'elect', numPartitions: 1, replicationFactor: 1, assignments: [], configs: [] }],
+    });
+    for (const version of [0, 2]) {
+      const r = await b.call<ElectLeadersResponse>(conn, 43, version, {
+        electionType: 0,
+        topicPartitions: [{ topic: 'elect', partitions: [0, 5] }],
+        timeoutMs: 1000,
+      });
+      assert.equal(r.errorCode, 0);
+      assert.deepEqual(
+        r.replicaElectionResults[0]!.partitionResult.map((p) => [p.partitionId, p.errorCode]),
+        [
+          [0, 84],
+          [5, 3],
+        ],
+      );
+    }
   });
 
   it('CreatePartitions grows a topic; DeleteTopics removes it and its logs', async () => {

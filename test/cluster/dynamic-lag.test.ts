@@ -14,6 +14,10 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { ClientConnection } from '../../src/network/client-connection.js';
+import type { MessageCodec } from '../../src/protocol/codec-runtime.js';
+import type { ElectLeadersResponse } from '../../src/protocol/generated/ElectLeadersResponse.js';
+import { API_MESSAGES } from '../../src/protocol/generated/index.js';
 import { ISR_EXPIRATION_MAX_INTERVAL_MS } from '../../src/replication/leader-state.js';
 import {
   adminFor,
@@ -58,11 +62,14 @@ describe('replica.lag.time.max.ms is dynamic on skiff up --brokers 3', () => {
         `broker.session.timeout.ms=${SESSION_MS}`,
         'broker.heartbeat.interval.ms=500',
         'num.partitions=1',
+        // The ElectLeaders test needs leadership to stay where it is until it asks.
+        'auto.leader.rebalance.enable=false',
         '',
       ].join('\n'),
     );
     port = await freePorts(3);
-    bootstrap = `127.0.0.1:${port}`;
+    // All three: the ElectLeaders test stops broker 1.
+    bootstrap = [0, 1, 2].map((i) => `127.0.0.1:${port + i}`).join(',');
     up = new SkiffProcess([
       'up',
       '--brokers',
@@ -169,6 +176,63 @@ describe('replica.lag.time.max.ms is dynamic on skiff up --brokers 3', () => {
     );
     console.log(
       `replica.lag.time.max.ms=${NEW_LAG_MS} (cluster default, altered at run time): ISR shrank ${shrinkMs} ms after SIGSTOP of broker 3; it rejoined ${Date.now() - contAt} ms after SIGCONT`,
+    );
+  });
+
+  it('ElectLeaders (preferred) gives leadership back to the first replica once it is in the ISR again', async () => {
+    const partition = async () => {
+      const { admin, close } = adminFor(bootstrap);
+      try {
+        return (await describe1(admin, TOPIC)).partitions[0]!;
+      } finally {
+        close();
+      }
+    };
+    const stop = await runSkiff(['cluster', 'stop', '1', '--data-dir', dir]);
+    assert.equal(stop.status, 0, stop.stderr);
+    await waitUntil(
+      'leadership moved off broker 1',
+      async () => {
+        const p = await partition();
+        return p.leader !== 1 && p.leader !== -1 ? true : undefined;
+      },
+      15_000,
+    );
+    const start = await runSkiff(['cluster', 'start', '1', '--data-dir', dir]);
+    assert.equal(start.status, 0, start.stderr);
+    await waitUntil(
+      'ISR 1,2,3 after the restart',
+      async () => ((await isr()).join() === '1,2,3' ? true : undefined),
+      30_000,
+    );
+    assert.notEqual((await partition()).leader, 1, 'no automatic rebalance was asked for');
+
+    // Any broker forwards the election to the controller; ask broker 2.
+    const conn = await ClientConnection.connect('127.0.0.1', port + 1, { clientId: 'skiff-elect-test' });
+    try {
+      const api = API_MESSAGES.get(43)!;
+      const r = await conn.send(
+        43,
+        2,
+        api.request,
+        { electionType: 0, topicPartitions: [{ topic: TOPIC, partitions: [0] }], timeoutMs: 10_000 },
+        api.response as MessageCodec<ElectLeadersResponse>,
+      );
+      assert.equal(r.errorCode, 0);
+      assert.deepEqual(
+        r.replicaElectionResults.map((t) => [
+          t.topic,
+          t.partitionResult.map((p) => [p.partitionId, p.errorCode]),
+        ]),
+        [[TOPIC, [[0, 0]]]],
+      );
+    } finally {
+      conn.close();
+    }
+    await waitUntil(
+      'led by broker 1 again',
+      async () => ((await partition()).leader === 1 ? true : undefined),
+      10_000,
     );
   });
 });
