@@ -88,7 +88,8 @@ describe('replica.lag.time.max.ms is dynamic on skiff up --brokers 3', () => {
 
   after(async () => {
     await up?.stop(10_000);
-    fs.rmSync(dir, { recursive: true, force: true });
+    // A broker may still be closing files when it exits: retry ENOTEMPTY.
+    fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
   });
 
   it('configs --alter of the cluster default takes effect: a stopped follower leaves the ISR in seconds, then rejoins', async () => {

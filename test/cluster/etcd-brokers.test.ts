@@ -62,7 +62,8 @@ describe('three skiff broker processes on a three-member etcd', () => {
   after(async () => {
     await Promise.all([...brokers.values()].map((b) => b.kill()));
     etcd?.stop();
-    fs.rmSync(dir, { recursive: true, force: true });
+    // A broker may still be closing files when it exits: retry ENOTEMPTY.
+    fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
   });
 
   it('all three register in one cluster; one of them is the controller', async () => {

@@ -45,7 +45,8 @@ describe('launcher parts', () => {
       assert.equal(await resolveClusterId(reopened, bytes), ids[0]);
       await reopened.close();
     } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
+      // A broker may still be closing files when it exits: retry ENOTEMPTY.
+      fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
     }
   });
 
@@ -71,7 +72,8 @@ describe('launcher parts', () => {
       assert.equal(stale.err.length, 1);
       assert.match(stale.err[0]!, /launcher pid 4194305 is gone/);
     } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
+      // A broker may still be closing files when it exits: retry ENOTEMPTY.
+      fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
     }
   });
 

@@ -91,7 +91,8 @@ describe('skiff up --brokers 3 replicates', () => {
 
   after(async () => {
     await up?.kill();
-    fs.rmSync(dir, { recursive: true, force: true });
+    // A broker may still be closing files when it exits: retry ENOTEMPTY.
+    fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
   });
 
   it('an RF-3 topic with min.insync.replicas=2 takes acks=all writes; the three logs are identical', async () => {
