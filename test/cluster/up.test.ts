@@ -77,7 +77,9 @@ describe('skiff up --brokers 3 and skiff cluster', () => {
   });
 
   after(async () => {
-    await up?.kill();
+    // Graceful: a SIGKILLed launcher leaves its (detached) brokers shutting down on their own,
+    // still writing into the data dir while it is being removed.
+    await up?.stop(15_000);
     // A broker may still be closing files when it exits: retry ENOTEMPTY.
     fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
   });
