@@ -101,8 +101,14 @@ export async function handleFetch(
   return buildResponse(fc, reads);
 }
 
+/** A partition answered with an error: no data, and -1 for every offset. */
+function failedRead(sp: SessionPartition, errorCode: number): PartitionRead {
+  return { sp, errorCode, highWatermark: -1n, lastStableOffset: -1n, logStartOffset: -1n, records: EMPTY };
+}
+
 // A replica's Fetch on a replicated broker: replication's leader side reads each partition
 // (epoch checks, divergingEpoch, OFFSET_OUT_OF_RANGE, the follower's fetch state, ISR expansion).
+
 function readForFollowers(
   b: BrokerServices,
   partitions: readonly SessionPartition[],
@@ -115,14 +121,7 @@ function readForFollowers(
   let minOneMessage = true;
   const now = b.clock.nowMs();
   return partitions.map((sp) => {
-    const fail = (errorCode: number): PartitionRead => ({
-      sp,
-      errorCode,
-      highWatermark: -1n,
-      lastStableOffset: -1n,
-      logStartOffset: -1n,
-      records: EMPTY,
-    });
+    const fail = (errorCode: number): PartitionRead => failedRead(sp, errorCode);
     if (sp.topic === '') return fail(UNKNOWN_TOPIC_ID);
     const key = partitionKey(sp.topic, sp.partition);
     const leader = replication.leader(key);
@@ -172,14 +171,7 @@ function readPartitions(
   // limits, so a consumer can never be stuck behind a batch larger than its fetch size.
   let minOneMessage = true;
   return partitions.map((sp) => {
-    const fail = (errorCode: number): PartitionRead => ({
-      sp,
-      errorCode,
-      highWatermark: -1n,
-      lastStableOffset: -1n,
-      logStartOffset: -1n,
-      records: EMPTY,
-    });
+    const fail = (errorCode: number): PartitionRead => failedRead(sp, errorCode);
     if (sp.topic === '') return fail(UNKNOWN_TOPIC_ID);
     const p = b.replicaManager.getPartition(sp.topic, sp.partition);
     if (!p) return fail(notHostedError(b, sp.topic, sp.partition));
