@@ -38,6 +38,8 @@ export const ApiKey = {
   IncrementalAlterConfigs: 44,
   OffsetDelete: 47,
   DescribeCluster: 60,
+  /** Skiff's own admin API (tools/codegen/skiff-specs), far above Kafka's keys. */
+  SkiffDescribeReplication: 10000,
 } as const;
 
 /** Implemented by the broker itself. */
@@ -59,6 +61,7 @@ export const BROKER_API_VERSIONS: ReadonlyMap<number, VersionRange> = new Map([
   [ApiKey.ElectLeaders, { min: 0, max: 2 }],
   [ApiKey.IncrementalAlterConfigs, { min: 0, max: 1 }],
   [ApiKey.DescribeCluster, { min: 0, max: 1 }],
+  [ApiKey.SkiffDescribeReplication, { min: 0, max: 0 }],
 ]);
 
 /** Routed to the GroupApi when one is plugged in; absent from ApiVersions otherwise. */

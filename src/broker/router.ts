@@ -45,6 +45,7 @@ import { handleDescribeLogDirs } from './handlers/log-dirs.js';
 import { handleMetadata } from './handlers/metadata.js';
 import { handleListOffsets, handleOffsetForLeaderEpoch } from './handlers/offsets.js';
 import { handleProduce } from './handlers/produce.js';
+import { handleSkiffDescribeReplication } from './handlers/skiff-replication.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: each route is typed by its own handler; the table erases it.
 type Handler = (ctx: RequestContext, body: any) => Promise<unknown | null>;
@@ -99,6 +100,7 @@ export class RequestRouter implements RequestHandler {
       [ApiKey.IncrementalAlterConfigs]: (c, r) => handleIncrementalAlterConfigs(b, c, r),
       [ApiKey.DescribeLogDirs]: (c, r) => handleDescribeLogDirs(b, c, r),
       [ApiKey.ElectLeaders]: (c, r) => handleElectLeaders(b, c, r),
+      [ApiKey.SkiffDescribeReplication]: (c, r) => handleSkiffDescribeReplication(b, c, r),
     };
     for (const [apiKey, versions] of BROKER_API_VERSIONS) {
       const handler = handlers[apiKey];

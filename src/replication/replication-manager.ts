@@ -14,7 +14,7 @@ import type { Log } from '../storage/log.js';
 import type { StorageLogger } from '../storage/logger.js';
 import { type FetcherConfig, ReplicaFetcher, type ReplicaTransport } from './fetcher.js';
 import { PartitionFollower, type ReplicationEvent } from './follower.js';
-import { IsrHistory } from './isr-history.js';
+import { type IsrChange, IsrHistory } from './isr-history.js';
 import {
   type AlterPartitionOutcome,
   type IsrProposal,
@@ -109,6 +109,24 @@ export class ReplicationManager {
       this.histories.set(key, h);
     }
     return h;
+  }
+
+  /**
+   * Read-only view of one partition for the admin API (SkiffDescribeReplication): the role held,
+   * the leader state or follower, and the recorded history. Unlike history(), creates nothing.
+   */
+  describe(key: string): {
+    readonly role: ReplicaRole;
+    readonly leader?: PartitionLeaderState;
+    readonly follower?: PartitionFollower;
+    readonly history: readonly IsrChange[];
+  } {
+    const history = this.histories.get(key)?.list() ?? [];
+    const leader = this.leader(key);
+    if (leader) return { role: 'leader', leader, history };
+    const follower = this.followers.get(key);
+    if (follower) return { role: 'follower', follower, history };
+    return { role: 'offline', history };
   }
 
   /** The latest rebuild/truncate events, oldest first (bounded). */

@@ -33,12 +33,15 @@ export interface LoadedMessage {
 }
 
 export const COORDINATOR_SPEC_DIR = resolve(SPEC_DIR, '../coordinator');
+/** Skiff's own APIs (key 10000 and up), generated next to Kafka's. */
+export const SKIFF_SPEC_DIR = resolve(REPO_ROOT, 'tools/codegen/skiff-specs');
 
-/** Every message spec and every coordinator record schema, with its generated module. */
+/** Every message spec (Kafka's and Skiff's) and every coordinator record schema, with its generated module. */
 export async function loadMessages(): Promise<LoadedMessage[]> {
   const out: LoadedMessage[] = [];
   const sets: [string, string][] = [
     [SPEC_DIR, ''],
+    [SKIFF_SPEC_DIR, ''],
     [COORDINATOR_SPEC_DIR, 'coordinator/'],
   ];
   for (const [dir, sub] of sets) {

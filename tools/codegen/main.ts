@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { emitIndex, emitMessage } from './emit.js';
+import { emitIndex, emitMessage, SKIFF_GENERATED_HEADER } from './emit.js';
 import { loadSpecs } from './spec.js';
 
 /**
@@ -13,19 +13,36 @@ export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..
 export const DEFAULT_SPEC_DIR = resolve(REPO_ROOT, '../shared/kafka-protocol/message');
 /** Record schemas of __consumer_offsets and the other coordinator topics, generated into coordinator/. */
 export const COORDINATOR_DIR_NAME = 'coordinator';
+/**
+ * Skiff's own APIs (api keys from 10000), in Kafka's spec format: generated next to Kafka's, listed
+ * in the same index so the router and ApiVersions see them like any other API.
+ */
+export const SKIFF_SPEC_DIR = join(REPO_ROOT, 'tools/codegen/skiff-specs');
 export const GENERATED_DIR = join(REPO_ROOT, 'src/protocol/generated');
+/** The lowest api key a Skiff spec may use: far above Kafka's own keys. */
+export const SKIFF_MIN_API_KEY = 10000;
 /** Files in GENERATED_DIR that other generators own. */
 const FOREIGN_FILES = new Set(['errors.ts']);
 
 /**
  * Every generated file by its path under GENERATED_DIR. `specDir` is the message directory; the
- * coordinator record schemas are read from its sibling `coordinator` directory.
+ * coordinator record schemas are read from its sibling `coordinator` directory, Skiff's own APIs
+ * from `skiffSpecDir`.
  */
-export function generateAll(specDir: string): Map<string, string> {
-  const specs = loadSpecs(specDir);
+export function generateAll(specDir: string, skiffSpecDir: string = SKIFF_SPEC_DIR): Map<string, string> {
+  const kafka = loadSpecs(specDir);
+  const skiff = loadSpecs(skiffSpecDir);
+  const kafkaKeys = new Set(kafka.map((s) => s.apiKey).filter((k) => k !== undefined));
   const files = new Map<string, string>();
-  for (const spec of specs) files.set(`${spec.name}.ts`, emitMessage(spec));
-  files.set('index.ts', emitIndex(specs));
+  for (const spec of kafka) files.set(`${spec.name}.ts`, emitMessage(spec));
+  for (const spec of skiff) {
+    if (spec.apiKey !== undefined && (spec.apiKey < SKIFF_MIN_API_KEY || kafkaKeys.has(spec.apiKey))) {
+      throw new Error(`${spec.name}: Skiff api keys start at ${SKIFF_MIN_API_KEY} (got ${spec.apiKey})`);
+    }
+    if (files.has(`${spec.name}.ts`)) throw new Error(`${spec.name}: a Kafka spec has that name`);
+    files.set(`${spec.name}.ts`, emitMessage(spec, '../codec-runtime.js', SKIFF_GENERATED_HEADER));
+  }
+  files.set('index.ts', emitIndex([...kafka, ...skiff]));
   for (const spec of loadSpecs(join(specDir, '..', COORDINATOR_DIR_NAME))) {
     files.set(`${COORDINATOR_DIR_NAME}/${spec.name}.ts`, emitMessage(spec, '../../codec-runtime.js'));
   }

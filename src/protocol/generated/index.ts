@@ -163,6 +163,8 @@ import { ShareGroupDescribeRequestCodec } from './ShareGroupDescribeRequest.js';
 import { ShareGroupDescribeResponseCodec } from './ShareGroupDescribeResponse.js';
 import { ShareGroupHeartbeatRequestCodec } from './ShareGroupHeartbeatRequest.js';
 import { ShareGroupHeartbeatResponseCodec } from './ShareGroupHeartbeatResponse.js';
+import { SkiffDescribeReplicationRequestCodec } from './SkiffDescribeReplicationRequest.js';
+import { SkiffDescribeReplicationResponseCodec } from './SkiffDescribeReplicationResponse.js';
 import { SnapshotFooterRecordCodec } from './SnapshotFooterRecord.js';
 import { SnapshotHeaderRecordCodec } from './SnapshotHeaderRecord.js';
 import { StopReplicaRequestCodec } from './StopReplicaRequest.js';
@@ -349,6 +351,8 @@ export { ShareGroupDescribeRequestCodec } from './ShareGroupDescribeRequest.js';
 export { ShareGroupDescribeResponseCodec } from './ShareGroupDescribeResponse.js';
 export { ShareGroupHeartbeatRequestCodec } from './ShareGroupHeartbeatRequest.js';
 export { ShareGroupHeartbeatResponseCodec } from './ShareGroupHeartbeatResponse.js';
+export { SkiffDescribeReplicationRequestCodec } from './SkiffDescribeReplicationRequest.js';
+export { SkiffDescribeReplicationResponseCodec } from './SkiffDescribeReplicationResponse.js';
 export { SnapshotFooterRecordCodec } from './SnapshotFooterRecord.js';
 export { SnapshotHeaderRecordCodec } from './SnapshotHeaderRecord.js';
 export { StopReplicaRequestCodec } from './StopReplicaRequest.js';
@@ -470,6 +474,7 @@ export const API_MESSAGES: ReadonlyMap<number, ApiMessages> = new Map<number, Ap
   [85, { apiKey: 85, name: 'WriteShareGroupState', request: WriteShareGroupStateRequestCodec as rt.MessageCodec<unknown>, response: WriteShareGroupStateResponseCodec as rt.MessageCodec<unknown> }],
   [86, { apiKey: 86, name: 'DeleteShareGroupState', request: DeleteShareGroupStateRequestCodec as rt.MessageCodec<unknown>, response: DeleteShareGroupStateResponseCodec as rt.MessageCodec<unknown> }],
   [87, { apiKey: 87, name: 'ReadShareGroupStateSummary', request: ReadShareGroupStateSummaryRequestCodec as rt.MessageCodec<unknown>, response: ReadShareGroupStateSummaryResponseCodec as rt.MessageCodec<unknown> }],
+  [10000, { apiKey: 10000, name: 'SkiffDescribeReplication', request: SkiffDescribeReplicationRequestCodec as rt.MessageCodec<unknown>, response: SkiffDescribeReplicationResponseCodec as rt.MessageCodec<unknown> }],
 ]);
 
 /** Request header version for an API version: 2 when flexible, else 1 (ControlledShutdown v0 uses 0). */

@@ -1,0 +1,187 @@
+/**
+ * SkiffDescribeReplication (Skiff's admin API, key 10000; spec in tools/codegen/skiff-specs): what
+ * only this broker knows about the replication of the partitions it hosts. As a leader: its view
+ * of every replica (LEO as of the replica's latest Fetch, log start, lastCaughtUpTimeMs,
+ * lastFetchTimeMs, in ISR, lag = leader LEO − replica LEO, and the bytes of the leader's log the
+ * replica still has to copy). As leader or follower: the ISR/leadership history recorded by
+ * src/replication/isr-history.ts. Read-only; answers from the event loop's current state.
+ */
+import { ErrorCode } from '../../protocol/generated/errors.js';
+import type { SkiffDescribeReplicationRequest } from '../../protocol/generated/SkiffDescribeReplicationRequest.js';
+import type {
+  DescribeReplicationPartitionResult,
+  DescribeReplicationTopicResult,
+  IsrChangeEntry,
+  ReplicaView,
+  SkiffDescribeReplicationResponse,
+} from '../../protocol/generated/SkiffDescribeReplicationResponse.js';
+import type { IsrChange } from '../../replication/isr-history.js';
+import type { PartitionLeaderState } from '../../replication/leader-state.js';
+import type { Log } from '../../storage/log.js';
+import type { BrokerServices, RequestContext } from '../handler-context.js';
+import type { Partition } from '../partition.js';
+import { partitionKey } from '../replica-manager.js';
+
+/** The Role field. */
+export const ReplicationRole = { leader: 0, follower: 1, none: 2 } as const;
+
+/** Bytes of `log` from `offset` (clamped to the log start) to its LEO: what a replica at `offset` must copy. */
+export function bytesFrom(log: Log, offset: bigint): bigint {
+  const from = offset < log.logStartOffset ? log.logStartOffset : offset;
+  if (from >= log.logEndOffset) return 0n;
+  const at = log.local.convertToOffsetMetadata(from);
+  let bytes = 0n;
+  for (const s of log.local.segments.values()) {
+    if (s.baseOffset < at.segmentBaseOffset) continue;
+    bytes += BigInt(s.baseOffset === at.segmentBaseOffset ? s.size - at.position : s.size);
+  }
+  return bytes;
+}
+
+function historyEntries(history: readonly IsrChange[]): IsrChangeEntry[] {
+  return history.map((h) => ({
+    timeMs: BigInt(h.timeMs),
+    kind: h.kind,
+    leaderId: h.leader,
+    leaderEpoch: h.leaderEpoch,
+    partitionEpoch: h.partitionEpoch,
+    oldIsr: [...h.oldIsr],
+    newIsr: [...h.newIsr],
+    reason: h.reason,
+  }));
+}
+
+function replicaViews(leader: PartitionLeaderState, localBrokerId: number, nowMs: number): ReplicaView[] {
+  const log = leader.log;
+  const leo = log.logEndOffset;
+  const isr = new Set(leader.isr);
+  return leader.replicas.map((brokerId): ReplicaView => {
+    if (brokerId === localBrokerId) {
+      return {
+        brokerId,
+        logEndOffset: leo,
+        logStartOffset: log.logStartOffset,
+        lastCaughtUpTimeMs: BigInt(nowMs),
+        lastFetchTimeMs: BigInt(nowMs),
+        inIsr: isr.has(brokerId),
+        lag: 0n,
+        bytesToCatchUp: 0n,
+        observedReplicationBytesPerSec: -1n,
+      };
+    }
+    const s = leader.followerState(brokerId);
+    const known = s !== undefined && s.logEndOffset >= 0n;
+    return {
+      brokerId,
+      logEndOffset: s?.logEndOffset ?? -1n,
+      logStartOffset: s?.logStartOffset ?? -1n,
+      lastCaughtUpTimeMs: BigInt(s?.lastCaughtUpTimeMs ?? 0),
+      lastFetchTimeMs: BigInt(s?.lastFetchTimeMs ?? 0),
+      inIsr: isr.has(brokerId),
+      lag: known ? leo - s.logEndOffset : -1n,
+      bytesToCatchUp: known ? bytesFrom(log, s.logEndOffset) : -1n,
+      observedReplicationBytesPerSec: -1n,
+    };
+  });
+}
+
+function describePartition(
+  b: BrokerServices,
+  p: Partition,
+  includeHistory: boolean,
+  nowMs: number,
+): DescribeReplicationPartitionResult {
+  const log = p.log;
+  const base: DescribeReplicationPartitionResult = {
+    partitionIndex: p.index,
+    errorCode: ErrorCode.NONE,
+    role: ReplicationRole.none,
+    leaderId: p.leaderId,
+    leaderEpoch: p.leaderEpoch,
+    partitionEpoch: -1,
+    highWatermark: log.highWatermark,
+    logEndOffset: log.logEndOffset,
+    logStartOffset: log.logStartOffset,
+    sizeBytes: BigInt(log.size),
+    isr: [...p.isr],
+    replicas: [],
+    history: [],
+  };
+  const state = b.metadata.image().topics.get(p.topic)?.partitions[p.index];
+  if (state) base.partitionEpoch = state.partitionEpoch;
+  const replication = b.replicaManager.replication;
+  if (!replication) return base;
+  const d = replication.describe(partitionKey(p.topic, p.index));
+  if (includeHistory) base.history = historyEntries(d.history);
+  if (d.leader) {
+    return {
+      ...base,
+      role: ReplicationRole.leader,
+      leaderId: b.config.nodeId,
+      leaderEpoch: d.leader.leaderEpoch,
+      partitionEpoch: d.leader.partitionEpoch,
+      isr: [...d.leader.isr],
+      replicas: replicaViews(d.leader, b.config.nodeId, nowMs),
+    };
+  }
+  if (d.follower) {
+    return { ...base, role: ReplicationRole.follower, leaderId: d.follower.leaderId };
+  }
+  return base;
+}
+
+export async function handleSkiffDescribeReplication(
+  b: BrokerServices,
+  _ctx: RequestContext,
+  req: SkiffDescribeReplicationRequest,
+): Promise<SkiffDescribeReplicationResponse> {
+  const nowMs = b.clock.nowMs();
+  const hosted = b.replicaManager.allPartitions();
+  const byTopic = new Map<string, DescribeReplicationTopicResult>();
+  const add = (topic: string, r: DescribeReplicationPartitionResult): void => {
+    let t = byTopic.get(topic);
+    if (!t) {
+      t = { name: topic, partitions: [] };
+      byTopic.set(topic, t);
+    }
+    t.partitions.push(r);
+  };
+  if (req.topics === null) {
+    for (const p of hosted) add(p.topic, describePartition(b, p, req.includeHistory, nowMs));
+  } else {
+    for (const t of req.topics) {
+      const mine = hosted.filter((p) => p.topic === t.name);
+      const wanted = t.partitions === null ? mine.map((p) => p.index) : t.partitions;
+      for (const index of wanted) {
+        const p = mine.find((x) => x.index === index);
+        if (p) add(t.name, describePartition(b, p, req.includeHistory, nowMs));
+        // Not hosted here: the tools ask every broker, so this is an answer, not a failure.
+        else
+          add(t.name, {
+            partitionIndex: index,
+            errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+            role: ReplicationRole.none,
+            leaderId: -1,
+            leaderEpoch: -1,
+            partitionEpoch: -1,
+            highWatermark: -1n,
+            logEndOffset: -1n,
+            logStartOffset: -1n,
+            sizeBytes: -1n,
+            isr: [],
+            replicas: [],
+            history: [],
+          });
+      }
+    }
+  }
+  const topics = [...byTopic.values()].sort((x, y) => (x.name < y.name ? -1 : x.name > y.name ? 1 : 0));
+  for (const t of topics) t.partitions.sort((x, y) => x.partitionIndex - y.partitionIndex);
+  return {
+    throttleTimeMs: 0,
+    errorCode: ErrorCode.NONE,
+    brokerId: b.config.nodeId,
+    nowMs: BigInt(nowMs),
+    topics,
+  };
+}
