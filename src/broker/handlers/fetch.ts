@@ -23,6 +23,11 @@ import { partitionKey } from '../replica-manager.js';
 import { errorCodeOf, notHostedError } from './produce.js';
 
 const UNKNOWN_TOPIC_ID = 100;
+/**
+ * Kafka's FetchRequest.DEBUGGING_CONSUMER_ID: a consumer allowed to read any replica, followers
+ * included, up to that replica's HW (replica-verification compares every replica this way).
+ */
+export const DEBUGGING_CONSUMER_ID = -2;
 const EMPTY = Buffer.alloc(0);
 
 interface PartitionRead {
@@ -117,6 +122,7 @@ function readForFollowers(
   replicaEpoch: bigint,
 ): PartitionRead[] {
   const replication = b.replicaManager.replication!;
+  const quota = replication.quotas?.leader;
   let remaining = Math.max(0, responseMaxBytes);
   let minOneMessage = true;
   const now = b.clock.nowMs();
@@ -140,6 +146,7 @@ function readForFollowers(
       },
       minOneMessage,
       now,
+      quota,
     );
     // A moved HW completes acks=all produces; a moved follower log start, DeleteRecords.
     if (r.highWatermarkMoved || leader.followerState(replicaId)?.logStartOffset !== startBefore) {
@@ -176,7 +183,7 @@ function readPartitions(
     const p = b.replicaManager.getPartition(sp.topic, sp.partition);
     if (!p) return fail(notHostedError(b, sp.topic, sp.partition));
     try {
-      p.checkLeader();
+      if (replicaId !== DEBUGGING_CONSUMER_ID) p.checkLeader();
       p.checkLeaderEpoch(sp.currentLeaderEpoch);
       const limit = Math.min(Math.max(0, sp.maxBytes), remaining);
       const result = p.read(sp.fetchOffset, limit, isolation, minOneMessage);
