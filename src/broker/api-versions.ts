@@ -31,11 +31,14 @@ export const ApiKey = {
   OffsetForLeaderEpoch: 23,
   DescribeConfigs: 32,
   AlterConfigs: 33,
+  AlterReplicaLogDirs: 34,
   DescribeLogDirs: 35,
   CreatePartitions: 37,
   DeleteGroups: 42,
   ElectLeaders: 43,
   IncrementalAlterConfigs: 44,
+  AlterPartitionReassignments: 45,
+  ListPartitionReassignments: 46,
   OffsetDelete: 47,
   DescribeCluster: 60,
   /** Skiff's own admin API (tools/codegen/skiff-specs), far above Kafka's keys. */
@@ -60,6 +63,8 @@ export const BROKER_API_VERSIONS: ReadonlyMap<number, VersionRange> = new Map([
   [ApiKey.CreatePartitions, { min: 0, max: 3 }],
   [ApiKey.ElectLeaders, { min: 0, max: 2 }],
   [ApiKey.IncrementalAlterConfigs, { min: 0, max: 1 }],
+  [ApiKey.AlterPartitionReassignments, { min: 0, max: 0 }],
+  [ApiKey.ListPartitionReassignments, { min: 0, max: 0 }],
   [ApiKey.DescribeCluster, { min: 0, max: 1 }],
   [ApiKey.SkiffDescribeReplication, { min: 0, max: 0 }],
 ]);

@@ -45,6 +45,10 @@ import { handleDescribeLogDirs } from './handlers/log-dirs.js';
 import { handleMetadata } from './handlers/metadata.js';
 import { handleListOffsets, handleOffsetForLeaderEpoch } from './handlers/offsets.js';
 import { handleProduce } from './handlers/produce.js';
+import {
+  handleAlterPartitionReassignments,
+  handleListPartitionReassignments,
+} from './handlers/reassignments.js';
 import { handleSkiffDescribeReplication } from './handlers/skiff-replication.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: each route is typed by its own handler; the table erases it.
@@ -101,6 +105,8 @@ export class RequestRouter implements RequestHandler {
       [ApiKey.DescribeLogDirs]: (c, r) => handleDescribeLogDirs(b, c, r),
       [ApiKey.ElectLeaders]: (c, r) => handleElectLeaders(b, c, r),
       [ApiKey.SkiffDescribeReplication]: (c, r) => handleSkiffDescribeReplication(b, c, r),
+      [ApiKey.AlterPartitionReassignments]: (c, r) => handleAlterPartitionReassignments(b, c, r),
+      [ApiKey.ListPartitionReassignments]: (c, r) => handleListPartitionReassignments(b, c, r),
     };
     for (const [apiKey, versions] of BROKER_API_VERSIONS) {
       const handler = handlers[apiKey];

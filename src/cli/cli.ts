@@ -10,6 +10,7 @@ import { DELETE_RECORDS, runDeleteRecords } from './tools/delete-records.js';
 import { GET_OFFSETS, runGetOffsets } from './tools/get-offsets.js';
 import { LOG_DIRS, runLogDirs } from './tools/log-dirs.js';
 import { PRODUCER_PERF_TEST, runProducerPerfTest } from './tools/producer-perf-test.js';
+import { REASSIGN_PARTITIONS, runReassignPartitions } from './tools/reassign-partitions.js';
 import { runTopics, TOPICS } from './tools/topics.js';
 import { runUp, UP_SUMMARY } from './up.js';
 
@@ -42,6 +43,10 @@ const commands: Record<string, Command> = {
   'consumer-perf-test': {
     summary: CONSUMER_PERF_TEST.summary,
     run: (args, io) => runConsumerPerfTest(args, io),
+  },
+  'reassign-partitions': {
+    summary: REASSIGN_PARTITIONS.summary,
+    run: (args, io) => runReassignPartitions(args, io),
   },
   up: { summary: UP_SUMMARY, run: runUp },
   cluster: { summary: CLUSTER_SUMMARY, run: runCluster },

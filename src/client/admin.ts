@@ -15,7 +15,21 @@ import {
   UnsupportedApiError,
 } from './kafka-client.js';
 import { type PartitionResult, sendToLeaders, type TopicPartition, tpKey } from './partitions.js';
+import {
+  AlterPartitionReassignmentsApi,
+  AlterReplicaLogDirsApi,
+  ListPartitionReassignmentsApi,
+} from './reassign-apis.js';
 import type { HostPort } from './runtime.js';
+
+/** A reassignment in progress: every replica, and which of them are being added or removed. */
+export interface PartitionReassignment {
+  readonly topic: string;
+  readonly partition: number;
+  readonly replicas: readonly number[];
+  readonly addingReplicas: readonly number[];
+  readonly removingReplicas: readonly number[];
+}
 
 export interface NewTopic {
   readonly name: string;
@@ -341,6 +355,102 @@ export class Admin {
           answers.set(`${t.name}-${p.partitionIndex}`, { errorCode: p.errorCode, value: p.offset });
       return answers;
     });
+  }
+
+  /**
+   * AlterPartitionReassignments: each partition moves to its replica list, or its move in progress
+   * is cancelled (replicas null). Per partition: null on success, else the broker's error.
+   */
+  async alterPartitionReassignments(
+    moves: readonly { tp: TopicPartition; replicas: readonly number[] | null }[],
+  ): Promise<Map<string, KafkaResponseError | null>> {
+    const byTopic = new Map<string, { partitionIndex: number; replicas: number[] | null }[]>();
+    for (const m of moves) {
+      const list = byTopic.get(m.tp.topic) ?? [];
+      list.push({ partitionIndex: m.tp.partition, replicas: m.replicas === null ? null : [...m.replicas] });
+      byTopic.set(m.tp.topic, list);
+    }
+    const resp = await this.client.retry(async () => {
+      const r = await this.client.send({ kind: 'controller' }, AlterPartitionReassignmentsApi, () => ({
+        timeoutMs: this.client.requestTimeoutMs,
+        topics: [...byTopic].map(([name, partitions]) => ({ name, partitions })),
+      }));
+      checkCode(r.errorCode, r.errorMessage);
+      return r;
+    });
+    const out = new Map<string, KafkaResponseError | null>();
+    for (const t of resp.responses)
+      for (const p of t.partitions)
+        out.set(
+          `${t.name}-${p.partitionIndex}`,
+          p.errorCode === 0 ? null : kafkaError(p.errorCode, p.errorMessage),
+        );
+    return out;
+  }
+
+  /** Reassignments in progress (all of them when `tps` is null), keyed `topic-partition`. */
+  async listPartitionReassignments(
+    tps: readonly TopicPartition[] | null,
+  ): Promise<Map<string, PartitionReassignment>> {
+    const resp = await this.client.retry(async () => {
+      const r = await this.client.send({ kind: 'controller' }, ListPartitionReassignmentsApi, () => ({
+        timeoutMs: this.client.requestTimeoutMs,
+        topics:
+          tps === null
+            ? null
+            : [...groupByTopic(tps)].map(([name, partitionIndexes]) => ({ name, partitionIndexes })),
+      }));
+      checkCode(r.errorCode, r.errorMessage);
+      return r;
+    });
+    const out = new Map<string, PartitionReassignment>();
+    for (const t of resp.topics)
+      for (const p of t.partitions)
+        out.set(`${t.name}-${p.partitionIndex}`, {
+          topic: t.name,
+          partition: p.partitionIndex,
+          replicas: p.replicas,
+          addingReplicas: p.addingReplicas,
+          removingReplicas: p.removingReplicas,
+        });
+    return out;
+  }
+
+  /**
+   * AlterReplicaLogDirs: moves each replica to a log dir of its broker (absolute path). Per
+   * replica, keyed `broker-topic-partition`: null once the broker accepted, else its error.
+   */
+  async alterReplicaLogDirs(
+    moves: readonly { broker: number; tp: TopicPartition; logDir: string }[],
+  ): Promise<Map<string, KafkaResponseError | null>> {
+    const byBroker = new Map<number, Map<string, Map<string, number[]>>>();
+    for (const m of moves) {
+      const dirs = byBroker.get(m.broker) ?? new Map<string, Map<string, number[]>>();
+      const topics = dirs.get(m.logDir) ?? new Map<string, number[]>();
+      topics.set(m.tp.topic, [...(topics.get(m.tp.topic) ?? []), m.tp.partition]);
+      dirs.set(m.logDir, topics);
+      byBroker.set(m.broker, dirs);
+    }
+    const out = new Map<string, KafkaResponseError | null>();
+    await Promise.all(
+      [...byBroker].map(async ([broker, dirs]) => {
+        const resp = await this.client.retry(() =>
+          this.client.send({ kind: 'node', id: broker }, AlterReplicaLogDirsApi, () => ({
+            dirs: [...dirs].map(([path, topics]) => ({
+              path,
+              topics: [...topics].map(([name, partitions]) => ({ name, partitions })),
+            })),
+          })),
+        );
+        for (const t of resp.results)
+          for (const p of t.partitions)
+            out.set(
+              `${broker}-${t.topicName}-${p.partitionIndex}`,
+              p.errorCode === 0 ? null : kafkaError(p.errorCode),
+            );
+      }),
+    );
+    return out;
   }
 }
 

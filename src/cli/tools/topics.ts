@@ -1,5 +1,10 @@
 /** `skiff topics`: Kafka's kafka-topics.sh — create, list, describe, alter (partitions), delete. */
-import { Admin, type ConfigEntry, ConfigResourceType } from '../../client/admin.js';
+import {
+  Admin,
+  type ConfigEntry,
+  ConfigResourceType,
+  type PartitionReassignment,
+} from '../../client/admin.js';
 import { ClientError } from '../../client/errors.js';
 import {
   type PartitionMetadata,
@@ -264,6 +269,8 @@ export interface TopicDescription {
   /** Entries not at their default (Kafka's !isDefault()), in the broker's order. */
   readonly configs: readonly { name: string; value: string | null }[];
   readonly minIsr: number;
+  /** Partitions being reassigned (ListPartitionReassignments), by partition index. */
+  readonly reassignments?: ReadonlyMap<number, PartitionReassignment>;
 }
 
 export interface DescribeFilters {
@@ -285,18 +292,29 @@ export function formatDescribe(topics: readonly TopicDescription[], f: DescribeF
       const configs = d.configs.map((c) => `${c.name}=${c.value}`).join(',');
       const id = t.topicId !== ZERO_UUID && t.topicId !== '' ? `\tTopicId: ${t.topicId}` : '';
       lines.push(
-        `Topic: ${t.name}${id}\tPartitionCount: ${t.partitions.length}\tReplicationFactor: ${t.partitions[0]!.replicas.length}\tConfigs: ${configs}`,
+        `Topic: ${t.name}${id}\tPartitionCount: ${t.partitions.length}\tReplicationFactor: ${replicationFactor(d, t.partitions[0]!)}\tConfigs: ${configs}`,
       );
     }
     if (f.withOverrides) continue;
     for (const p of t.partitions) {
       if (!partitionShown(d, p, f)) continue;
+      const r = d.reassignments?.get(p.partition);
+      // As Kafka's tool: the two columns only for a partition being reassigned.
+      const moving = r
+        ? `\tAdding Replicas: ${r.addingReplicas.join(',')}\tRemoving Replicas: ${r.removingReplicas.join(',')}`
+        : '';
       lines.push(
-        `\tTopic: ${t.name}\tPartition: ${p.partition}\tLeader: ${p.leader >= 0 ? p.leader : 'none'}\tReplicas: ${p.replicas.join(',')}\tIsr: ${p.isr.join(',')}\tElr: \tLastKnownElr: `,
+        `\tTopic: ${t.name}\tPartition: ${p.partition}\tLeader: ${p.leader >= 0 ? p.leader : 'none'}\tReplicas: ${p.replicas.join(',')}\tIsr: ${p.isr.join(',')}${moving}\tElr: \tLastKnownElr: `,
       );
     }
   }
   return lines;
+}
+
+/** Kafka's getReplicationFactor: during a reassignment the replicas being added do not count. */
+function replicationFactor(d: TopicDescription, p: PartitionMetadata): number {
+  const r = d.reassignments?.get(p.partition);
+  return r && r.addingReplicas.length > 0 ? r.replicas.length - r.addingReplicas.length : p.replicas.length;
 }
 
 /** Whether the report flags select a partition (all partitions without any). */
@@ -305,7 +323,7 @@ function partitionShown(d: TopicDescription, p: PartitionMetadata, f: DescribeFi
   const hasLeader = p.leader >= 0;
   return (
     !anyReport ||
-    (f.underReplicated && p.replicas.length - p.isr.length > 0) ||
+    (f.underReplicated && replicationFactor(d, p) - p.isr.length > 0) ||
     (f.unavailable && (!hasLeader || !f.liveBrokers.has(p.leader))) ||
     (f.underMinIsr && (!hasLeader || p.isr.length < d.minIsr)) ||
     (f.atMinIsr && p.isr.length === d.minIsr)
@@ -322,6 +340,22 @@ async function topicConfigs(admin: Admin, name: string): Promise<ConfigEntry[] |
   }
 }
 
+/** The topic's partitions being reassigned; none from a broker without ListPartitionReassignments. */
+async function topicReassignments(
+  admin: Admin,
+  t: TopicMetadata,
+): Promise<Map<number, PartitionReassignment>> {
+  try {
+    const all = await admin.listPartitionReassignments(
+      t.partitions.map((p) => ({ topic: t.name, partition: p.partition })),
+    );
+    return new Map([...all.values()].map((r) => [r.partition, r]));
+  } catch (e) {
+    if (e instanceof UnsupportedApiError) return new Map();
+    throw e;
+  }
+}
+
 async function describe(admin: Admin, flags: Flags, io: CliIo): Promise<number> {
   const names = await matchingTopics(admin, flags, !flags.has('if-exists'));
   const described = await admin.describeTopics(names);
@@ -334,7 +368,12 @@ async function describe(admin: Admin, flags: Flags, io: CliIo): Promise<number> 
     const entries = await topicConfigs(admin, name);
     const configs = (entries ?? []).filter((e) => e.configSource !== 5 && !e.isDefault);
     const minIsr = Number(entries?.find((e) => e.name === 'min.insync.replicas')?.value ?? '1');
-    out.push({ topic: t, configs: configs.map((c) => ({ name: c.name, value: c.value })), minIsr });
+    out.push({
+      topic: t,
+      configs: configs.map((c) => ({ name: c.name, value: c.value })),
+      minIsr,
+      reassignments: await topicReassignments(admin, t),
+    });
   }
   const filters: DescribeFilters = {
     underReplicated: flags.has('under-replicated-partitions'),
@@ -357,7 +396,7 @@ function describeJson(topics: readonly TopicDescription[], f: DescribeFilters): 
     topic: d.topic.name,
     topicId: d.topic.topicId,
     partitionCount: d.topic.partitions.length,
-    replicationFactor: d.topic.partitions[0]?.replicas.length ?? 0,
+    replicationFactor: d.topic.partitions[0] ? replicationFactor(d, d.topic.partitions[0]) : 0,
     configs: Object.fromEntries(d.configs.map((c) => [c.name, c.value])),
     partitions: d.topic.partitions
       .filter((p) => partitionShown(d, p, f))
@@ -366,6 +405,12 @@ function describeJson(topics: readonly TopicDescription[], f: DescribeFilters): 
         leader: p.leader >= 0 ? p.leader : null,
         replicas: p.replicas,
         isr: p.isr,
+        ...(d.reassignments?.has(p.partition)
+          ? {
+              addingReplicas: d.reassignments.get(p.partition)!.addingReplicas,
+              removingReplicas: d.reassignments.get(p.partition)!.removingReplicas,
+            }
+          : {}),
         elr: [],
         lastKnownElr: [],
       })),
