@@ -395,7 +395,7 @@ export class ScenarioCluster {
       180_000,
     );
     assert.equal(r.status, 0, `producer-perf-test: ${r.stderr}\n${r.stdout}`);
-    const m = /(\d+) records sent/.exec(r.stdout);
+    const m = /^(\d+) records sent, .* 50th, .* 99\.9th\.?$/m.exec(r.stdout);
     assert.ok(m, `no summary line in:\n${r.stdout}`);
     assert.equal(Number(m[1]), numRecords, r.stdout);
     return r;
