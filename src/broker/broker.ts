@@ -17,6 +17,7 @@ import { brokerConfigValue, type ConfigValue, layersFor } from '../metadata/conf
 import { type BoundAddress, SocketServer } from '../network/socket-server.js';
 import type { FetcherConfig } from '../replication/fetcher.js';
 import type { AlterPartitionOutcome, IsrProposal } from '../replication/leader-state.js';
+import { ReplicationQuota, type ReplicationQuotas } from '../replication/quota.js';
 import { ReplicationManager } from '../replication/replication-manager.js';
 import type { FileSystem } from '../storage/fs.js';
 import { LogManager } from '../storage/log-manager.js';
@@ -203,6 +204,7 @@ export class Broker {
       return pr;
     };
     return new ReplicationManager({
+      quotas: this.replicationQuotas(metadata),
       localBrokerId: config.nodeId,
       clock,
       logger,
@@ -220,6 +222,35 @@ export class Broker {
       alterPartition,
       onPartitionChange: (key) => this.replicaManager.purgatory.checkAndComplete(key),
     });
+  }
+
+  /**
+   * Both sides of this broker's replication throttle: rates from the dynamic broker configs (this
+   * broker's, else the cluster default), throttled lists from the topic configs, read at every
+   * fetch — the first image (with its configs) is applied before any fetcher runs.
+   */
+  private replicationQuotas(metadata: ReplicationMetadata): ReplicationQuotas {
+    const { config, clock } = this.deps;
+    const window = {
+      samples: this.intConfig('replication.quota.window.num', 11),
+      sampleMs: this.intConfig('replication.quota.window.size.seconds', 1) * 1000,
+    };
+    const rateOf = (name: string) => (): number | null => {
+      const v = this.currentConfig(name);
+      const n = typeof v === 'bigint' ? v : typeof v === 'number' ? BigInt(v) : null;
+      return n === null || n >= BigInt(Number.MAX_SAFE_INTEGER) ? null : Number(n);
+    };
+    const side = (s: 'leader' | 'follower') =>
+      new ReplicationQuota({
+        side: s,
+        localBrokerId: config.nodeId,
+        clock,
+        window,
+        rate: rateOf(`${s}.replication.throttled.rate`),
+        throttledReplicas: (topic) =>
+          metadata.image().topicConfigs.get(topic)?.[`${s}.replication.throttled.replicas`],
+      });
+    return { leader: side('leader'), follower: side('follower') };
   }
 
   get address(): BoundAddress {

@@ -9,6 +9,12 @@
  * The network is a ReplicaTransport and time a Scheduler, both injected: the broker plugs in its
  * network client, test/sim a simulated network. Owned by the broker's fetcher manager; at most one
  * Fetch in flight; stop() makes every late answer a no-op.
+ *
+ * Follower-side throttling (Kafka's shouldFollowerThrottle): a partition that is not in sync by
+ * this follower's own estimate and is in the broker's follower throttled set is left out of the
+ * Fetch while the follower quota is exceeded; Skiff also waits for a useful chunk of the budget
+ * (`ReplicationQuota.chunk`) and asks the leader for no more than the budget holds, so the quota
+ * holds from the first Fetch on. Bytes appended are recorded in the quota (charged when throttled).
  */
 import type { Clock } from '../common/clock.js';
 import {
@@ -19,6 +25,7 @@ import {
 import type { FetchResponse, PartitionData } from '../protocol/generated/FetchResponse.js';
 import type { StorageLogger } from '../storage/logger.js';
 import type { PartitionFollower, SentFetch } from './follower.js';
+import type { ReplicationQuota } from './quota.js';
 
 export interface LeaderOffsets {
   readonly logStartOffset: bigint;
@@ -73,7 +80,12 @@ export interface FetcherContext {
   config(): FetcherConfig;
   /** The cluster id sent on Fetch (null when unknown). */
   readonly clusterId?: string | null;
+  /** This broker's follower-side replication quota (absent: never throttled). */
+  readonly quota?: ReplicationQuota;
 }
+
+/** Longest wait for the follower quota before the throttle settings are looked at again. */
+const MAX_QUOTA_WAIT_MS = 1000;
 
 export class ReplicaFetcher {
   private readonly followers = new Map<string, PartitionFollower>();
@@ -82,6 +94,10 @@ export class ReplicaFetcher {
   private cancelTimer: (() => void) | null = null;
   /** Completed rounds (a metric and a test hook). */
   rounds = 0;
+  /** Throttled partitions the latest buildRequest left out for want of quota. */
+  private quotaHeld = new Set<PartitionFollower>();
+  /** Where the scan for throttled partitions starts, moved every round (fair share of the budget). */
+  private rotation = 0;
 
   constructor(
     readonly leaderId: number,
@@ -133,19 +149,43 @@ export class ReplicaFetcher {
   }
 
   /** Builds the next Fetch, or null when no partition may fetch now. */
-  buildRequest(): { request: FetchRequest; sent: Map<PartitionFollower, SentFetch> } | null {
+  buildRequest(): {
+    request: FetchRequest;
+    sent: Map<PartitionFollower, SentFetch>;
+    throttled: Set<PartitionFollower>;
+  } | null {
     const now = this.ctx.clock.nowMs();
     const cfg = this.ctx.config();
+    const quota = this.ctx.quota;
     const byTopic = new Map<string, FetchTopic>();
     const sent = new Map<PartitionFollower, SentFetch>();
-    for (const f of this.followers.values()) {
+    const throttled = new Set<PartitionFollower>();
+    this.quotaHeld = new Set();
+    let budget = quota ? quota.allowance(now) : Number.POSITIVE_INFINITY;
+    const chunk = quota && Number.isFinite(budget) ? quota.chunk(cfg.fetchMaxBytes, now) : 0;
+    const all = [...this.followers.values()];
+    const start = all.length > 0 ? this.rotation++ % all.length : 0;
+    for (let i = 0; i < all.length; i++) {
+      const f = all[(start + i) % all.length]!;
       if (!f.isFetchable(now)) continue;
+      let maxBytes = cfg.fetchMaxBytes;
+      const isThrottled = quota?.isThrottled(f.topic, f.partition) ?? false;
+      if (isThrottled) throttled.add(f);
+      if (isThrottled && !f.inSyncEstimate && Number.isFinite(budget)) {
+        // Over quota (or less than a chunk left): left out of this Fetch.
+        if (budget < chunk || budget <= 0) {
+          this.quotaHeld.add(f);
+          continue;
+        }
+        maxBytes = Math.min(maxBytes, Math.floor(budget));
+        budget -= maxBytes;
+      }
       let t = byTopic.get(f.topic);
       if (!t) {
         t = { topic: f.topic, topicId: f.topicId, partitions: [] };
         byTopic.set(f.topic, t);
       }
-      t.partitions.push(f.fetchPartition(cfg.fetchMaxBytes));
+      t.partitions.push(f.fetchPartition(maxBytes));
       sent.set(f, f.sent());
     }
     if (sent.size === 0) return null;
@@ -164,7 +204,7 @@ export class ReplicaFetcher {
       sessionEpoch: -1,
       topics: [...byTopic.values()],
     };
-    return { request, sent };
+    return { request, sent, throttled };
   }
 
   /** One Fetch round trip and its handling. Resolves when done; the next round is scheduled. */
@@ -180,7 +220,7 @@ export class ReplicaFetcher {
     try {
       const response = await this.ctx.transport.fetch(this.leaderId, built.request);
       if (this.stopped) return;
-      failed = await this.processResponse(response, built.sent);
+      failed = await this.processResponse(response, built.sent, built.throttled);
     } catch (e) {
       if (this.stopped) return;
       failed = true;
@@ -197,12 +237,21 @@ export class ReplicaFetcher {
     else this.scheduleRound(0);
   }
 
-  /** Nothing to fetch now: wake when the earliest back-off ends (or never, without partitions). */
+  /**
+   * Nothing to fetch now: wake when the earliest back-off ends or the follower quota has a chunk
+   * again (or never, without partitions).
+   */
   private scheduleIdle(): void {
     const now = this.ctx.clock.nowMs();
     let next = Number.POSITIVE_INFINITY;
     for (const f of this.followers.values()) {
-      if (f.status === 'fetching') next = Math.min(next, Math.max(f.delayedUntil, now));
+      if (f.status === 'fetching' && !this.quotaHeld.has(f))
+        next = Math.min(next, Math.max(f.delayedUntil, now));
+    }
+    const quota = this.ctx.quota;
+    if (this.quotaHeld.size > 0 && quota) {
+      const wait = quota.msUntil(quota.chunk(this.ctx.config().fetchMaxBytes, now), now);
+      next = Math.min(next, now + Math.min(Math.max(wait, 1), MAX_QUOTA_WAIT_MS));
     }
     if (Number.isFinite(next)) this.scheduleRound(next - now);
   }
@@ -211,6 +260,7 @@ export class ReplicaFetcher {
   private async processResponse(
     response: FetchResponse,
     sent: Map<PartitionFollower, SentFetch>,
+    throttled: ReadonlySet<PartitionFollower>,
   ): Promise<boolean> {
     const backoffMs = this.ctx.config().backoffMs;
     if (response.errorCode !== 0) {
@@ -230,6 +280,7 @@ export class ReplicaFetcher {
       const pd = answers.get(`${f.topic}-${f.partition}`) ?? answers.get(`id:${f.topicId}-${f.partition}`);
       if (pd === undefined) continue;
       const outcome = f.handlePartitionData(pd, s);
+      if (outcome.kind === 'appended') this.ctx.quota?.record(f.name, outcome.bytes, throttled.has(f));
       if (outcome.kind === 'out-of-range') outOfRange.push(f);
       else if (outcome.kind === 'retry') f.delay(backoffMs);
     }

@@ -4,9 +4,17 @@
  * divergence by lastFetchedEpoch, OFFSET_OUT_OF_RANGE above the LEO, the read up to the LEO, and
  * the follower's fetch state updated from it. A function over PartitionLeaderState so the broker's
  * Fetch handler and the simulator call the same code.
+ *
+ * Leader-side throttling (Kafka's shouldLeaderThrottle): for a partition in the leader's throttled
+ * set fetched by a follower NOT in the ISR while the leader quota is exceeded, no records are sent
+ * (error NONE, HW and log start still sent, the follower's fetch state still updated). Skiff also
+ * reads no more than the budget holds (at least one batch for the first partition with data), so
+ * the quota holds from the first fetch on. Bytes sent for throttled partitions are charged to the
+ * quota (any follower, as Kafka records them); all bytes count in its observed rates.
  */
 import { KafkaError } from '../protocol/kafka-error.js';
 import type { PartitionLeaderState } from './leader-state.js';
+import type { ReplicationQuota } from './quota.js';
 import type { EpochEndOffset } from './truncation.js';
 
 const NONE = 0;
@@ -39,6 +47,8 @@ export interface FollowerReadResult {
   readonly divergingEpoch: EpochEndOffset | null;
   /** The follower's fetch moved the HW: parked acks=all produces and consumer fetches may complete. */
   readonly highWatermarkMoved: boolean;
+  /** Records were withheld by the leader's replication throttle. */
+  readonly throttled?: boolean;
 }
 
 export function readForFollower(
@@ -48,6 +58,7 @@ export function readForFollower(
   p: FollowerFetchPartition,
   minOneMessage: boolean,
   nowMs: number,
+  quota?: ReplicationQuota,
 ): FollowerReadResult {
   const log = leader.log;
   const fail = (errorCode: number): FollowerReadResult => ({
@@ -76,9 +87,19 @@ export function readForFollower(
     }
   }
   if (p.fetchOffset > leaderEndOffset) return fail(OFFSET_OUT_OF_RANGE);
-  let records: Buffer;
+  const isThrottled = quota?.isThrottled(leader.topic, leader.partition) ?? false;
+  let maxBytes = Math.max(0, p.maxBytes);
+  let withheld = false;
+  if (quota && isThrottled && !leader.isr.includes(replicaId)) {
+    const allowance = quota.allowance(nowMs);
+    if (allowance <= 0) withheld = true;
+    else maxBytes = Math.min(maxBytes, Math.floor(allowance));
+  }
+  let records: Buffer = EMPTY;
   try {
-    records = log.read(p.fetchOffset, Math.max(0, p.maxBytes), 'log-end', minOneMessage).records;
+    if (!withheld) {
+      records = log.read(p.fetchOffset, maxBytes, 'log-end', minOneMessage).records;
+    }
   } catch (e) {
     if (e instanceof KafkaError) return fail(e.code);
     return fail(KAFKA_STORAGE_ERROR);
@@ -96,6 +117,7 @@ export function readForFollower(
     if (e instanceof KafkaError) return fail(e.code);
     throw e;
   }
+  quota?.record(leader.name, records.length, isThrottled, nowMs);
   return {
     errorCode: NONE,
     highWatermark: log.highWatermark,
@@ -104,6 +126,7 @@ export function readForFollower(
     records,
     divergingEpoch: null,
     highWatermarkMoved: moved,
+    throttled: withheld,
   };
 }
 

@@ -21,6 +21,7 @@ import {
   PartitionLeaderState,
   scheduleIsrExpiration,
 } from './leader-state.js';
+import type { ReplicationQuotas } from './quota.js';
 
 export const MAX_REPLICATION_EVENTS = 256;
 
@@ -45,6 +46,8 @@ export interface ReplicationManagerContext {
   onEvent?(event: ReplicationEvent): void;
   /** Where per-partition histories live, when they must outlive this manager (a restart). */
   readonly histories?: Map<string, IsrHistory>;
+  /** This broker's replication quotas (throttling and observed rates); absent: never throttled. */
+  readonly quotas?: ReplicationQuotas;
 }
 
 export type ReplicaRole = 'leader' | 'follower' | 'offline';
@@ -95,6 +98,11 @@ export class ReplicationManager {
 
   leaderStates(): PartitionLeaderState[] {
     return [...this.leaders.values()];
+  }
+
+  /** This broker's replication quotas: the leader side is the Fetch handler's, the follower side the fetchers'. */
+  get quotas(): ReplicationQuotas | undefined {
+    return this.ctx.quotas;
   }
 
   fetcherFor(leaderId: number): ReplicaFetcher | undefined {
@@ -225,6 +233,7 @@ export class ReplicationManager {
         transport: this.ctx.transport,
         brokerEpoch: () => this.ctx.brokerEpoch(),
         config: () => this.ctx.fetcherConfig(),
+        ...(this.ctx.quotas && { quota: this.ctx.quotas.follower }),
       });
       this.fetchers.set(leaderId, f);
       f.start();
