@@ -30,8 +30,6 @@ export type ReplicationEvent =
       readonly leaderId: number;
       readonly oldLogEndOffset: bigint;
       readonly newLogStartOffset: bigint;
-      /** Where the new log begins: the base offset of the batch holding the log start, or the log start. */
-      readonly restartOffset: bigint;
       readonly bytesDiscarded: number;
     }
   | {
@@ -77,9 +75,6 @@ export class PartitionFollower {
   private delayedUntilMs = 0;
   /** The leader's HW in its latest answer: a lower bound of its LEO, for offsetLag. */
   private leaderHighWatermarkValue = -1n;
-  /** A rebuild whose log line waits for the first fetched batch (it names where the log restarted). */
-  private pendingRebuild: { oldLogEndOffset: bigint; newLogStartOffset: bigint; bytesDiscarded: number } | null =
-    null;
 
   constructor(
     readonly topic: string,
@@ -142,7 +137,6 @@ export class PartitionFollower {
     ) {
       return false;
     }
-    this.finishRebuild();
     this.leaderIdValue = leaderId;
     this.leaderEpochValue = leaderEpoch;
     this.resetToLogEnd();
@@ -155,7 +149,6 @@ export class PartitionFollower {
   }
 
   stop(): void {
-    this.finishRebuild();
     this.statusValue = 'stopped';
   }
 
@@ -262,11 +255,9 @@ export class PartitionFollower {
   private append(pd: PartitionData): FollowerOutcome {
     const log = this.log;
     const records = completeBatches(pd.records);
-    // The first answer after a rebuild: storage stays quiet, the rebuild's one line says it all.
-    const quiet = this.pendingRebuild !== null;
     if (records.length > 0) {
       try {
-        log.appendAsFollower(records, { quiet });
+        log.appendAsFollower(records);
       } catch (e) {
         if (e instanceof KafkaError) return { kind: 'retry', errorCode: e.code };
         if (e instanceof UnexpectedAppendOffsetError || e instanceof OffsetsOutOfOrderError) {
@@ -283,12 +274,10 @@ export class PartitionFollower {
     // HW = min(leader HW, LEO); then the log start follows the leader's (never past the HW).
     const leo = log.logEndOffset;
     log.updateHighWatermark(pd.highWatermark < leo ? pd.highWatermark : leo);
-    const restartOffset = log.logStartOffset;
     if (pd.logStartOffset > log.logStartOffset) {
       const target = pd.logStartOffset < log.highWatermark ? pd.logStartOffset : log.highWatermark;
-      log.maybeIncrementLogStartOffset(target, 'leader offset increment', { quiet });
+      log.maybeIncrementLogStartOffset(target, 'leader offset increment');
     }
-    this.finishRebuild(restartOffset);
     this.resetToLogEnd();
     return { kind: 'appended', bytes: records.length };
   }
@@ -320,46 +309,23 @@ export class PartitionFollower {
         reason: 'leader-log-end',
       });
     } else if (leaderLogStartOffset > leo) {
-      // REBUILD. Storage stays quiet: one line, once the first fetched batch shows where the new
-      // log begins (the base offset of the batch holding the leader's log start).
-      const bytesDiscarded = log.truncateFullyAndStartAt(leaderLogStartOffset, { quiet: true });
-      const pending = this.pendingRebuild;
-      this.pendingRebuild = {
-        oldLogEndOffset: pending?.oldLogEndOffset ?? leo,
+      const bytesDiscarded = log.size;
+      log.truncateFullyAndStartAt(leaderLogStartOffset);
+      this.ctx.logger.warn(
+        `${prefix} Rebuilding partition ${this.name}: local log end offset ${leo} is below the leader's log start offset ${leaderLogStartOffset}; all local segments discarded (${bytesDiscarded} bytes, renamed .deleted until file.delete.delay.ms) and the log restarted at offset ${leaderLogStartOffset}`,
+      );
+      this.ctx.onEvent?.({
+        kind: 'rebuild',
+        timeMs: this.ctx.clock.nowMs(),
+        partition: this.name,
+        leaderId: this.leaderIdValue,
+        oldLogEndOffset: leo,
         newLogStartOffset: leaderLogStartOffset,
-        bytesDiscarded: (pending?.bytesDiscarded ?? 0) + bytesDiscarded,
-      };
+        bytesDiscarded,
+      });
     }
     this.resetToLogEnd();
     this.statusValue = 'fetching';
-  }
-
-  /**
-   * The rebuild's one log line and event: partition, old LEO, the leader's log start offset, where
-   * the log restarted and the bytes discarded. `restartOffset` defaults to the log's start (the
-   * follower stopped before a batch arrived).
-   */
-  private finishRebuild(restartOffset: bigint = this.log.logStartOffset): void {
-    const r = this.pendingRebuild;
-    if (r === null) return;
-    this.pendingRebuild = null;
-    const where =
-      restartOffset < r.newLogStartOffset
-        ? `log restarted at offset ${restartOffset} (base offset of the batch holding offset ${r.newLogStartOffset}), log start offset ${this.log.logStartOffset}`
-        : `log restarted at offset ${restartOffset}`;
-    this.ctx.logger.warn(
-      `[ReplicaFetcher replicaId=${this.ctx.localBrokerId}, leaderId=${this.leaderIdValue}] Rebuilding partition ${this.name}: local log end offset ${r.oldLogEndOffset} is below the leader's log start offset ${r.newLogStartOffset}; all local segments discarded (${r.bytesDiscarded} bytes, renamed .deleted until file.delete.delay.ms); ${where}`,
-    );
-    this.ctx.onEvent?.({
-      kind: 'rebuild',
-      timeMs: this.ctx.clock.nowMs(),
-      partition: this.name,
-      leaderId: this.leaderIdValue,
-      oldLogEndOffset: r.oldLogEndOffset,
-      newLogStartOffset: r.newLogStartOffset,
-      restartOffset,
-      bytesDiscarded: r.bytesDiscarded,
-    });
   }
 
   /** The leader's offsets could not be had: try the whole out-of-range handling again later. */
