@@ -1,5 +1,5 @@
-import { crc32c } from '@node-rs/crc32';
 import { ProtocolError } from '../protocol-error.js';
+import { crc32c } from './crc32c.js';
 
 /**
  * Record batch v2 header (Kafka's DefaultRecordBatch): field offsets relative to the first byte
@@ -228,7 +228,7 @@ export function computeCrc(buf: Buffer, pos: number, size: number): number {
   if (size < BATCH_HEADER_SIZE || pos < 0 || pos + size > buf.length) {
     throw new ProtocolError(`batch of ${size} bytes at ${pos} does not fit a ${buf.length}-byte buffer`);
   }
-  return crc32c(buf.subarray(pos + ATTRIBUTES_OFFSET, pos + size)) >>> 0;
+  return crc32c(buf, pos + ATTRIBUTES_OFFSET, pos + size);
 }
 
 /** Recomputes and stores the CRC of the batch at `pos` (after a CRC-covered field was changed). */
