@@ -30,6 +30,8 @@ export type ReplicationEvent =
       readonly leaderId: number;
       readonly oldLogEndOffset: bigint;
       readonly newLogStartOffset: bigint;
+      /** Where the new log begins: the base offset of the batch holding the log start, or the log start. */
+      readonly restartOffset: bigint;
       readonly bytesDiscarded: number;
     }
   | {
@@ -75,6 +77,12 @@ export class PartitionFollower {
   private delayedUntilMs = 0;
   /** The leader's HW in its latest answer: a lower bound of its LEO, for offsetLag. */
   private leaderHighWatermarkValue = -1n;
+  /** A rebuild whose log line waits for the first fetched batch (it names where the log restarted). */
+  private pendingRebuild: {
+    oldLogEndOffset: bigint;
+    newLogStartOffset: bigint;
+    bytesDiscarded: number;
+  } | null = null;
 
   constructor(
     readonly topic: string,
@@ -137,6 +145,7 @@ export class PartitionFollower {
     ) {
       return false;
     }
+    this.finishRebuild();
     this.leaderIdValue = leaderId;
     this.leaderEpochValue = leaderEpoch;
     this.resetToLogEnd();
@@ -149,6 +158,7 @@ export class PartitionFollower {
   }
 
   stop(): void {
+    this.finishRebuild();
     this.statusValue = 'stopped';
   }
 
@@ -235,9 +245,10 @@ export class PartitionFollower {
         `[ReplicaFetcher replicaId=${this.ctx.localBrokerId}, leaderId=${this.leaderIdValue}] ${this.name}: truncating to offset ${state.offset} below the high watermark ${log.highWatermark}`,
       );
     }
-    if (log.truncateTo(state.offset)) {
+    const sizeBefore = log.size;
+    if (log.truncateTo(state.offset, { quiet: true })) {
       this.ctx.logger.info(
-        `[ReplicaFetcher replicaId=${this.ctx.localBrokerId}, leaderId=${this.leaderIdValue}] ${this.name}: truncated from LEO ${before} to ${log.logEndOffset} by the leader's diverging epoch ${epoch} ending at ${endOffset}${state.truncationCompleted ? '' : ' (will ask again with the new latest epoch)'}`,
+        `[ReplicaFetcher replicaId=${this.ctx.localBrokerId}, leaderId=${this.leaderIdValue}] Truncating partition ${this.name} to offset ${state.offset} (TruncationState completed=${state.truncationCompleted}): LEO ${before} → ${log.logEndOffset}, ${sizeBefore - log.size} bytes discarded, by the leader's diverging epoch ${epoch} ending at ${endOffset}${state.truncationCompleted ? '' : ' (will ask again with the new latest epoch)'}`,
       );
       this.ctx.onEvent?.({
         kind: 'truncate',
@@ -255,9 +266,11 @@ export class PartitionFollower {
   private append(pd: PartitionData): FollowerOutcome {
     const log = this.log;
     const records = completeBatches(pd.records);
+    // The first answer after a rebuild: storage stays quiet, the rebuild's one line says it all.
+    const quiet = this.pendingRebuild !== null;
     if (records.length > 0) {
       try {
-        log.appendAsFollower(records);
+        log.appendAsFollower(records, { quiet });
       } catch (e) {
         if (e instanceof KafkaError) return { kind: 'retry', errorCode: e.code };
         if (e instanceof UnexpectedAppendOffsetError || e instanceof OffsetsOutOfOrderError) {
@@ -274,10 +287,12 @@ export class PartitionFollower {
     // HW = min(leader HW, LEO); then the log start follows the leader's (never past the HW).
     const leo = log.logEndOffset;
     log.updateHighWatermark(pd.highWatermark < leo ? pd.highWatermark : leo);
+    const restartOffset = log.logStartOffset;
     if (pd.logStartOffset > log.logStartOffset) {
       const target = pd.logStartOffset < log.highWatermark ? pd.logStartOffset : log.highWatermark;
-      log.maybeIncrementLogStartOffset(target, 'leader offset increment');
+      log.maybeIncrementLogStartOffset(target, 'leader offset increment', { quiet });
     }
+    this.finishRebuild(restartOffset);
     this.resetToLogEnd();
     return { kind: 'appended', bytes: records.length };
   }
@@ -295,10 +310,11 @@ export class PartitionFollower {
     const leo = log.logEndOffset;
     const prefix = `[ReplicaFetcher replicaId=${this.ctx.localBrokerId}, leaderId=${this.leaderIdValue}]`;
     if (leaderLogEndOffset < leo) {
+      const sizeBefore = log.size;
+      log.truncateTo(leaderLogEndOffset, { quiet: true });
       this.ctx.logger.warn(
-        `${prefix} Reset fetch offset for partition ${this.name} from ${leo} to current leader's latest offset ${leaderLogEndOffset}`,
+        `${prefix} Reset fetch offset for partition ${this.name} from ${leo} to current leader's latest offset ${leaderLogEndOffset}: truncated to ${log.logEndOffset}, ${sizeBefore - log.size} bytes discarded`,
       );
-      log.truncateTo(leaderLogEndOffset);
       this.ctx.onEvent?.({
         kind: 'truncate',
         timeMs: this.ctx.clock.nowMs(),
@@ -309,23 +325,46 @@ export class PartitionFollower {
         reason: 'leader-log-end',
       });
     } else if (leaderLogStartOffset > leo) {
-      const bytesDiscarded = log.size;
-      log.truncateFullyAndStartAt(leaderLogStartOffset);
-      this.ctx.logger.warn(
-        `${prefix} Rebuilding partition ${this.name}: local log end offset ${leo} is below the leader's log start offset ${leaderLogStartOffset}; all local segments discarded (${bytesDiscarded} bytes, renamed .deleted until file.delete.delay.ms) and the log restarted at offset ${leaderLogStartOffset}`,
-      );
-      this.ctx.onEvent?.({
-        kind: 'rebuild',
-        timeMs: this.ctx.clock.nowMs(),
-        partition: this.name,
-        leaderId: this.leaderIdValue,
-        oldLogEndOffset: leo,
+      // REBUILD. Storage stays quiet: one line, once the first fetched batch shows where the new
+      // log begins (the base offset of the batch holding the leader's log start).
+      const bytesDiscarded = log.truncateFullyAndStartAt(leaderLogStartOffset, { quiet: true });
+      const pending = this.pendingRebuild;
+      this.pendingRebuild = {
+        oldLogEndOffset: pending?.oldLogEndOffset ?? leo,
         newLogStartOffset: leaderLogStartOffset,
-        bytesDiscarded,
-      });
+        bytesDiscarded: (pending?.bytesDiscarded ?? 0) + bytesDiscarded,
+      };
     }
     this.resetToLogEnd();
     this.statusValue = 'fetching';
+  }
+
+  /**
+   * The rebuild's one log line and event: partition, old LEO, the leader's log start offset, where
+   * the log restarted and the bytes discarded. `restartOffset` defaults to the log's start (the
+   * follower stopped before a batch arrived).
+   */
+  private finishRebuild(restartOffset: bigint = this.log.logStartOffset): void {
+    const r = this.pendingRebuild;
+    if (r === null) return;
+    this.pendingRebuild = null;
+    const where =
+      restartOffset < r.newLogStartOffset
+        ? `log restarted at offset ${restartOffset} (base offset of the batch holding offset ${r.newLogStartOffset}), log start offset ${this.log.logStartOffset}`
+        : `log restarted at offset ${restartOffset}`;
+    this.ctx.logger.warn(
+      `[ReplicaFetcher replicaId=${this.ctx.localBrokerId}, leaderId=${this.leaderIdValue}] Rebuilding partition ${this.name}: local log end offset ${r.oldLogEndOffset} is below the leader's log start offset ${r.newLogStartOffset}; all local segments discarded (${r.bytesDiscarded} bytes, renamed .deleted until file.delete.delay.ms); ${where}`,
+    );
+    this.ctx.onEvent?.({
+      kind: 'rebuild',
+      timeMs: this.ctx.clock.nowMs(),
+      partition: this.name,
+      leaderId: this.leaderIdValue,
+      oldLogEndOffset: r.oldLogEndOffset,
+      newLogStartOffset: r.newLogStartOffset,
+      restartOffset,
+      bytesDiscarded: r.bytesDiscarded,
+    });
   }
 
   /** The leader's offsets could not be had: try the whole out-of-range handling again later. */

@@ -299,9 +299,10 @@ export class Log {
    * Appends the leader's batches with their offsets: CRC-checked, offsets increasing, starting at
    * or after the LEO. When this log is empty (LEO = log start) and the first batch straddles the
    * log start — the leader's log start moved inside a batch — the log restarts at that batch's base
-   * offset, as Kafka's Partition does ("will start the log from offset N").
+   * offset, as Kafka's Partition does ("will start the log from offset N"). `quiet`: the caller
+   * (a follower finishing a rebuild) reports that restart in its own line.
    */
-  appendAsFollower(records: Buffer): LogAppendInfo {
+  appendAsFollower(records: Buffer, opts: { readonly quiet?: boolean } = {}): LogAppendInfo {
     const scan = this.emptyScan(this.logEndOffset);
     let previousLast: bigint | null = null;
     const epochs: { epoch: number; baseOffset: bigint }[] = [];
@@ -325,10 +326,12 @@ export class Log {
     if (scan.firstOffset < this.logEndOffset) {
       const leo = this.logEndOffset;
       if (leo === this.logStart && scan.lastOffset >= leo) {
-        this.ctx.logger.info(
-          `${this.name}: unexpected offset in append: first offset ${scan.firstOffset} is less than log start offset ${this.logStart}. Since this is the first record to be appended to the follower's log, will start the log from offset ${scan.firstOffset}.`,
-        );
-        this.truncateFullyAndStartAt(scan.firstOffset);
+        if (opts.quiet !== true) {
+          this.ctx.logger.info(
+            `${this.name}: unexpected offset in append: first offset ${scan.firstOffset} is less than log start offset ${this.logStart}. Since this is the first record to be appended to the follower's log, will start the log from offset ${scan.firstOffset}.`,
+          );
+        }
+        this.truncateFullyAndStartAt(scan.firstOffset, opts);
       } else {
         throw new UnexpectedAppendOffsetError(
           `${this.name}: unexpected offset in append: first offset ${scan.firstOffset} is less than the next offset ${leo}. Log start offset = ${this.logStart}`,
@@ -527,7 +530,11 @@ export class Log {
    * the HW. Beyond the HW is OFFSET_OUT_OF_RANGE. Segments wholly below it go on the next retention
    * pass. Returns whether it moved.
    */
-  maybeIncrementLogStartOffset(offset: bigint, reason: string): boolean {
+  maybeIncrementLogStartOffset(
+    offset: bigint,
+    reason: string,
+    opts: { readonly quiet?: boolean } = {},
+  ): boolean {
     const target = offset === -1n ? this.hw : offset;
     if (target > this.hw) {
       throw offsetOutOfRange(
@@ -538,21 +545,24 @@ export class Log {
     this.logStart = target;
     this.leaderEpochCache.truncateFromStart(target);
     this.producerState.onLogStartOffsetIncremented(target);
-    this.ctx.logger.info(`${this.name}: incremented log start offset to ${target} due to ${reason}`);
+    if (opts.quiet !== true) {
+      this.ctx.logger.info(`${this.name}: incremented log start offset to ${target} due to ${reason}`);
+    }
     return true;
   }
 
   /**
    * Removes every offset ≥ `targetOffset` (a follower diverged from its leader). Returns whether
-   * anything was removed. Below the first segment it becomes a full truncation.
+   * anything was removed. Below the first segment it becomes a full truncation. `quiet`: the
+   * caller (a follower) logs the truncation in its own line.
    */
-  truncateTo(targetOffset: bigint): boolean {
+  truncateTo(targetOffset: bigint, opts: { readonly quiet?: boolean } = {}): boolean {
     if (targetOffset < 0n)
       throw new RangeError(`cannot truncate ${this.name} to a negative offset ${targetOffset}`);
     if (targetOffset >= this.logEndOffset) return false;
     const first = this.local.segments.first();
     if (first && targetOffset < first.baseOffset) {
-      this.truncateFullyAndStartAt(targetOffset);
+      this.truncateFullyAndStartAt(targetOffset, opts);
       return true;
     }
     const before = this.logEndOffset;
@@ -564,17 +574,20 @@ export class Log {
     this.rebuildProducerState();
     if (this.hw > this.logEndOffset) this.hw = this.logEndOffset;
     this.hwMetadata = null;
-    this.ctx.logger.info(
-      `${this.name}: truncated to offset ${targetOffset}: LEO ${before} → ${this.logEndOffset}, ${discarded} bytes discarded`,
-    );
+    if (opts.quiet !== true) {
+      this.ctx.logger.info(
+        `${this.name}: truncated to offset ${targetOffset}: LEO ${before} → ${this.logEndOffset}, ${discarded} bytes discarded`,
+      );
+    }
     return true;
   }
 
   /**
    * Discards the whole log and starts an empty one at `newOffset` (Kafka's rebuild primitive):
    * every segment is renamed `.deleted`, LSO = LEO = HW = `newOffset`, the epoch cache is cleared.
+   * Returns the bytes discarded. `quiet`: the caller (a follower's rebuild) logs it in its own line.
    */
-  truncateFullyAndStartAt(newOffset: bigint): void {
+  truncateFullyAndStartAt(newOffset: bigint, opts: { readonly quiet?: boolean } = {}): number {
     const before = this.logEndOffset;
     const discarded = this.local.truncateFullyAndStartAt(newOffset);
     this.leaderEpochCache.clearAndFlush();
@@ -583,9 +596,12 @@ export class Log {
     this.logStart = newOffset;
     this.hw = newOffset;
     this.hwMetadata = null;
-    this.ctx.logger.warn(
-      `${this.name}: truncated fully and restarted at offset ${newOffset}: LEO was ${before}, ${discarded} bytes discarded`,
-    );
+    if (opts.quiet !== true) {
+      this.ctx.logger.warn(
+        `${this.name}: truncated fully and restarted at offset ${newOffset}: LEO was ${before}, ${discarded} bytes discarded`,
+      );
+    }
+    return discarded;
   }
 
   /**

@@ -119,21 +119,21 @@ test('seed 13.3 experiment 3: a follower behind the leader log start rebuilds fr
     t.follower.makeFollower(1, 2);
     t.leader.applyPartitionState(state({ leaderEpoch: 2, isr: [1] }));
     assert.equal(t.round(), 'out-of-range');
+    assert.equal(t.round(), 'appended');
+    // One line and one event, once the first batch shows where the log restarts.
     assert.equal(t.events.length, 1);
     const e = t.events[0]!;
     assert.equal(e.kind, 'rebuild');
-    assert.deepEqual(e.kind === 'rebuild' ? [e.oldLogEndOffset, e.newLogStartOffset, e.bytesDiscarded] : [], [
-      300n,
-      350n,
-      sizeBefore,
-    ]);
+    assert.deepEqual(
+      e.kind === 'rebuild' ? [e.oldLogEndOffset, e.newLogStartOffset, e.restartOffset, e.bytesDiscarded] : [],
+      [300n, 350n, 348n, sizeBefore],
+    );
     const rebuildLines = t.flogger.lines.filter((l) => l.includes('Rebuilding partition t-0'));
     assert.equal(rebuildLines.length, 1);
     assert.match(
       rebuildLines[0]!,
-      /local log end offset 300 is below the leader's log start offset 350; .*\(\d+ bytes/,
+      /local log end offset 300 is below the leader's log start offset 350; .*\(\d+ bytes.*log restarted at offset 348 .*log start offset 350/,
     );
-    assert.equal(t.round(), 'appended');
     // The first batch holds 348..353: the log restarts at 348, the log start stays 350.
     assert.equal(t.followerLog.local.segments.first()!.baseOffset, 348n);
     assert.equal(t.followerLog.logStartOffset, 350n);
