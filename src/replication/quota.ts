@@ -17,7 +17,10 @@
  * (`replication.quota.window.size.seconds` × rate), starting EMPTY when the meter is created or a
  * rate is first set — so the long-run rate is exactly the configured one and no interval of T
  * seconds after a start passes more than rate × T plus one record batch. Bytes may overdraw the
- * bucket (a batch is never split); the debt is paid before the next bytes go.
+ * bucket (a batch is never split, and a leader charges the bytes of throttled partitions sent to
+ * in-sync followers too, as Kafka records them); the debt is paid before the next bytes go, and
+ * is forgotten beyond the whole window (`window.num` × `window.size`) of the rate, as Kafka's Rate
+ * forgets samples older than its window.
  *
  * Kafka's windowed Rate is kept for what an operator reads: the OBSERVED rate per broker side and
  * per partition (`observed()`), over the retained samples.
@@ -83,7 +86,7 @@ export class WindowedRate {
 
 /**
  * A token bucket: refilled at `bytesPerSec`, holding at most `burstMs` of it, starting empty.
- * `available` may go below zero (a debt) after `consume`.
+ * `available` may go below zero (a debt) after `consume`, down to `maxDebtMs` of the rate.
  */
 export class TokenBucket {
   private tokens = 0;
@@ -93,6 +96,7 @@ export class TokenBucket {
     private bytesPerSec: number,
     private readonly burstMs: number,
     nowMs: number,
+    private readonly maxDebtMs = Number.POSITIVE_INFINITY,
   ) {
     this.lastMs = nowMs;
   }
@@ -125,7 +129,8 @@ export class TokenBucket {
 
   consume(bytes: number, nowMs: number): void {
     this.refill(nowMs);
-    this.tokens -= bytes;
+    const floor = Number.isFinite(this.maxDebtMs) ? -(this.bytesPerSec * this.maxDebtMs) / 1000 : -Infinity;
+    this.tokens = Math.max(floor, this.tokens - bytes);
   }
 
   /** Milliseconds until `bytes` (capped at the capacity) are available; 0 when they are now. */
@@ -221,7 +226,12 @@ export class ReplicationQuota {
     if (rate === null) {
       this.bucket = null;
     } else if (this.bucket === null) {
-      this.bucket = new TokenBucket(rate, this.window.sampleMs, nowMs);
+      this.bucket = new TokenBucket(
+        rate,
+        this.window.sampleMs,
+        nowMs,
+        this.window.samples * this.window.sampleMs,
+      );
     } else if (this.bucket.rate !== rate) {
       this.bucket.setRate(rate, nowMs);
     }

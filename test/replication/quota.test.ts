@@ -83,6 +83,13 @@ test('token bucket: starts empty, refills at the rate up to one window, may be o
   b.setRate(2000, 5300);
   assert.equal(b.available(5300), -300, 'what accrued at the old rate is kept');
   assert.equal(b.available(5400), -100);
+  const bounded = new TokenBucket(1000, 1000, 0, 11_000);
+  bounded.consume(50_000, 0);
+  assert.equal(
+    bounded.available(0),
+    -11_000,
+    'debt forgotten beyond the whole window, as Kafka forgets old samples',
+  );
 });
 
 test('Kafka windowed Rate: bytes over the retained samples, a young meter over its own age', () => {
