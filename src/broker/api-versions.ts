@@ -59,6 +59,7 @@ export const BROKER_API_VERSIONS: ReadonlyMap<number, VersionRange> = new Map([
   [ApiKey.OffsetForLeaderEpoch, { min: 0, max: 4 }],
   [ApiKey.DescribeConfigs, { min: 0, max: 4 }],
   [ApiKey.AlterConfigs, { min: 0, max: 2 }],
+  [ApiKey.AlterReplicaLogDirs, { min: 0, max: 2 }],
   [ApiKey.DescribeLogDirs, { min: 0, max: 4 }],
   [ApiKey.CreatePartitions, { min: 0, max: 3 }],
   [ApiKey.ElectLeaders, { min: 0, max: 2 }],

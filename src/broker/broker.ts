@@ -23,6 +23,7 @@ import type { FileSystem } from '../storage/fs.js';
 import { LogManager } from '../storage/log-manager.js';
 import type { StorageLogger } from '../storage/logger.js';
 import type { Scheduler } from '../storage/scheduler.js';
+import { AlterLogDirsManager } from './alter-log-dirs.js';
 import type { BrokerConfig } from './config.js';
 import { applyDynamicConfigs, effectiveLogConfig, minInsyncReplicasOf } from './dynamic-config.js';
 import { FetchSessionCache } from './fetch-session.js';
@@ -73,6 +74,8 @@ export class Broker {
   readonly groups: GroupCoordination | null;
   /** Replication roles and fetchers; null with a single-process metadata (no AlterPartition). */
   readonly replication: ReplicationManager | null;
+  /** Replica moves between this broker's log dirs (AlterReplicaLogDirs). */
+  readonly alterLogDirs: AlterLogDirsManager;
   private readonly replicaTransport: BrokerReplicaTransport | null;
   private readonly server: SocketServer;
   private unsubscribe: (() => void) | null = null;
@@ -104,6 +107,15 @@ export class Broker {
       this.replicaTransport = null;
       this.replication = null;
     }
+    this.alterLogDirs = new AlterLogDirsManager({
+      logManager: this.logManager,
+      clock,
+      scheduler,
+      logger,
+      rateBytesPerSec: () => this.rateConfig('replica.alter.log.dirs.io.max.bytes.per.second'),
+      chunkBytes: () => this.intConfig('replica.fetch.max.bytes', 1_048_576),
+      windowMs: this.intConfig('alter.log.dirs.replication.quota.window.size.seconds', 1) * 1000,
+    });
     // Producer ids: start time in the high bits, so a restarted broker never hands out an id it
     // gave before (unless it issued more than 1024 ids per millisecond of uptime), and the node id
     // in the low bits, so brokers of one cluster never collide.
@@ -115,6 +127,7 @@ export class Broker {
       logger,
       metadata,
       replicaManager: this.replicaManager,
+      alterLogDirs: this.alterLogDirs,
       fetchSessions: new FetchSessionCache(
         config.maxIncrementalFetchSessionCacheSlots,
         clock,
@@ -163,6 +176,13 @@ export class Broker {
   currentConfig(name: string): ConfigValue | null {
     const { metadata, config } = this.deps;
     return brokerConfigValue(name, layersFor(metadata.image(), config.nodeId, config.staticProps));
+  }
+
+  /** A bytes/s broker config; null when unlimited (Long.MAX_VALUE, Kafka's default). */
+  private rateConfig(name: string): number | null {
+    const v = this.currentConfig(name);
+    const n = typeof v === 'bigint' ? v : typeof v === 'number' ? BigInt(v) : null;
+    return n === null || n >= BigInt(Number.MAX_SAFE_INTEGER) ? null : Number(n);
   }
 
   private intConfig(name: string, fallback: number): number {
@@ -272,6 +292,7 @@ export class Broker {
     this.replicaManager.applyImage(metadata.image());
     // Fetchers and the isr-expiration task run once the first image and its configs are applied.
     this.replication?.start();
+    this.alterLogDirs.start();
     this.groups?.applyImage(metadata.image(), null);
     this.unsubscribe = metadata.onChange((image, previous) => {
       applyDynamicConfigs(this.logManager, config.log, config.nodeId, image, previous);
@@ -305,6 +326,7 @@ export class Broker {
     // nowhere (the connections are closed) but their handlers must not read closed logs later.
     // Fetchers stop before the logs close: no late answer is appended to a closed log.
     this.replication?.shutdown();
+    this.alterLogDirs.shutdown();
     this.replicaTransport?.close();
     if (this.replicaManager.purgatory.forceCompleteAll() > 0) await new Promise((r) => setImmediate(r));
     if (!this.logsLoaded) return;

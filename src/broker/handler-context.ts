@@ -3,6 +3,7 @@ import type { ClusterMetadata } from '../metadata/cluster-metadata.js';
 import type { ConnectionInfo } from '../network/request-handler.js';
 import type { StorageLogger } from '../storage/logger.js';
 import type { Scheduler } from '../storage/scheduler.js';
+import type { AlterLogDirsManager } from './alter-log-dirs.js';
 import type { BrokerConfig } from './config.js';
 import type { FetchSessionCache } from './fetch-session.js';
 import type { ReplicaManager } from './replica-manager.js';
@@ -25,6 +26,8 @@ export interface BrokerServices {
   readonly metadata: ClusterMetadata;
   readonly replicaManager: ReplicaManager;
   readonly fetchSessions: FetchSessionCache;
+  /** Replica moves between this broker's log dirs (AlterReplicaLogDirs). */
+  readonly alterLogDirs?: AlterLogDirsManager;
   /** A producer id never handed out before by this cluster. */
   nextProducerId(): bigint;
   /** Total and usable bytes of the file system holding a log dir; -1 each when unknown. */

@@ -28,6 +28,7 @@ import {
   handleDeleteRecords,
   handleDeleteTopics,
 } from './handlers/admin.js';
+import { handleAlterReplicaLogDirs } from './handlers/alter-replica-log-dirs.js';
 import {
   handleApiVersions,
   handleDescribeCluster,
@@ -107,6 +108,7 @@ export class RequestRouter implements RequestHandler {
       [ApiKey.SkiffDescribeReplication]: (c, r) => handleSkiffDescribeReplication(b, c, r),
       [ApiKey.AlterPartitionReassignments]: (c, r) => handleAlterPartitionReassignments(b, c, r),
       [ApiKey.ListPartitionReassignments]: (c, r) => handleListPartitionReassignments(b, c, r),
+      [ApiKey.AlterReplicaLogDirs]: (c, r) => handleAlterReplicaLogDirs(b, c, r),
     };
     for (const [apiKey, versions] of BROKER_API_VERSIONS) {
       const handler = handlers[apiKey];

@@ -50,6 +50,12 @@ export function parseTopicPartitionDir(name: string): TopicPartition | null {
   return m ? { topic: m[1]!, partition: Number(m[2]) } : null;
 }
 
+/** `orders-3.<id>-future` → (orders, 3); null for anything else. */
+export function parseFutureDir(name: string): TopicPartition | null {
+  const m = /^(.+)-(\d+)\.[A-Za-z0-9_]+-future$/.exec(name);
+  return m ? { topic: m[1]!, partition: Number(m[2]) } : null;
+}
+
 /**
  * Every log of one broker across its log dirs (Kafka's LogManager): loading at start-up with
  * the checkpoints and the clean-shutdown marker, creating logs in the least loaded dir, periodic
@@ -58,6 +64,8 @@ export function parseTopicPartitionDir(name: string): TopicPartition | null {
  */
 export class LogManager {
   private readonly logs = new Map<string, { log: Log; logDir: string }>();
+  /** Alter-log-dirs copies in progress (`<topic>-<p>.<id>-future`), by partition key. */
+  private readonly futureLogs = new Map<string, { log: Log; logDir: string }>();
   private readonly cancels: (() => void)[] = [];
   private started = false;
 
@@ -75,7 +83,9 @@ export class LogManager {
   startup(): void {
     if (this.started) throw new Error('log manager already started');
     this.started = true;
-    for (const dir of this.logDirs) this.loadLogDir(dir);
+    const futures: { dir: string; name: string; hadCleanShutdown: boolean }[] = [];
+    for (const dir of this.logDirs) futures.push(...this.loadLogDir(dir));
+    for (const f of futures) this.loadFutureLog(f.dir, f.name, f.hadCleanShutdown);
     this.schedulePeriodic('flush-logs', this.config.flushCheckIntervalMs, () => {
       for (const { log } of this.logs.values()) log.flushIfDue();
     });
@@ -93,7 +103,7 @@ export class LogManager {
     this.schedulePeriodic('retention', this.config.retentionCheckIntervalMs, () => this.runRetention());
   }
 
-  private loadLogDir(dir: string): void {
+  private loadLogDir(dir: string): { dir: string; name: string; hadCleanShutdown: boolean }[] {
     const { fs, logger, clock } = this.ctx;
     fs.mkdirp(dir);
     const marker = path.join(dir, CLEAN_SHUTDOWN_FILE);
@@ -103,8 +113,13 @@ export class LogManager {
     const highWatermarks = this.readOffsets(dir, REPLICATION_OFFSET_CHECKPOINT);
     const startMs = clock.nowMs();
     let loaded = 0;
+    const futures: { dir: string; name: string; hadCleanShutdown: boolean }[] = [];
     for (const name of fs.list(dir)) {
       const full = path.join(dir, name);
+      if (parseFutureDir(name) !== null && fs.isDirectory(full)) {
+        futures.push({ dir, name, hadCleanShutdown });
+        continue;
+      }
       if (name.endsWith('-delete') && fs.isDirectory(full)) {
         this.removeDir(full);
         logger.info(`removed ${full}, left over from a deletion`);
@@ -135,6 +150,42 @@ export class LogManager {
     logger.info(
       `loaded ${loaded} logs in ${dir} in ${clock.nowMs() - startMs} ms (${hadCleanShutdown ? 'clean shutdown' : 'no clean-shutdown marker: recovered from the recovery points'})`,
     );
+    return futures;
+  }
+
+  /**
+   * A `-future` directory left by a move that was under way: loaded again so the move resumes
+   * (Kafka does the same). One without a current log is a move that stopped between its two
+   * renames (current out of the way, future not yet in place): it has every offset, so it becomes
+   * the current log.
+   */
+  private loadFutureLog(dir: string, name: string, hadCleanShutdown: boolean): void {
+    const tp = parseFutureDir(name)!;
+    const key = `${tp.topic}-${tp.partition}`;
+    const full = path.join(dir, name);
+    const open = (logDir: string) =>
+      Log.open({
+        dir: logDir,
+        topic: tp.topic,
+        partition: tp.partition,
+        config: this.topicConfig(tp.topic),
+        ctx: this.ctx,
+        hadCleanShutdown,
+      });
+    if (this.futureLogs.has(key)) {
+      this.discardDir(full, key);
+      return;
+    }
+    if (!this.logs.has(key)) {
+      const final = path.join(dir, key);
+      this.ctx.fs.rename(full, final);
+      this.ctx.fs.syncDir(dir);
+      this.logs.set(key, { log: open(final), logDir: dir });
+      this.ctx.logger.info(`${key}: the future log in ${dir} had no current log; it is now the current log`);
+      return;
+    }
+    this.futureLogs.set(key, { log: open(full), logDir: dir });
+    this.ctx.logger.info(`${key}: loaded its future log in ${dir} (a log dir move resumes)`);
   }
 
   private readOffsets(dir: string, file: string): Map<string, bigint> {
@@ -207,16 +258,119 @@ export class LogManager {
     const entry = this.logs.get(key);
     if (!entry) return false;
     this.logs.delete(key);
+    this.deleteFutureLog(topic, partition);
     const { log, logDir } = entry;
     log.local.abandon();
-    const deleted = path.join(logDir, `${key}.${this.ctx.clock.nowMs().toString(36)}-delete`);
-    this.ctx.fs.rename(log.dir, deleted);
-    this.ctx.fs.syncDir(logDir);
-    this.ctx.scheduler.schedule(`delete-dir-${key}`, log.config.fileDeleteDelayMs, () =>
-      this.removeDir(deleted),
-    );
-    this.ctx.logger.info(`${key}: log renamed to ${path.basename(deleted)} for deletion`);
+    this.renameForDeletion(log.dir, logDir, key, log.config.fileDeleteDelayMs);
     return true;
+  }
+
+  /** Renames a partition directory `<key>.<id>-delete` and removes it `delayMs` later. */
+  private renameForDeletion(dir: string, logDir: string, key: string, delayMs: number): void {
+    const deleted = path.join(logDir, `${key}.${this.ctx.clock.nowMs().toString(36)}-delete`);
+    this.ctx.fs.rename(dir, deleted);
+    this.ctx.fs.syncDir(logDir);
+    this.ctx.scheduler.schedule(`delete-dir-${key}`, delayMs, () => this.removeDir(deleted));
+    this.ctx.logger.info(`${key}: ${path.basename(dir)} renamed to ${path.basename(deleted)} for deletion`);
+  }
+
+  private discardDir(dir: string, key: string): void {
+    this.removeDir(dir);
+    this.ctx.logger.info(`${key}: removed ${dir}`);
+  }
+
+  /** The future log of a partition being moved between log dirs, if any. */
+  futureLog(topic: string, partition: number): Log | undefined {
+    return this.futureLogs.get(`${topic}-${partition}`)?.log;
+  }
+
+  /** The log dir a partition is being moved to, if any. */
+  futureLogDirOf(topic: string, partition: number): string | undefined {
+    return this.futureLogs.get(`${topic}-${partition}`)?.logDir;
+  }
+
+  /** Every future log with its log dir (DescribeLogDirs' isFuture entries). */
+  allFutureLogs(): { log: Log; logDir: string }[] {
+    return [...this.futureLogs.values()];
+  }
+
+  /**
+   * Starts a move of a partition's log to `logDir` (AlterReplicaLogDirs): an empty future log
+   * `<topic>-<p>.<id>-future` there, starting at `startOffset`, which the caller fills from the
+   * current log. `logDir` must be another of this broker's log dirs.
+   */
+  createFutureLog(topic: string, partition: number, logDir: string, startOffset: bigint): Log {
+    const key = `${topic}-${partition}`;
+    const current = this.logs.get(key);
+    if (!current) throw new Error(`${key}: no current log to move`);
+    if (!this.logDirs.includes(logDir)) throw new Error(`${logDir} is not a log dir of this broker`);
+    if (current.logDir === logDir) throw new Error(`${key} is already in ${logDir}`);
+    if (this.futureLogs.has(key)) throw new Error(`${key} is already being moved`);
+    const dir = path.join(logDir, `${key}.${this.ctx.clock.nowMs().toString(36)}-future`);
+    const log = Log.open({
+      dir,
+      topic,
+      partition,
+      config: current.log.config,
+      ctx: this.ctx,
+      hadCleanShutdown: true,
+    });
+    if (startOffset > 0n) log.truncateFullyAndStartAt(startOffset, { quiet: true });
+    this.futureLogs.set(key, { log, logDir });
+    this.ctx.logger.info(`${key}: created future log ${dir} to move the replica from ${current.logDir}`);
+    return log;
+  }
+
+  /** Drops a move in progress (cancelled, or the partition went away): its future log is deleted. */
+  deleteFutureLog(topic: string, partition: number): boolean {
+    const key = `${topic}-${partition}`;
+    const entry = this.futureLogs.get(key);
+    if (!entry) return false;
+    this.futureLogs.delete(key);
+    entry.log.local.abandon();
+    this.renameForDeletion(entry.log.dir, entry.logDir, key, entry.log.config.fileDeleteDelayMs);
+    return true;
+  }
+
+  /**
+   * Completes a move (Kafka's replaceCurrentWithFutureLog) once the future log's LEO equals the
+   * current one's: both closed, the current directory renamed for deletion, the future renamed to
+   * `<topic>-<p>` in its log dir and reopened, and the current Log object takes over its files (so
+   * nothing that holds it needs to know). Synchronous: no append can come in between.
+   */
+  replaceCurrentWithFuture(topic: string, partition: number): void {
+    const key = `${topic}-${partition}`;
+    const current = this.logs.get(key);
+    const future = this.futureLogs.get(key);
+    if (!current || !future) throw new Error(`${key}: no move in progress`);
+    const { log } = current;
+    if (future.log.logEndOffset !== log.logEndOffset) {
+      throw new Error(
+        `${key}: future log at ${future.log.logEndOffset} has not caught up with ${log.logEndOffset}`,
+      );
+    }
+    future.log.close();
+    log.close();
+    this.futureLogs.delete(key);
+    const oldDir = log.dir;
+    // Current first: a crash between the two renames leaves only the future, which start-up promotes.
+    this.renameForDeletion(oldDir, current.logDir, key, log.config.fileDeleteDelayMs);
+    const final = path.join(future.logDir, key);
+    this.ctx.fs.rename(future.log.dir, final);
+    this.ctx.fs.syncDir(future.logDir);
+    const reopened = Log.open({
+      dir: final,
+      topic,
+      partition,
+      config: log.config,
+      ctx: this.ctx,
+      hadCleanShutdown: true,
+      recoveryPoint: log.logEndOffset,
+      logStartOffset: log.logStartOffset,
+    });
+    log.adoptFilesOf(reopened);
+    this.logs.set(key, { log, logDir: future.logDir });
+    this.ctx.logger.info(`${key}: moved from ${current.logDir} to ${future.logDir}`);
   }
 
   private removeDir(dir: string): void {
@@ -268,6 +422,9 @@ export class LogManager {
       log.close();
       log.local.deletePendingNow();
     }
+    // A move in progress resumes from its future log at the next start.
+    for (const { log } of this.futureLogs.values()) log.close();
+    this.futureLogs.clear();
     this.checkpointRecoveryPoints();
     this.checkpointLogStartOffsets();
     this.checkpointHighWatermarks();
@@ -285,6 +442,8 @@ export class LogManager {
   abandon(): void {
     for (const cancel of this.cancels.splice(0)) cancel();
     for (const { log } of this.logs.values()) log.local.abandon();
+    for (const { log } of this.futureLogs.values()) log.local.abandon();
     this.logs.clear();
+    this.futureLogs.clear();
   }
 }

@@ -105,9 +105,9 @@ export class Log {
   private constructor(
     readonly topic: string,
     readonly partition: number,
-    readonly local: LocalLog,
-    readonly leaderEpochCache: LeaderEpochFileCache,
-    readonly producerState: ProducerStateManager,
+    private localLog: LocalLog,
+    private epochCache: LeaderEpochFileCache,
+    private producers: ProducerStateManager,
     logStartOffset: bigint,
     private readonly ctx: StorageContext,
     producerStateReplayed = false,
@@ -173,6 +173,39 @@ export class Log {
       p.ctx,
       loaded.replayedAll,
     );
+  }
+
+  /** The segments; replaced only by adoptFilesOf (an alter-log-dirs move). */
+  get local(): LocalLog {
+    return this.localLog;
+  }
+
+  get leaderEpochCache(): LeaderEpochFileCache {
+    return this.epochCache;
+  }
+
+  get producerState(): ProducerStateManager {
+    return this.producers;
+  }
+
+  /**
+   * Alter-log-dirs (Kafka's replaceCurrentWithFutureLog): from now on this log lives in
+   * `replacement`'s files — its copy in another log dir, closed and reopened at its final path,
+   * with the same LEO. The log start offset and the HW stay this log's, and everything holding
+   * this Log (partition, leader or follower state, parked requests) keeps a valid one. The caller
+   * closed this log's own files first.
+   */
+  adoptFilesOf(replacement: Log): void {
+    if (replacement.logEndOffset !== this.logEndOffset) {
+      throw new Error(
+        `${this.name}: cannot take over a log ending at ${replacement.logEndOffset}; this one ends at ${this.logEndOffset}`,
+      );
+    }
+    this.localLog = replacement.localLog;
+    this.epochCache = replacement.epochCache;
+    this.producers = replacement.producers;
+    this.hwMetadata = null;
+    this.epochCache.truncateFromStart(this.logStart);
   }
 
   get name(): string {

@@ -3,8 +3,9 @@
  * with their size (sum of the .log files), offsetLag (Partition.offsetLag: the leader's LEO minus
  * this replica's; on a replicated follower the leader's LEO as last seen is the leader's HW from
  * its latest Fetch answer, so the lag reported is a lower bound, exact once the follower is caught
- * up to the HW — Kafka sends followers no leader LEO) and isFuture=false (Skiff does not move replicas between dirs); v4 adds the
- * dir's total and usable bytes.
+ * up to the HW — Kafka sends followers no leader LEO) and isFuture=false; a replica being moved to
+ * another log dir (AlterReplicaLogDirs) also shows its future log there, isFuture=true, with
+ * offsetLag = the current log's LEO minus the future log's. v4 adds the dir's total and usable bytes.
  */
 import * as path from 'node:path';
 import type { DescribeLogDirsRequest } from '../../protocol/generated/DescribeLogDirsRequest.js';
@@ -39,6 +40,22 @@ export async function handleDescribeLogDirs(
       partitionSize: BigInt(p.log.size),
       offsetLag: p.offsetLag(),
       isFutureKey: false,
+    });
+  }
+  for (const f of b.alterLogDirs?.futureReplicas() ?? []) {
+    if (wanted !== null && !wanted.get(f.topic)?.has(f.partition)) continue;
+    const topics = byDir.get(f.logDir);
+    if (topics === undefined) continue;
+    let t = topics.get(f.topic);
+    if (t === undefined) {
+      t = { name: f.topic, partitions: [] };
+      topics.set(f.topic, t);
+    }
+    t.partitions.push({
+      partitionIndex: f.partition,
+      partitionSize: BigInt(f.sizeBytes),
+      offsetLag: f.offsetLag,
+      isFutureKey: true,
     });
   }
   const results: DescribeLogDirsResult[] = [...byDir].map(([logDir, topics]) => {
