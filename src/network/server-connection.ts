@@ -3,6 +3,7 @@ import type { Clock } from '../common/clock.js';
 import { type FramePool, FrameReader } from '../protocol/framing.js';
 import { ProtocolError } from '../protocol/protocol-error.js';
 import type { StorageLogger } from '../storage/logger.js';
+import { readBuffers } from '../storage/read-buffers.js';
 import { CloseConnectionError, type ConnectionInfo, type RequestHandler } from './request-handler.js';
 
 export interface ServerConnectionLimits {
@@ -152,7 +153,12 @@ export class ServerConnection implements ConnectionInfo {
   private write(chunks: Buffer[]): void {
     this.lastActiveMs = this.clock.nowMs();
     this.socket.cork();
-    for (const c of chunks) this.socket.write(c);
+    for (const c of chunks) {
+      // Stored bytes read for this response go back to the read-buffer pool once the kernel has
+      // them (not on error: a destroyed socket's pending write is not ours to reuse).
+      if (readBuffers.owns(c)) this.socket.write(c, (e) => e || readBuffers.release(c));
+      else this.socket.write(c);
+    }
     this.socket.uncork();
     if (this.socket.writableNeedDrain) {
       this.waitingForDrain = true;

@@ -10,6 +10,7 @@ import {
 import { LogFileReader } from './batch-scan.js';
 import type { FileHandle, FileSystem } from './fs.js';
 import { OffsetIndex, TimeIndex } from './index-file.js';
+import { readBuffers } from './read-buffers.js';
 
 export const LOG_FILE_SUFFIX = '.log';
 export const INDEX_FILE_SUFFIX = '.index';
@@ -286,12 +287,13 @@ export class LogSegment {
     if (!start) return null;
     const adjustedMaxSize = minOneMessage ? Math.max(maxSize, start.size) : maxSize;
     const fetchSize = Math.max(0, Math.min(maxPosition - start.position, adjustedMaxSize));
-    const records = Buffer.allocUnsafe(fetchSize);
+    // From the process's read-buffer pool: a Fetch response hands it back once the socket has it.
+    const records = readBuffers.acquire(fetchSize);
     const n = this.log.read(records, 0, fetchSize, start.position);
     return {
       position: start.position,
       firstBatchBaseOffset: start.baseOffset,
-      records: records.subarray(0, n),
+      records: n === fetchSize ? records : records.subarray(0, n),
       firstEntryIncomplete: adjustedMaxSize < start.size,
     };
   }
