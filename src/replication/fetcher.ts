@@ -161,24 +161,26 @@ export class ReplicaFetcher {
     const sent = new Map<PartitionFollower, SentFetch>();
     const throttled = new Set<PartitionFollower>();
     this.quotaHeld = new Set();
-    let budget = quota ? quota.allowance(now) : Number.POSITIVE_INFINITY;
+    const budget = quota ? quota.allowance(now) : Number.POSITIVE_INFINITY;
     const chunk = quota && Number.isFinite(budget) ? quota.chunk(cfg.fetchMaxBytes, now) : 0;
     const all = [...this.followers.values()];
     const start = all.length > 0 ? this.rotation++ % all.length : 0;
-    for (let i = 0; i < all.length; i++) {
-      const f = all[(start + i) % all.length]!;
-      if (!f.isFetchable(now)) continue;
+    const ordered = all.map((_, i) => all[(start + i) % all.length]!).filter((f) => f.isFetchable(now));
+    for (const f of ordered) if (quota?.isThrottled(f.topic, f.partition)) throttled.add(f);
+    // The throttled partitions this Fetch would carry share the budget evenly.
+    const limited = Number.isFinite(budget)
+      ? ordered.filter((f) => throttled.has(f) && !f.inSyncEstimate)
+      : [];
+    const share = limited.length > 0 ? Math.max(1, Math.floor(budget / limited.length)) : 0;
+    for (const f of ordered) {
       let maxBytes = cfg.fetchMaxBytes;
-      const isThrottled = quota?.isThrottled(f.topic, f.partition) ?? false;
-      if (isThrottled) throttled.add(f);
-      if (isThrottled && !f.inSyncEstimate && Number.isFinite(budget)) {
+      if (limited.includes(f)) {
         // Over quota (or less than a chunk left): left out of this Fetch.
         if (budget < chunk || budget <= 0) {
           this.quotaHeld.add(f);
           continue;
         }
-        maxBytes = Math.min(maxBytes, Math.floor(budget));
-        budget -= maxBytes;
+        maxBytes = Math.min(maxBytes, share);
       }
       let t = byTopic.get(f.topic);
       if (!t) {

@@ -59,6 +59,8 @@ export function readForFollower(
   minOneMessage: boolean,
   nowMs: number,
   quota?: ReplicationQuota,
+  /** How many throttled partitions of this Fetch share the leader's budget (an even share each). */
+  throttledShares = 1,
 ): FollowerReadResult {
   const log = leader.log;
   const fail = (errorCode: number): FollowerReadResult => ({
@@ -93,7 +95,7 @@ export function readForFollower(
   if (quota && isThrottled && !leader.isr.includes(replicaId)) {
     const allowance = quota.allowance(nowMs);
     if (allowance <= 0) withheld = true;
-    else maxBytes = Math.min(maxBytes, Math.floor(allowance));
+    else maxBytes = Math.min(maxBytes, Math.max(1, Math.floor(allowance / Math.max(1, throttledShares))));
   }
   let records: Buffer = EMPTY;
   try {

@@ -123,6 +123,13 @@ function readForFollowers(
 ): PartitionRead[] {
   const replication = b.replicaManager.replication!;
   const quota = replication.quotas?.leader;
+  // Throttled partitions fetched by an out-of-ISR follower share the leader's budget evenly.
+  const shares = quota
+    ? partitions.filter((sp) => {
+        const l = sp.topic === '' ? undefined : replication.leader(partitionKey(sp.topic, sp.partition));
+        return l !== undefined && !l.isr.includes(replicaId) && quota.isThrottled(sp.topic, sp.partition);
+      }).length
+    : 0;
   let remaining = Math.max(0, responseMaxBytes);
   let minOneMessage = true;
   const now = b.clock.nowMs();
@@ -147,6 +154,7 @@ function readForFollowers(
       minOneMessage,
       now,
       quota,
+      shares,
     );
     // A moved HW completes acks=all produces; a moved follower log start, DeleteRecords.
     if (r.highWatermarkMoved || leader.followerState(replicaId)?.logStartOffset !== startBefore) {
