@@ -6,13 +6,16 @@
  * log.segment.delete.delay.ms); a move held in progress (its new broker SIGSTOPped) shows in
  * --list and in `topics --describe` (Adding Replicas), --verify says it is still in progress and
  * --cancel reverts it; --generate proposes a plan that --execute carries out; bad JSON and unknown
- * topics are one line on stderr with a non-zero exit.
+ * topics are one line on stderr with a non-zero exit. Then, on one `skiff broker` with two log
+ * dirs, a replica moved with log_dirs under --replica-alter-log-dirs-throttle: DescribeLogDirs shows
+ * its future log (isFuture) while it copies, --verify follows it to completion and clears the throttle.
  */
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { type BrokerProcess, startBrokerProcess } from '../support/broker-process.js';
 import {
   adminFor,
   describe1,
@@ -374,3 +377,170 @@ describe('skiff reassign-partitions on skiff up --brokers 3', () => {
     assert.match(r5.stderr, /can't be used with action/);
   });
 });
+
+describe('skiff reassign-partitions moves a replica between the log dirs of one broker', () => {
+  const RATE = 60_000;
+  const RECORDS = 5000;
+  let root: string;
+  let dirs: [string, string];
+  let broker: BrokerProcess;
+  const tool = (...args: string[]) =>
+    runSkiff(['reassign-partitions', '--bootstrap-server', broker.bootstrap, ...args], '', 60_000);
+  /** Where `moving-0` lives on broker 1: its current dir and the dir of a future log, if any. */
+  const placement = async (): Promise<{
+    current: string | null;
+    future: string | null;
+    futureLag: number;
+  }> => {
+    const r = await runSkiff(['log-dirs', '--bootstrap-server', broker.bootstrap, '--describe']);
+    assert.equal(r.status, 0, r.stderr);
+    const json = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as {
+      brokers: {
+        logDirs: {
+          logDir: string;
+          partitions: { partition: string; offsetLag: number; isFuture: boolean }[];
+        }[];
+      }[];
+    };
+    const out = { current: null as string | null, future: null as string | null, futureLag: 0 };
+    for (const d of json.brokers[0]!.logDirs) {
+      for (const p of d.partitions) {
+        if (p.partition !== 'moving-0') continue;
+        if (p.isFuture) {
+          out.future = d.logDir;
+          out.futureLag = p.offsetLag;
+        } else out.current = d.logDir;
+      }
+    }
+    return out;
+  };
+
+  before(async () => {
+    requireTool('kcat', '-V');
+    root = fs.mkdtempSync(path.join(os.tmpdir(), 'skiff-logdirs-'));
+    dirs = [path.join(root, 'a'), path.join(root, 'b')];
+    broker = await startBrokerProcess([`log.dirs=${dirs.join(',')}`, 'log.segment.delete.delay.ms=1000']);
+  });
+
+  after(async () => {
+    await broker?.stop();
+    fs.rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
+  });
+
+  it('throttled by --replica-alter-log-dirs-throttle: isFuture while it copies, then swapped in; --verify clears the throttle', async () => {
+    const c = await runSkiff([
+      'topics',
+      '--bootstrap-server',
+      broker.bootstrap,
+      '--create',
+      '--topic',
+      'moving',
+      '--partitions',
+      '1',
+    ]);
+    assert.equal(c.status, 0, c.stderr);
+    const value = 'v'.repeat(200);
+    const p = await kcat(
+      // Small batches: the copy is metered batch by batch, as Kafka's is.
+      ['-b', broker.bootstrap, '-P', '-t', 'moving', '-p', '0', '-X', 'batch.num.messages=20'],
+      `${Array.from({ length: RECORDS }, (_, i) => `${i}-${value}`).join('\n')}\n`,
+    );
+    assert.equal(p.status, 0, p.stderr);
+    const before = await placement();
+    assert.ok(before.current !== null && before.future === null, JSON.stringify(before));
+    const target = dirs.map((d) => path.resolve(d)).find((d) => d !== before.current)!;
+    const size = fs
+      .readdirSync(path.join(before.current!, 'moving-0'))
+      .filter((f) => f.endsWith('.log'))
+      .reduce((s, f) => s + fs.statSync(path.join(before.current!, 'moving-0', f)).size, 0);
+    assert.ok(size > 4 * RATE, `${size} bytes: the move must outlast a few seconds at ${RATE} B/s`);
+
+    const plan = path.join(root, 'move.json');
+    fs.writeFileSync(
+      plan,
+      JSON.stringify({
+        version: 1,
+        partitions: [{ topic: 'moving', partition: 0, replicas: [1], log_dirs: [target] }],
+      }),
+    );
+    const t0 = Date.now();
+    const ex = await tool(
+      '--execute',
+      '--reassignment-json-file',
+      plan,
+      '--replica-alter-log-dirs-throttle',
+      String(RATE),
+    );
+    assert.equal(ex.status, 0, ex.stderr);
+    assert.ok(ex.stdout.includes(`The replica-alter-dir throttle limit was set to ${RATE} B/s`), ex.stdout);
+    assert.ok(
+      ex.stdout.includes(
+        `Successfully started moving log directory to ${target} for replica moving-0 with broker 1 `,
+      ),
+      ex.stdout,
+    );
+    const during = await placement();
+    assert.deepEqual([during.current, during.future], [before.current, target], JSON.stringify(during));
+    assert.ok(during.futureLag > 0, JSON.stringify(during));
+    const cfg = await runSkiff([
+      'configs',
+      '--bootstrap-server',
+      broker.bootstrap,
+      '--describe',
+      '--entity-type',
+      'brokers',
+      '--entity-name',
+      '1',
+    ]);
+    assert.match(
+      cfg.stdout,
+      new RegExp(`replica\\.alter\\.log\\.dirs\\.io\\.max\\.bytes\\.per\\.second=${RATE}`),
+    );
+    const v = await tool('--verify', '--reassignment-json-file', plan);
+    assert.equal(v.status, 0, v.stderr);
+    assert.ok(v.stdout.includes('Reassignment of replica moving-0-1 is still in progress.'), v.stdout);
+    assert.ok(!v.stdout.includes('Clearing'), v.stdout);
+
+    const done = await waitUntil(
+      'the move to complete',
+      async () => {
+        const r = await tool('--verify', '--reassignment-json-file', plan);
+        return r.stdout.includes('Reassignment of replica moving-0-1 completed successfully.')
+          ? r.stdout
+          : undefined;
+      },
+      60_000,
+      250,
+    );
+    const elapsedMs = Date.now() - t0;
+    assert.ok(done.includes('Clearing broker-level throttles on broker 1'), done);
+    assert.ok(done.includes('Clearing topic-level throttles on topic moving'), done);
+    const cleared = await runSkiff([
+      'configs',
+      '--bootstrap-server',
+      broker.bootstrap,
+      '--describe',
+      '--entity-type',
+      'brokers',
+      '--entity-name',
+      '1',
+    ]);
+    assert.doesNotMatch(cleared.stdout, /replica\.alter\.log\.dirs/);
+    const afterMove = await placement();
+    assert.deepEqual([afterMove.current, afterMove.future], [target, null]);
+    assert.equal(consumeCount(await kcatAll(broker.bootstrap)), RECORDS);
+    console.log(
+      `log dir move of ${size} bytes at --replica-alter-log-dirs-throttle ${RATE}: ${elapsedMs} ms (${Math.round((size * 1000) / elapsedMs)} B/s observed, including tool start-up)`,
+    );
+  });
+});
+
+async function kcatAll(bootstrap: string): Promise<string> {
+  const r = await kcat(['-b', bootstrap, '-C', '-t', 'moving', '-p', '0', '-o', 'beginning', '-e', '-q']);
+  assert.equal(r.status, 0, r.stderr);
+  return r.stdout;
+}
+
+function consumeCount(out: string): number {
+  return out.split('\n').filter((l) => l !== '').length;
+}
