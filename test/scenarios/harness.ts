@@ -21,6 +21,7 @@
  *   await c.produce(topic, values, extraKcatArgs) / c.consume(topic, p)
  *   await c.perf(topic, numRecords, recordSize, props)   // producer-perf-test summary
  *   await c.nonController(candidates)        // a broker id among candidates that is not the controller
+ *   await c.controllerId() / c.liveBrokers()
  *   await c.close()                          // graceful stop, data dir removed
  */
 import assert from 'node:assert/strict';
@@ -268,6 +269,16 @@ export class ScenarioCluster {
     const { admin, close } = adminFor(this.bootstrap);
     try {
       return (await admin.describeCluster()).controllerId;
+    } finally {
+      close();
+    }
+  }
+
+  /** The registered brokers' ids (DescribeCluster), sorted. */
+  async liveBrokers(): Promise<number[]> {
+    const { admin, close } = adminFor(this.bootstrap);
+    try {
+      return [...(await admin.describeCluster()).brokers.keys()].sort((a, b) => a - b);
     } finally {
       close();
     }
