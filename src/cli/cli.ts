@@ -8,9 +8,12 @@ import { CONSUMER_GROUPS, runConsumerGroups } from './tools/consumer-groups.js';
 import { CONSUMER_PERF_TEST, runConsumerPerfTest } from './tools/consumer-perf-test.js';
 import { DELETE_RECORDS, runDeleteRecords } from './tools/delete-records.js';
 import { GET_OFFSETS, runGetOffsets } from './tools/get-offsets.js';
+import { ISR_HISTORY, runIsrHistory } from './tools/isr-history.js';
 import { LOG_DIRS, runLogDirs } from './tools/log-dirs.js';
 import { PRODUCER_PERF_TEST, runProducerPerfTest } from './tools/producer-perf-test.js';
 import { REASSIGN_PARTITIONS, runReassignPartitions } from './tools/reassign-partitions.js';
+import { REBUILD_PLAN, runRebuildPlan } from './tools/rebuild-plan.js';
+import { REPLICA_VERIFICATION, runReplicaVerification } from './tools/replica-verification.js';
 import { runTopics, TOPICS } from './tools/topics.js';
 import { runUp, UP_SUMMARY } from './up.js';
 
@@ -48,6 +51,12 @@ const commands: Record<string, Command> = {
     summary: REASSIGN_PARTITIONS.summary,
     run: (args, io) => runReassignPartitions(args, io),
   },
+  'replica-verification': {
+    summary: REPLICA_VERIFICATION.summary,
+    run: (args, io) => runReplicaVerification(args, io),
+  },
+  'isr-history': { summary: ISR_HISTORY.summary, run: (args, io) => runIsrHistory(args, io) },
+  'rebuild-plan': { summary: REBUILD_PLAN.summary, run: (args, io) => runRebuildPlan(args, io) },
   up: { summary: UP_SUMMARY, run: runUp },
   cluster: { summary: CLUSTER_SUMMARY, run: runCluster },
 };

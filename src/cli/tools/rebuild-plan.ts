@@ -1,0 +1,375 @@
+/**
+ * `skiff rebuild-plan`: for each partition with a replica on a (stopped or lagging) broker, what
+ * happens when it fetches again — CATCH UP from its LEO, or REBUILD (its LEO is below the leader's
+ * log start offset: it discards its log and refetches from the leader's log start) — with the
+ * bytes to copy, the bytes it will discard and the ETA under the current throttle settings. The
+ * pre-stop checklist of the seed's §13.3 as one command. The replica's LEO is the leader's view
+ * (the offset of its latest Fetch, SkiffDescribeReplication); the bytes come from the leader's log.
+ */
+import { Admin, type ConfigEntry, ConfigResourceType } from '../../client/admin.js';
+import { ClientError } from '../../client/errors.js';
+import type { TopicMetadata } from '../../client/kafka-client.js';
+import { type ClientRuntime, systemRuntime } from '../../client/runtime.js';
+import { describeReplicationAll } from '../../client/skiff-admin.js';
+import type {
+  DescribeReplicationPartitionResult,
+  SkiffDescribeReplicationResponse,
+} from '../../protocol/generated/SkiffDescribeReplicationResponse.js';
+import type { CliIo } from '../cli.js';
+import { ADMIN_FLAGS, adminClient, runTool, type ToolDef, UsageError } from './common.js';
+import { humanBytes, humanDuration, requireTopic } from './replication-tools.js';
+
+export const REBUILD_PLAN: ToolDef = {
+  name: 'rebuild-plan',
+  summary: "whether a broker's replicas will catch up or rebuild, bytes to copy and the ETA",
+  usage: [
+    'Usage: skiff rebuild-plan --bootstrap-server <host:port> [--broker <id>] [--topic <topic>] [--json]',
+  ],
+  flags: [
+    ...ADMIN_FLAGS,
+    { name: 'broker', arg: 'id', help: 'the broker whose replicas to plan for; every follower if absent' },
+    { name: 'topic', arg: 'topic', help: 'only this topic' },
+    { name: 'json', help: 'one JSON document instead of text lines' },
+  ],
+  notes: [
+    "CATCH UP: the replica's LEO is at or above the leader's log start offset; it copies the",
+    "leader's bytes from its LEO. REBUILD: its LEO is below the leader's log start offset; it",
+    "discards its whole log and copies the leader's log from the log start offset. The replica's",
+    'LEO is what the leader saw on its latest Fetch (unknown until it fetched in this leader',
+    'epoch: then its own answer is used when it is up). Bytes to discard on REBUILD are the',
+    "replica's log size, known only when its broker answers. ETA: bytes to copy divided by the",
+    'throttle rate that applies (leader.replication.throttled.rate on the leader when the topic',
+    'lists partition:leader or * in leader.replication.throttled.replicas, follower.replication.',
+    "throttled.rate on the replica's broker when it is listed in follower.replication.throttled.",
+    'replicas; the lower of the two). A rate is a per-broker budget shared by every throttled',
+    'partition it copies, so the TOTAL line divides the sum. A stopped broker cannot be asked for',
+    'its own configs: the cluster-wide default is used for it (and said so).',
+  ],
+};
+
+/** Kafka's "unlimited" rate (Long.MAX_VALUE). */
+const UNLIMITED = 9223372036854775807n;
+
+export type PlanAction = 'CATCH UP' | 'REBUILD' | 'UNKNOWN' | 'LEADER';
+
+export interface PlanRow {
+  readonly topic: string;
+  readonly partition: number;
+  readonly broker: number;
+  readonly leader: number;
+  readonly action: PlanAction;
+  readonly inIsr: boolean;
+  readonly replicaLogEndOffset: bigint;
+  readonly leaderLogStartOffset: bigint;
+  readonly leaderLogEndOffset: bigint;
+  /** -1: unknown. */
+  readonly bytesToCopy: bigint;
+  /** -1: unknown. */
+  readonly bytesToDiscard: bigint;
+  /** Bytes/s that applies, null when unthrottled. */
+  readonly throttleBytesPerSec: bigint | null;
+  readonly etaSeconds: number | null;
+}
+
+/** Does a *.replication.throttled.replicas value list `partition:broker` (or `*`)? */
+export function throttledReplicasInclude(
+  value: string | undefined,
+  partition: number,
+  broker: number,
+): boolean {
+  if (value === undefined) return false;
+  const items = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  return items.includes('*') || items.includes(`${partition}:${broker}`);
+}
+
+function configValue(entries: readonly ConfigEntry[] | null, name: string): string | undefined {
+  const e = entries?.find((c) => c.name === name);
+  return e?.value ?? undefined;
+}
+
+function rateOf(entries: readonly ConfigEntry[] | null, name: string): bigint | null {
+  const v = configValue(entries, name);
+  if (v === undefined || !/^\d+$/.test(v)) return null;
+  const n = BigInt(v);
+  return n >= UNLIMITED || n <= 0n ? null : n;
+}
+
+function formatRow(r: PlanRow): string {
+  const bytes = (n: bigint) => (n < 0n ? 'unknown' : `${n} (${humanBytes(n)})`);
+  const eta =
+    r.action === 'LEADER'
+      ? 'n/a'
+      : r.bytesToCopy < 0n
+        ? 'unknown'
+        : r.throttleBytesPerSec === null
+          ? 'unthrottled'
+          : `${humanDuration(r.etaSeconds ?? 0)} at ${r.throttleBytesPerSec} B/s`;
+  return [
+    `Partition: ${r.topic}-${r.partition}`,
+    `Broker: ${r.broker}`,
+    `Leader: ${r.leader < 0 ? 'none' : r.leader}`,
+    `Action: ${r.action}`,
+    `InIsr: ${r.inIsr}`,
+    `ReplicaLEO: ${r.replicaLogEndOffset < 0n ? 'unknown' : r.replicaLogEndOffset}`,
+    `LeaderLogStart: ${r.leaderLogStartOffset}`,
+    `LeaderLEO: ${r.leaderLogEndOffset}`,
+    `BytesToCopy: ${bytes(r.bytesToCopy)}`,
+    `BytesToDiscard: ${bytes(r.bytesToDiscard)}`,
+    `ETA: ${eta}`,
+  ].join('\t');
+}
+
+function partitionOf(
+  resp: SkiffDescribeReplicationResponse | Error | undefined,
+  topic: string,
+  partition: number,
+): DescribeReplicationPartitionResult | undefined {
+  if (resp === undefined || resp instanceof Error) return undefined;
+  return resp.topics
+    .find((t) => t.name === topic)
+    ?.partitions.find((p) => p.partitionIndex === partition && p.errorCode === 0);
+}
+
+export function runRebuildPlan(
+  args: string[],
+  io: CliIo,
+  runtime: ClientRuntime = systemRuntime(),
+): Promise<number> {
+  return runTool(REBUILD_PLAN, args, io, async (flags) => {
+    const target = flags.int('broker') ?? null;
+    if (target !== null && target < 0)
+      throw new UsageError(`--broker expects a broker id ≥ 0, got ${target}`);
+    const topicFlag = flags.get('topic');
+    const client = adminClient('rebuild-plan', flags, runtime);
+    try {
+      const admin = new Admin(client);
+      const cluster = await admin.describeCluster();
+      const live = [...cluster.brokers.keys()].sort((x, y) => x - y);
+      let topics: TopicMetadata[];
+      if (topicFlag !== undefined) topics = [await requireTopic(admin, topicFlag)];
+      else {
+        const names = await admin.listTopics(true);
+        const described = await admin.describeTopics(names);
+        topics = [...described.values()].filter((t): t is TopicMetadata => !(t instanceof Error));
+      }
+      topics.sort((x, y) => (x.name < y.name ? -1 : x.name > y.name ? 1 : 0));
+      const wanted: { topic: string; partition: number; broker: number; leader: number }[] = [];
+      const replicaBrokers = new Set<number>();
+      for (const t of topics) {
+        for (const p of t.partitions) {
+          for (const r of p.replicas) {
+            if (target !== null ? r !== target : r === p.leader) continue;
+            wanted.push({ topic: t.name, partition: p.partition, broker: r, leader: p.leader });
+            replicaBrokers.add(r);
+          }
+        }
+      }
+      if (target !== null && !cluster.brokers.has(target) && wanted.length === 0) {
+        throw new ClientError(`broker ${target} hosts no replica${topicFlag ? ` of ${topicFlag}` : ''}`);
+      }
+      const filter = new Map<string, number[] | null>();
+      for (const w of wanted) filter.set(w.topic, null);
+      const askBrokers = [
+        ...new Set([...wanted.map((w) => w.leader).filter((l) => l >= 0), ...replicaBrokers]),
+      ].filter((id) => cluster.brokers.has(id));
+      const answers =
+        wanted.length === 0 ? new Map() : await describeReplicationAll(client, askBrokers, filter, false);
+
+      // Throttle settings: broker configs (a stopped broker: the cluster default) and topic configs.
+      const brokerConfigs = new Map<number, ConfigEntry[] | null>();
+      const note: string[] = [];
+      let defaults: ConfigEntry[] | null | undefined;
+      const brokerCfg = async (id: number): Promise<ConfigEntry[] | null> => {
+        if (brokerConfigs.has(id)) return brokerConfigs.get(id)!;
+        let cfg: ConfigEntry[] | null = null;
+        if (cluster.brokers.has(id)) {
+          try {
+            cfg = await admin.describeConfigs({ type: ConfigResourceType.broker, name: String(id) });
+          } catch {
+            cfg = null;
+          }
+        }
+        if (cfg === null) {
+          if (defaults === undefined) {
+            try {
+              defaults = await admin.describeConfigs({ type: ConfigResourceType.broker, name: '' });
+            } catch {
+              defaults = null;
+            }
+          }
+          cfg = defaults;
+          note.push(`broker ${id} did not answer: its throttle rates are the cluster-wide defaults`);
+        }
+        brokerConfigs.set(id, cfg);
+        return cfg;
+      };
+      const topicConfigs = new Map<string, ConfigEntry[] | null>();
+      const topicCfg = async (name: string): Promise<ConfigEntry[] | null> => {
+        if (!topicConfigs.has(name)) {
+          try {
+            topicConfigs.set(name, await admin.describeConfigs({ type: ConfigResourceType.topic, name }));
+          } catch {
+            topicConfigs.set(name, null);
+          }
+        }
+        return topicConfigs.get(name)!;
+      };
+
+      const rows: PlanRow[] = [];
+      for (const w of wanted) {
+        const lp = w.leader >= 0 ? partitionOf(answers.get(w.leader), w.topic, w.partition) : undefined;
+        const own = partitionOf(answers.get(w.broker), w.topic, w.partition);
+        if (lp?.role !== 0) {
+          rows.push({
+            ...w,
+            action: 'UNKNOWN',
+            inIsr: false,
+            replicaLogEndOffset: own?.logEndOffset ?? -1n,
+            leaderLogStartOffset: -1n,
+            leaderLogEndOffset: -1n,
+            bytesToCopy: -1n,
+            bytesToDiscard: -1n,
+            throttleBytesPerSec: null,
+            etaSeconds: null,
+          });
+          if (w.leader < 0) note.push(`${w.topic}-${w.partition} has no leader: nothing can be copied`);
+          else note.push(`${w.topic}-${w.partition}: leader ${w.leader} did not describe the partition`);
+          continue;
+        }
+        const view = lp.replicas.find((r) => r.brokerId === w.broker);
+        if (w.broker === w.leader) {
+          rows.push({
+            ...w,
+            action: 'LEADER',
+            inIsr: true,
+            replicaLogEndOffset: lp.logEndOffset,
+            leaderLogStartOffset: lp.logStartOffset,
+            leaderLogEndOffset: lp.logEndOffset,
+            bytesToCopy: 0n,
+            bytesToDiscard: 0n,
+            throttleBytesPerSec: null,
+            etaSeconds: null,
+          });
+          continue;
+        }
+        // The leader's view; when it has not heard from the replica this epoch, the replica's own.
+        const leo = view && view.logEndOffset >= 0n ? view.logEndOffset : (own?.logEndOffset ?? -1n);
+        let bytesToCopy = view && view.logEndOffset >= 0n ? view.bytesToCatchUp : -1n;
+        if (leo >= 0n && bytesToCopy < 0n && leo >= lp.logEndOffset) bytesToCopy = 0n;
+        const rebuild = leo >= 0n && leo < lp.logStartOffset;
+        let bytesToDiscard = -1n;
+        if (rebuild) bytesToDiscard = own ? own.sizeBytes : -1n;
+        else if (leo >= 0n) bytesToDiscard = 0n;
+        const leaderCfg = await brokerCfg(w.leader);
+        const followerCfg = await brokerCfg(w.broker);
+        const tcfg = await topicCfg(w.topic);
+        const rates: bigint[] = [];
+        const leaderRate = rateOf(leaderCfg, 'leader.replication.throttled.rate');
+        const followerRate = rateOf(followerCfg, 'follower.replication.throttled.rate');
+        if (
+          leaderRate !== null &&
+          throttledReplicasInclude(
+            configValue(tcfg, 'leader.replication.throttled.replicas'),
+            w.partition,
+            w.leader,
+          )
+        )
+          rates.push(leaderRate);
+        if (
+          followerRate !== null &&
+          throttledReplicasInclude(
+            configValue(tcfg, 'follower.replication.throttled.replicas'),
+            w.partition,
+            w.broker,
+          )
+        )
+          rates.push(followerRate);
+        const rate = rates.length === 0 ? null : rates.sort((x, y) => (x < y ? -1 : x > y ? 1 : 0))[0]!;
+        rows.push({
+          ...w,
+          action: leo < 0n ? 'UNKNOWN' : rebuild ? 'REBUILD' : 'CATCH UP',
+          inIsr: view?.inIsr ?? false,
+          replicaLogEndOffset: leo,
+          leaderLogStartOffset: lp.logStartOffset,
+          leaderLogEndOffset: lp.logEndOffset,
+          bytesToCopy,
+          bytesToDiscard,
+          throttleBytesPerSec: rate,
+          etaSeconds: rate === null || bytesToCopy < 0n ? null : Number(bytesToCopy) / Number(rate),
+        });
+      }
+
+      // Per copying broker: the throttled bytes share one budget.
+      const totals = new Map<
+        number,
+        { bytes: bigint; throttled: bigint; rate: bigint | null; unknown: number }
+      >();
+      for (const r of rows) {
+        if (r.action === 'LEADER') continue;
+        const t = totals.get(r.broker) ?? { bytes: 0n, throttled: 0n, rate: null, unknown: 0 };
+        if (r.bytesToCopy < 0n) t.unknown++;
+        else {
+          t.bytes += r.bytesToCopy;
+          if (r.throttleBytesPerSec !== null) {
+            t.throttled += r.bytesToCopy;
+            t.rate = t.rate === null || r.throttleBytesPerSec < t.rate ? r.throttleBytesPerSec : t.rate;
+          }
+        }
+        totals.set(r.broker, t);
+      }
+      if (flags.has('json')) {
+        io.out(
+          JSON.stringify({
+            brokersAnswering: live,
+            partitions: rows.map((r) => ({
+              topic: r.topic,
+              partition: r.partition,
+              broker: r.broker,
+              leader: r.leader,
+              action: r.action,
+              inIsr: r.inIsr,
+              replicaLogEndOffset: Number(r.replicaLogEndOffset),
+              leaderLogStartOffset: Number(r.leaderLogStartOffset),
+              leaderLogEndOffset: Number(r.leaderLogEndOffset),
+              bytesToCopy: Number(r.bytesToCopy),
+              bytesToDiscard: Number(r.bytesToDiscard),
+              throttleBytesPerSec: r.throttleBytesPerSec === null ? null : Number(r.throttleBytesPerSec),
+              etaSeconds: r.etaSeconds,
+            })),
+            totals: [...totals].map(([broker, t]) => ({
+              broker,
+              bytesToCopy: Number(t.bytes),
+              throttledBytes: Number(t.throttled),
+              throttleBytesPerSec: t.rate === null ? null : Number(t.rate),
+              etaSeconds: t.rate === null ? null : Number(t.throttled) / Number(t.rate),
+              partitionsUnknown: t.unknown,
+            })),
+            notes: [...new Set(note)],
+          }),
+        );
+        return 0;
+      }
+      if (rows.length === 0) {
+        io.out(target === null ? 'No follower replicas.' : `Broker ${target} hosts no replica.`);
+        return 0;
+      }
+      for (const r of rows) io.out(formatRow(r));
+      for (const [broker, t] of [...totals].sort((x, y) => x[0] - y[0])) {
+        const eta =
+          t.rate === null
+            ? 'unthrottled'
+            : `${humanDuration(Number(t.throttled) / Number(t.rate))} for ${t.throttled} throttled bytes at ${t.rate} B/s`;
+        io.out(
+          `TOTAL\tBroker: ${broker}\tBytesToCopy: ${t.bytes} (${humanBytes(t.bytes)})\tETA: ${eta}${t.unknown > 0 ? `\tUnknown: ${t.unknown} partitions` : ''}`,
+        );
+      }
+      for (const n of new Set(note)) io.err(`skiff rebuild-plan: ${n}`);
+      return 0;
+    } finally {
+      client.close();
+    }
+  });
+}
