@@ -22,7 +22,7 @@
  *   await c.perf(topic, numRecords, recordSize, props)   // producer-perf-test summary
  *   await c.nonController(candidates)        // a broker id among candidates that is not the controller
  *   await c.controllerId() / c.liveBrokers()
- *   await c.close()                          // graceful stop, data dir removed
+ *   await c.close()                          // graceful stop, data dir removed (kept with SKIFF_SCENARIO_KEEP=1)
  */
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -136,6 +136,10 @@ export class ScenarioCluster {
   /** Graceful stop of `skiff up` (its brokers move leadership and exit), then the data dir goes. */
   async close(): Promise<void> {
     await this.up.stop(20_000);
+    if (process.env.SKIFF_SCENARIO_KEEP === '1') {
+      console.log(`SKIFF_SCENARIO_KEEP=1: data dir kept at ${this.dir}`);
+      return;
+    }
     fs.rmSync(this.dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
   }
 

@@ -9,14 +9,15 @@
  *   then kept the torn bytes in the file (372376 bytes vs the leader's 356664, offsetLag 0 on both):
  *   Skiff cuts them, so the replicas' .log files are EQUAL, byte for byte.
  * - 未在本机执行 (a), bit rot: payload bytes flipped in a batch in the middle of a follower's segment,
- *   lengths intact. How Skiff behaves: recovery validates batches (CRC-32C) from the recovery point
- *   after a crash, and after a clean shutdown only the active segment's tail (from its last index
- *   entry) — as Kafka, a clean restart trusts flushed bytes. So the follower here dies by SIGKILL
- *   (`skiff cluster stop N --kill`) on a partition written since its last start (recovery point 0):
+ *   lengths intact. How Skiff behaves: after a crash, recovery validates every batch (CRC-32C) of
+ *   the segments from the one holding the recovery point to the active one; after a clean shutdown
+ *   only the active segment's tail (from its last index entry) — like Kafka, a clean restart trusts
+ *   the bytes it flushed. So the follower here dies by SIGKILL (`skiff cluster stop N --kill`):
  *   recovery meets the CRC mismatch, truncates from that batch (its base offset is the new LEO,
  *   the later valid batches go too), refetches, and the replicas converge byte-identical. (The
  *   seed's "same commands as the truncation experiment" also empty the indexes, which forces the
- *   same full validation after a clean stop.)
+ *   same full validation after a clean stop. Rot in a segment below the recovery point, or after a
+ *   clean stop with intact indexes, is not detected at start-up — as in Kafka.)
  * - 未在本机执行 (b), a follower ahead of the leader: needs an unclean election, which the seed's
  *   3-node KRaft could not do (losing quorum). Skiff's metadata store lives in the launcher, so:
  *   RF 2, unclean.leader.election.enable=true; the follower stops, the leader takes more records
@@ -105,6 +106,34 @@ describe('seed 14.3: forensics of divergence — torn segment, bit rot, a follow
     const leo = (await batchesOf(segmentOf(leaderOf1, TOPIC, 1))).at(-1)!.last + 1n;
     console.log(`partition sizes ${sizes.join(' / ')}; partition 1 LEO ${leo}`);
 
+    // 第二层: kafka-log-dirs.sh --describe — healthy, every replica the same size, offsetLag 0.
+    const healthy = await c.logDirs(TOPIC);
+    for (const id of [1, 2, 3]) {
+      for (const p of [0, 1, 2]) {
+        assert.deepEqual(
+          healthy.get(id)?.get(`${TOPIC}-${p}`),
+          { size: sizes[p], offsetLag: 0 },
+          `${id} ${p}`,
+        );
+      }
+    }
+    // 第三层: kafka-dump-log.sh --print-data-log on the leader and the follower of partition 1: the
+    // same batches (boundaries, sizes, CRCs), and `grep -c '^| offset:'` counts the records.
+    const crcs = async (id: number) => {
+      const r = await c.dumpLog(segmentOf(id, TOPIC, 1), true);
+      assert.equal(r.status, 0, r.stderr);
+      const records = r.stdout.split('\n').filter((l) => l.startsWith('| offset:')).length;
+      return {
+        records,
+        batches: [...r.stdout.matchAll(/position: (\d+) .*?size: (\d+) .*?crc: (\d+) isvalid: true/g)].map(
+          (m) => m.slice(1).join('/'),
+        ),
+      };
+    };
+    const [onLeader, onVictim] = [await crcs(leaderOf1), await crcs(victim)];
+    assert.deepEqual(onVictim, onLeader);
+    assert.equal(onLeader.records, Number(leo));
+
     // docker stop mq-e3; cut the last 500 bytes; `: > empty.idx` over .index and .timeindex.
     await c.stopBroker(victim);
     const dir = c.partitionDir(victim, TOPIC, 1);
@@ -165,7 +194,6 @@ describe('seed 14.3: forensics of divergence — torn segment, bit rot, a follow
 
   it('未在本机执行 (a): bit rot in the middle of a follower segment (payload flipped, lengths intact) → recovery finds the CRC mismatch, truncates from that batch, refetches; replicas converge byte-identical', async () => {
     const topic = 'e1.bitrot';
-    // Created after the victim's last start: its recovery point for this partition is 0.
     await c.createTopic(topic, { assignments: [[other, victim, controller]] });
     await c.perf(topic, 1000, 512, ['acks=all']);
     const size = await identical(topic, 0, [1, 2, 3]);
