@@ -69,6 +69,7 @@ export const REPLICA_VERIFICATION: ToolDef = {
 };
 
 interface BatchInfo {
+  readonly baseOffset: bigint;
   readonly lastOffset: bigint;
   readonly nextOffset: bigint;
   readonly checksum: number;
@@ -84,7 +85,12 @@ export function batchesOf(records: Buffer): BatchInfo[] {
     if (batchLength < 0 || pos + size > records.length) break;
     const h = readBatchHeader(records, pos);
     const lastOffset = h.baseOffset + BigInt(h.lastOffsetDelta);
-    out.push({ lastOffset, nextOffset: lastOffset + 1n, checksum: computeCrc(records, pos, size) });
+    out.push({
+      baseOffset: h.baseOffset,
+      lastOffset,
+      nextOffset: lastOffset + 1n,
+      checksum: computeCrc(records, pos, size),
+    });
     pos += size;
   }
   return out;
@@ -97,7 +103,10 @@ interface ReplicaRead {
 }
 
 export interface Divergence {
+  /** The first offset of the first batch that differs. */
   readonly offset: bigint;
+  /** Its last offset: the offset Kafka's mismatch line names. */
+  readonly lastOffset: bigint;
   readonly replicaA: number;
   readonly checksumA: number | bigint;
   readonly replicaB: number;
@@ -156,7 +165,8 @@ export function verifyPartition(
           `${now()}: partition ${p.name}: replica ${first.id}'s offset ${first.b.lastOffset} doesn't match replica ${id}'s offset ${b.lastOffset}`,
         );
         p.divergence ??= {
-          offset: [first.b.lastOffset, b.lastOffset].sort((x, y) => (x < y ? -1 : 1))[0]!,
+          offset: [first.b.baseOffset, b.baseOffset].sort((x, y) => (x < y ? -1 : 1))[0]!,
+          lastOffset: [first.b.lastOffset, b.lastOffset].sort((x, y) => (x < y ? -1 : 1))[0]!,
           replicaA: first.id,
           checksumA: first.b.lastOffset,
           replicaB: id,
@@ -171,7 +181,8 @@ export function verifyPartition(
           `${now()}: partition ${p.name} has unmatched checksum at offset ${b.lastOffset}; replica ${first.id}'s checksum ${first.b.checksum}; replica ${id}'s checksum ${b.checksum}`,
         );
         p.divergence ??= {
-          offset: b.lastOffset,
+          offset: b.baseOffset,
+          lastOffset: b.lastOffset,
           replicaA: first.id,
           checksumA: first.b.checksum,
           replicaB: id,
@@ -421,7 +432,7 @@ export function runReplicaVerification(
         io.out(
           d.offsets
             ? `${now()}: partition ${p.name} diverges first at offset ${d.offset}: replica ${d.replicaA}'s batch ends at offset ${d.checksumA}; replica ${d.replicaB}'s at offset ${d.checksumB}`
-            : `${now()}: partition ${p.name} diverges first at offset ${d.offset}; replica ${d.replicaA}'s checksum ${d.checksumA}; replica ${d.replicaB}'s checksum ${d.checksumB}`,
+            : `${now()}: partition ${p.name} diverges first at offset ${d.offset} (the batch ${d.offset}..${d.lastOffset}); replica ${d.replicaA}'s checksum ${d.checksumA}; replica ${d.replicaB}'s checksum ${d.checksumB}`,
         );
       }
       if (timedOut) {
