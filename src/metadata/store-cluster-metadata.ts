@@ -47,6 +47,9 @@ export interface StoreClusterMetadataOptions {
 /** Controller requests one broker may have in flight. */
 const MAX_IN_FLIGHT_REQUESTS = 1000;
 
+/** How long a controller response waits for this broker's image to include the change. */
+const RESPONSE_IMAGE_WAIT_MS = 5000;
+
 interface Pending {
   resolve(response: ControllerResponse | null): void;
   cancelTimer(): void;
@@ -109,7 +112,7 @@ export class StoreClusterMetadata implements ReplicationMetadata {
       onEvents: (events) => {
         for (const e of events) {
           next = e.modRevision + 1n;
-          if (e.type === 'put') this.onResponse(e.key, e.value);
+          if (e.type === 'put') this.onResponse(e.key, e.value, e.modRevision);
         }
       },
       onError: (e) => {
@@ -270,7 +273,7 @@ export class StoreClusterMetadata implements ReplicationMetadata {
     );
   }
 
-  private onResponse(key: string, value: string): void {
+  private onResponse(key: string, value: string, modRevision: bigint): void {
     const id = key.slice(this.keys.responses(this.options.broker.id).length);
     const p = this.pending.get(id);
     // Responses are read once; deleting them keeps the prefix small.
@@ -278,7 +281,14 @@ export class StoreClusterMetadata implements ReplicationMetadata {
     if (p === undefined) return;
     this.pending.delete(id);
     p.cancelTimer();
-    p.resolve(JSON.parse(value) as ControllerResponse);
+    // Read-your-writes: the controller committed the change before it wrote the response, so once
+    // this broker's image reaches the response's revision it shows the change (a reassignment
+    // listed right after it was started, say). Bounded: a stalled watch delays, never loses, it.
+    const response = JSON.parse(value) as ControllerResponse;
+    void this.follower.waitForRevision(modRevision, RESPONSE_IMAGE_WAIT_MS).then(
+      () => p.resolve(response),
+      () => p.resolve(response),
+    );
   }
 
   /** Sends a request to the controller; null on timeout (or when closed). */
