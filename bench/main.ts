@@ -3,6 +3,7 @@ import { benchFetchEncode } from './fetch-encode.js';
 import { benchMetadata } from './metadata.js';
 import { benchRecords } from './records.js';
 import { benchStorage } from './storage.js';
+import { benchThrottle } from './throttle.js';
 
 /** Every benchmark, run in order by `npm run bench`. Add new ones to this list. */
 const benches: (() => Promise<unknown>)[] = [
@@ -11,6 +12,7 @@ const benches: (() => Promise<unknown>)[] = [
   benchStorage,
   benchBroker,
   benchMetadata,
+  benchThrottle,
 ];
 
 for (const bench of benches) await bench();

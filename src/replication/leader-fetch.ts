@@ -9,10 +9,11 @@
  * set fetched by a follower NOT in the ISR while the leader quota is exceeded, no records are sent
  * (error NONE, HW and log start still sent, the follower's fetch state still updated). Skiff also
  * reads no more than the budget holds (at least one batch for the first partition with data), so
- * the quota holds from the first fetch on. Bytes sent for throttled partitions are charged to the
+ * the quota holds from the first fetch on, and sends whole batches only. Bytes sent for throttled partitions are charged to the
  * quota (any follower, as Kafka records them); all bytes count in its observed rates.
  */
 import { KafkaError } from '../protocol/kafka-error.js';
+import { completeBatches } from './follower.js';
 import type { PartitionLeaderState } from './leader-state.js';
 import type { ReplicationQuota } from './quota.js';
 import type { EpochEndOffset } from './truncation.js';
@@ -101,6 +102,9 @@ export function readForFollower(
   try {
     if (!withheld) {
       records = log.read(p.fetchOffset, maxBytes, 'log-end', minOneMessage).records;
+      // A throttled partition's budget is not spent on the cut batch at the end of a limited read
+      // (the follower would drop it and fetch it again): whole batches only.
+      if (isThrottled) records = completeBatches(records);
     }
   } catch (e) {
     if (e instanceof KafkaError) return fail(e.code);

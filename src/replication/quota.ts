@@ -32,6 +32,9 @@ export interface QuotaWindow {
   readonly sampleMs: number;
 }
 
+/** replica.fetch.max.bytes' default: the largest chunk a withheld Fetch waits for. */
+const DEFAULT_CHUNK_LIMIT = 1_048_576;
+
 export const DEFAULT_QUOTA_WINDOW: QuotaWindow = Object.freeze({ samples: 11, sampleMs: 1000 });
 
 /**
@@ -278,6 +281,18 @@ export class ReplicationQuota {
     const b = this.sync(nowMs);
     if (b === null) return fetchMaxBytes;
     return Math.max(1, Math.min(fetchMaxBytes, Math.floor(b.rate / 10)));
+  }
+
+  /**
+   * How long a Fetch whose throttled partitions were withheld may wait for data: until this
+   * quota has a chunk again, at most `maxWaitMs` (a parked follower Fetch answers as soon as the
+   * budget refills instead of after replica.fetch.wait.max.ms, so the leader's share is not
+   * handed out in half-second lumps).
+   */
+  withheldWaitMs(maxWaitMs: number, nowMs = this.cfg.clock.nowMs()): number {
+    const b = this.sync(nowMs);
+    if (b === null) return 0;
+    return Math.min(maxWaitMs, Math.max(1, b.msUntil(this.chunk(DEFAULT_CHUNK_LIMIT, nowMs), nowMs)));
   }
 
   /** Milliseconds until `bytes` may move (0: now; capped at one window of the rate). */

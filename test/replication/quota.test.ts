@@ -5,7 +5,7 @@ import { ManualClock } from '../../src/common/clock.js';
 import type { FetchRequest } from '../../src/protocol/generated/FetchRequest.js';
 import { defaultPartitionData, type FetchResponse } from '../../src/protocol/generated/FetchResponse.js';
 import { DEFAULT_FETCHER_CONFIG, ReplicaFetcher } from '../../src/replication/fetcher.js';
-import { PartitionFollower } from '../../src/replication/follower.js';
+import { completeBatches, PartitionFollower } from '../../src/replication/follower.js';
 import { readForFollower } from '../../src/replication/leader-fetch.js';
 import { PartitionLeaderState } from '../../src/replication/leader-state.js';
 import {
@@ -117,7 +117,15 @@ test('no rate or no list: nothing is throttled or limited; both layers are neede
   assert.equal(q.isQuotaExceeded(), true, 'a rate set now starts from an empty budget: no burst');
   clock.advance(10);
   assert.equal(q.allowance(), 10);
+  assert.equal(
+    q.withheldWaitMs(500),
+    90,
+    'a withheld Fetch waits for a chunk (a tenth of a second of the rate, 10 bytes are there)',
+  );
+  q.record('t-0', 100_000, true);
+  assert.equal(q.withheldWaitMs(500), 500, 'at most replica.fetch.wait.max.ms');
   cfg.rate = null;
+  assert.equal(q.withheldWaitMs(500), 0);
   assert.equal(q.isQuotaExceeded(), false, 'deleting the rate lifts the limit at once');
   assert.equal(q.allowance(), Number.POSITIVE_INFINITY);
 });
@@ -207,7 +215,11 @@ test('leader side: withholds a throttled partition from an out-of-ISR follower w
     sctx.clock.advance(20_000); // the in-ISR read's debt is paid, the bucket full again
     const capped = read(3, false);
     assert.ok(capped.records.length > 0 && capped.records.length <= 20_000, `${capped.records.length}`);
-    assert.equal(read(3).records.length, 0, 'budget spent');
+    assert.equal(completeBatches(capped.records).length, capped.records.length, 'whole batches only');
+    let sent = capped.records.length;
+    for (let r = read(3); r.records.length > 0; r = read(3)) sent += r.records.length;
+    assert.ok(sent <= 20_000 + 10_500, `${sent} bytes for a full bucket of 20,000 (one batch over at most)`);
+    assert.equal(read(3).throttled, true, 'budget spent: withheld');
     cfg.lists.delete('t');
     assert.ok(read(3).records.length > 20_000, 'no list: no throttle');
   } finally {

@@ -39,6 +39,8 @@ interface PartitionRead {
   readonly records: Buffer;
   /** Where the follower's log diverges from the leader's (replica fetches). */
   readonly divergingEpoch?: { readonly epoch: number; readonly endOffset: bigint } | undefined;
+  /** Records withheld by the leader's replication throttle. */
+  readonly throttled?: boolean;
 }
 
 export async function handleFetch(
@@ -90,11 +92,15 @@ export async function handleFetch(
     rs.reduce((n, r) => n + r.records.length, 0) >= req.minBytes;
   if (req.maxWaitMs > 0 && fc.partitions.length > 0 && !enough(reads)) {
     const keys = fc.partitions.map((sp) => partitionKey(sp.topic, sp.partition));
+    // Withheld by the replication throttle: answer once the leader's budget refills.
+    const quota = replicaId >= 0 ? b.replicaManager.replication?.quotas?.leader : undefined;
+    const waitMs =
+      quota && reads.some((r) => r.throttled) ? quota.withheldWaitMs(req.maxWaitMs) : req.maxWaitMs;
     const passed = await awaitCondition(
       b.replicaManager.purgatory,
       b.scheduler,
       keys,
-      req.maxWaitMs,
+      waitMs,
       () => {
         reads = readAll();
         return enough(reads);
@@ -170,6 +176,7 @@ function readForFollowers(
       logStartOffset: r.logStartOffset,
       records: r.records,
       divergingEpoch: r.divergingEpoch ?? undefined,
+      throttled: r.throttled === true,
     };
   });
 }
