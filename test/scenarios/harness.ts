@@ -15,7 +15,8 @@
  *   await c.partition(topic, p)              // { leader, leaderEpoch, replicas, isr } (admin Metadata)
  *   await c.describeLine(topic, p)           // parsed `skiff topics --describe` partition line
  *   await c.waitForIsr(topic, p, [1,2,3])  /  c.waitForLeader(topic, p, pred)
- *   await c.logDirs(topic)                   // broker -> partition -> { size, offsetLag }
+ *   await c.logDirs(topic, { inProcess })    // broker -> partition -> { size, offsetLag }
+ *   await c.skiffInProcess([...args])        // a skiff command through runCli in this process
  *   c.partitionDir(id, topic, p) / c.files(id, topic, p) / c.logBytes(id, topic, p)
  *   c.serverLog(id) / await c.waitForServerLog(id, regex, timeoutMs, from?)
  *   await c.produce(topic, values, extraKcatArgs) / c.consume(topic, p)
@@ -28,6 +29,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { runCli } from '../../src/cli/cli.js';
 import {
   adminFor,
   consumeAll,
@@ -145,6 +147,30 @@ export class ScenarioCluster {
 
   skiff(args: readonly string[], input = '', timeoutMs = 60_000): Promise<ToolRun> {
     return runSkiff(args, input, timeoutMs);
+  }
+
+  /**
+   * `skiff <args>` run in this process through the CLI's own dispatcher (runCli: the same code,
+   * flags and output as the command line, without a Node start-up per run), for polling a tool
+   * faster than a child process can start. Exceptions become a non-zero status.
+   */
+  async skiffInProcess(args: readonly string[]): Promise<ToolRun> {
+    let stdout = '';
+    let stderr = '';
+    const io = {
+      out: (l: string) => {
+        stdout += `${l}\n`;
+      },
+      err: (l: string) => {
+        stderr += `${l}\n`;
+      },
+    };
+    try {
+      const status = await runCli([...args], io);
+      return { status, stdout, stderr };
+    } catch (e) {
+      return { status: 1, stdout, stderr: `${stderr}${e}\n` };
+    }
   }
 
   /** `skiff <tool> --bootstrap-server <all brokers> <args>`. */
@@ -299,9 +325,18 @@ export class ScenarioCluster {
     return id;
   }
 
-  /** `skiff log-dirs --describe --topic-list T`, parsed: broker -> partition -> { size, offsetLag }. */
-  async logDirs(topic: string): Promise<Map<number, Map<string, LogDirEntry>>> {
-    const r = await this.tool('log-dirs', ['--describe', '--topic-list', topic], '', 30_000);
+  /**
+   * `skiff log-dirs --describe --topic-list T`, parsed: broker -> partition -> { size, offsetLag }.
+   * `inProcess`: through skiffInProcess (fast polling), else as a child process.
+   */
+  async logDirs(
+    topic: string,
+    opts: { inProcess?: boolean } = {},
+  ): Promise<Map<number, Map<string, LogDirEntry>>> {
+    const args = ['--bootstrap-server', this.bootstrap, '--describe', '--topic-list', topic];
+    const r = opts.inProcess
+      ? await this.skiffInProcess(['log-dirs', ...args])
+      : await this.skiff(['log-dirs', ...args], '', 30_000);
     assert.equal(r.status, 0, `log-dirs --describe: ${r.stderr}`);
     const json = r.stdout.split('\n').find((l) => l.startsWith('{'));
     if (json === undefined) throw new Error(`no JSON line in log-dirs output:\n${r.stdout}`);
