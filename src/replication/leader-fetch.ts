@@ -123,7 +123,7 @@ export function readForFollower(
     if (e instanceof KafkaError) return fail(e.code);
     throw e;
   }
-  quota?.record(leader.name, records.length, isThrottled, nowMs);
+  quota?.record(leader.name, records.length, isThrottled, nowMs, replicaId);
   return {
     errorCode: NONE,
     highWatermark: log.highWatermark,

@@ -210,6 +210,8 @@ export class ReplicationQuota {
   private readonly all: WindowedRate;
   private readonly throttledRate: WindowedRate;
   private readonly perPartition = new Map<string, { rate: WindowedRate; lastMs: number }>();
+  /** Leader side: per (partition, follower), keyed `topic-partition/brokerId`. */
+  private readonly perReplica = new Map<string, { rate: WindowedRate; lastMs: number }>();
   private readonly parsed = new Map<string, { raw: unknown; set: ThrottledSet }>();
 
   constructor(private readonly cfg: ReplicationQuotaConfig) {
@@ -306,20 +308,47 @@ export class ReplicationQuota {
    * observed rates, and charged to the budget when `throttled` (Kafka records the bytes of
    * throttled partitions only).
    */
-  record(partitionKey: string, bytes: number, throttled: boolean, nowMs = this.cfg.clock.nowMs()): void {
+  record(
+    partitionKey: string,
+    bytes: number,
+    throttled: boolean,
+    nowMs = this.cfg.clock.nowMs(),
+    /** Leader side: the follower the bytes went to (per-replica observed rate). */
+    replicaId?: number,
+  ): void {
     if (!(bytes > 0)) return;
     this.all.record(bytes, nowMs);
-    let p = this.perPartition.get(partitionKey);
-    if (!p) {
-      p = { rate: new WindowedRate(this.window, nowMs), lastMs: nowMs };
-      this.perPartition.set(partitionKey, p);
-    }
-    p.rate.record(bytes, nowMs);
-    p.lastMs = nowMs;
+    this.recordIn(this.perPartition, partitionKey, bytes, nowMs);
+    if (replicaId !== undefined) this.recordIn(this.perReplica, `${partitionKey}/${replicaId}`, bytes, nowMs);
     if (throttled) {
       this.throttledRate.record(bytes, nowMs);
       this.sync(nowMs)?.consume(bytes, nowMs);
     }
+  }
+
+  private recordIn(
+    map: Map<string, { rate: WindowedRate; lastMs: number }>,
+    key: string,
+    bytes: number,
+    nowMs: number,
+  ): void {
+    let p = map.get(key);
+    if (!p) {
+      p = { rate: new WindowedRate(this.window, nowMs), lastMs: nowMs };
+      map.set(key, p);
+    }
+    p.rate.record(bytes, nowMs);
+    p.lastMs = nowMs;
+  }
+
+  /**
+   * Leader side: the observed bytes/s of one partition to one follower (Kafka's windowed Rate);
+   * 0 when nothing went to it for a whole window, null when nothing ever did.
+   */
+  replicaRate(partitionKey: string, replicaId: number, nowMs = this.cfg.clock.nowMs()): number | null {
+    const p = this.perReplica.get(`${partitionKey}/${replicaId}`);
+    if (!p) return null;
+    return nowMs - p.lastMs > this.window.samples * this.window.sampleMs ? 0 : p.rate.rate(nowMs);
   }
 
   /** The observed rates now (Kafka's windowed Rate). */

@@ -172,8 +172,12 @@ test('unthrottled bytes count in the observed rate but not in the budget', () =>
   assert.equal(q.allowance(), 1000);
   q.record('t-0', 400, true);
   assert.equal(q.allowance(), 600);
+  q.record('t-0', 600, true, clock.nowMs(), 2);
+  assert.equal(q.replicaRate('t-0', 2), 600, 'per follower: 600 bytes over the first second');
+  assert.equal(q.replicaRate('t-0', 3), null, 'nothing ever went to broker 3');
+  assert.equal(q.replicaRate('t-0', 2, clock.nowMs() + 12_000), 0, 'idle for a whole window');
   const obs = q.observed();
-  assert.equal(obs.totalBytes, 50_400);
+  assert.equal(obs.totalBytes, 51_000);
   assert.deepEqual([...obs.partitions.keys()].sort(), ['t-0', 'u-0']);
 });
 

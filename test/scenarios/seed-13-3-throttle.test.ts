@@ -22,6 +22,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { describeReplication } from '../../src/client/skiff-admin.js';
+import { adminFor } from '../cluster/helpers.js';
 import { ScenarioCluster, sleep, waitUntil } from './harness.js';
 
 const MiB = 1024 * 1024;
@@ -162,6 +164,22 @@ describe('seed 13.3 实测二: throttled catch-up', () => {
         async () => (total(s.at(s.now())) >= 14 * MiB ? true : undefined),
         60_000,
         100,
+      );
+      // The seed's advice, "observe the actual rate": the leader's measured bytes/s to the follower
+      // (SkiffDescribeReplication, Kafka's windowed Rate over 11 × 1 s), not only the configs.
+      const { client, close } = adminFor(c.bootstrap);
+      let observed: bigint;
+      try {
+        const d = await describeReplication(client, leader, new Map([[TOPIC, [0]]]), false);
+        const view = d.topics[0]?.partitions[0]?.replicas.find((r) => r.brokerId === victim);
+        observed = view?.observedReplicationBytesPerSec ?? -1n;
+      } finally {
+        close();
+      }
+      console.log(`leader ${leader} observes ${mib(Number(observed))} MiB/s to broker ${victim}`);
+      assert.ok(
+        observed >= BigInt(Math.round(0.9 * RATE)) && observed <= BigInt(Math.round(1.1 * RATE)),
+        `observed ${observed} B/s`,
       );
       // The seed's cleanup, topic lists first: one command lifts both layers for the topic.
       const tDeleteStart = s.now();

@@ -17,6 +17,7 @@ import type {
 } from '../../protocol/generated/SkiffDescribeReplicationResponse.js';
 import type { IsrChange } from '../../replication/isr-history.js';
 import type { PartitionLeaderState } from '../../replication/leader-state.js';
+import type { ReplicationQuota } from '../../replication/quota.js';
 import type { Log } from '../../storage/log.js';
 import type { BrokerServices, RequestContext } from '../handler-context.js';
 import type { Partition } from '../partition.js';
@@ -51,7 +52,12 @@ function historyEntries(history: readonly IsrChange[]): IsrChangeEntry[] {
   }));
 }
 
-function replicaViews(leader: PartitionLeaderState, localBrokerId: number, nowMs: number): ReplicaView[] {
+function replicaViews(
+  leader: PartitionLeaderState,
+  localBrokerId: number,
+  nowMs: number,
+  quota: ReplicationQuota | undefined,
+): ReplicaView[] {
   const log = leader.log;
   const leo = log.logEndOffset;
   const isr = new Set(leader.isr);
@@ -80,7 +86,9 @@ function replicaViews(leader: PartitionLeaderState, localBrokerId: number, nowMs
       inIsr: isr.has(brokerId),
       lag: known ? leo - s.logEndOffset : -1n,
       bytesToCatchUp: known ? bytesFrom(log, s.logEndOffset) : -1n,
-      observedReplicationBytesPerSec: -1n,
+      observedReplicationBytesPerSec: BigInt(
+        Math.round(quota?.replicaRate(leader.name, brokerId, nowMs) ?? -1),
+      ),
     };
   });
 }
@@ -121,7 +129,7 @@ function describePartition(
       leaderEpoch: d.leader.leaderEpoch,
       partitionEpoch: d.leader.partitionEpoch,
       isr: [...d.leader.isr],
-      replicas: replicaViews(d.leader, b.config.nodeId, nowMs),
+      replicas: replicaViews(d.leader, b.config.nodeId, nowMs, replication.quotas?.leader),
     };
   }
   if (d.follower) {
