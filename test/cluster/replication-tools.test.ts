@@ -358,7 +358,13 @@ describe('replication tools on skiff up --brokers 3', () => {
     assert.equal(p.bytesToCopy, fs.statSync(segment(1, PLAN)).size - holding.position);
     assert.equal(p.bytesToDiscard, -1, 'a stopped broker cannot tell its log size');
 
-    // The shrink was recorded by the leader.
+    // The shrink was recorded by the leader; the stopped broker is named, not silently left out.
+    const text3 = await skiff('isr-history', '--bootstrap-server', bootstrap, '--topic', PLAN);
+    assert.equal(text3.status, 0, text3.stderr);
+    assert.equal(
+      text3.stderr,
+      'skiff isr-history: broker 3 is not registered (stopped?): its history is not included\n',
+    );
     const changes = await history(PLAN);
     assert.ok(
       changes.some((c) => c.broker === 1 && c.oldIsr.includes(3) && !c.newIsr.includes(3)),

@@ -80,6 +80,14 @@ export function runIsrHistory(
       }
       const cluster = await admin.describeCluster();
       const brokers = [...cluster.brokers.keys()].sort((a, b) => a - b);
+      const hosting = new Set(
+        md.partitions
+          .filter((x) => partition === null || x.partition === partition)
+          .flatMap((x) => x.replicas),
+      );
+      const down = [...hosting].filter((id) => !cluster.brokers.has(id)).sort((a, b) => a - b);
+      for (const id of down)
+        io.err(`skiff isr-history: broker ${id} is not registered (stopped?): its history is not included`);
       const answers = await describeReplicationAll(
         client,
         brokers,
@@ -122,7 +130,7 @@ export function runIsrHistory(
             topic,
             partition,
             changes: lines.map((l) => ({ ...l, time: kafkaTimestamp(l.timeMs) })),
-            unreachableBrokers: unreachable,
+            unreachableBrokers: [...down, ...unreachable].sort((a, b) => a - b),
           }),
         );
       } else {
