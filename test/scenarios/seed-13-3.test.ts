@@ -68,6 +68,31 @@ describe('seed 13.3: catch-up and rebuild of a stopped follower', () => {
     await c?.close();
   });
 
+  /**
+   * The seed's pre-start checklist ("先判断是追赶还是重建"): `skiff rebuild-plan --broker N --json`
+   * for the stopped follower — its LEO (as the leader last saw it) against the leader's log start.
+   */
+  const plan = async (): Promise<{
+    action: string;
+    replicaLogEndOffset: number;
+    leaderLogStartOffset: number;
+  }> => {
+    const r = await c.tool('rebuild-plan', ['--broker', String(victim), '--topic', TOPIC, '--json']);
+    assert.equal(r.status, 0, r.stderr);
+    const doc = JSON.parse(r.stdout) as {
+      partitions: {
+        topic: string;
+        partition: number;
+        action: string;
+        replicaLogEndOffset: number;
+        leaderLogStartOffset: number;
+      }[];
+    };
+    const row = doc.partitions.find((x) => x.topic === TOPIC && x.partition === 0);
+    assert.ok(row, r.stdout);
+    return row;
+  };
+
   it('实测一: a follower stopped during 100,000 × 1 KiB acks=all writes catches up, offsetLag > 0 while out of the ISR, and rejoins when the sizes match', async () => {
     await c.stopBroker(victim);
     await c.waitForIsr(TOPIC, 0, [leader, other], 15_000);
@@ -79,6 +104,9 @@ describe('seed 13.3: catch-up and rebuild of a stopped follower', () => {
     assert.deepEqual((await c.partition(TOPIC, 0)).isr, [leader, other].sort());
     const leaderSize = c.logSize(leader, TOPIC, 0);
     assert.ok(leaderSize > RECORDS_1 * RECORD_SIZE, `leader log ${leaderSize} bytes`);
+
+    const before1 = await plan();
+    assert.equal(before1.action, 'CATCH UP', JSON.stringify(before1));
 
     // docker start mq-d3, while `skiff log-dirs --describe` is polled and the ISR and the on-disk
     // sizes are watched. The catch-up takes about a second on loopback, less than a Node start-up
@@ -156,6 +184,21 @@ describe('seed 13.3: catch-up and rebuild of a stopped follower', () => {
     const bytes = c.logBytes(leader, TOPIC, 0);
     assert.ok(bytes.equals(c.logBytes(victim, TOPIC, 0)), 'follower log differs from the leader');
     assert.ok(bytes.equals(c.logBytes(other, TOPIC, 0)), 'second replica differs from the leader');
+    // `skiff topics --describe --under-replicated-partitions` is empty again (the seed's 恢复后 2).
+    const urp = await c.tool('topics', ['--describe', '--under-replicated-partitions', '--topic', TOPIC]);
+    assert.equal(urp.status, 0, urp.stderr);
+    assert.equal(urp.stdout.trim(), '');
+    // The leader's ISR history: the follower left, then an 'expand' brought it back.
+    const h = await c.tool('isr-history', ['--topic', TOPIC, '--partition', '0', '--json']);
+    assert.equal(h.status, 0, h.stderr);
+    const changes = (
+      JSON.parse(h.stdout) as {
+        changes: { broker: number; kind: string; oldIsr: number[]; newIsr: number[] }[];
+      }
+    ).changes.filter((x) => x.broker === leader);
+    const left = changes.findIndex((x) => x.oldIsr.includes(victim) && !x.newIsr.includes(victim));
+    const back = changes.findIndex((x, i) => i > left && x.kind === 'expand' && x.newIsr.includes(victim));
+    assert.ok(left >= 0 && back > left, h.stdout);
   });
   it("实测三: delete-records past a stopped follower's LEO makes it rebuild from the batch holding the new log start, in one log line; the old segment goes after file.delete.delay.ms", async () => {
     assert.notEqual(await c.controllerId(), victim, 'the victim became the controller');
@@ -188,7 +231,13 @@ describe('seed 13.3: catch-up and rebuild of a stopped follower', () => {
       new RegExp(`^partition: ${TOPIC.replace('.', '\\.')}-0\\tlow_watermark: ${target}$`, 'm'),
     );
 
-    // docker start mq-d3: its LEO (100000) is below the leader's log start — a rebuild.
+    // docker start mq-d3: its LEO (100000) is below the leader's log start — a rebuild, as
+    // rebuild-plan says beforehand.
+    const before3 = await plan();
+    assert.deepEqual(
+      [before3.action, before3.replicaLogEndOffset, before3.leaderLogStartOffset],
+      ['REBUILD', Number(oldLeo), Number(target)],
+    );
     const mark = c.serverLogMark(victim);
     await c.startBroker(victim);
     const [line] = await c.waitForServerLog(

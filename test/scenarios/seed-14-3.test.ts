@@ -77,6 +77,31 @@ describe('seed 14.3: forensics of divergence — torn segment, bit rot, a follow
       200,
     );
 
+  /** `skiff replica-verification`: max lag 0 among the 3 partitions, all agree, exit 0. */
+  const verifyAgree = async (): Promise<void> => {
+    const r = await c.skiff(
+      [
+        'replica-verification',
+        '--broker-list',
+        c.bootstrap,
+        '--topics-include',
+        TOPIC.replace(/\./g, '\\.'),
+        '--report-interval-ms',
+        '5000',
+        '--max-duration-ms',
+        '30000',
+      ],
+      '',
+      60_000,
+    );
+    assert.equal(r.status, 0, `${r.stdout}${r.stderr}`);
+    assert.match(
+      r.stdout,
+      /: max lag is 0 for partition e1\.verify\.demo-\d at offset \d+ among 3 partitions$/m,
+    );
+    assert.match(r.stdout, /verification completed: the replicas of all 3 partitions agree/);
+  };
+
   before(async () => {
     c = await ScenarioCluster.start({ name: 'seed-14-3' });
     controller = await c.controllerId();
@@ -105,6 +130,10 @@ describe('seed 14.3: forensics of divergence — torn segment, bit rot, a follow
     for (const p of [0, 1, 2]) sizes.push(await identical(TOPIC, p, [1, 2, 3]));
     const leo = (await batchesOf(segmentOf(leaderOf1, TOPIC, 1))).at(-1)!.last + 1n;
     console.log(`partition sizes ${sizes.join(' / ')}; partition 1 LEO ${leo}`);
+
+    // 第一层: kafka-replica-verification.sh --broker-list ... --topics-include 'e1.verify.demo'
+    // --report-interval-ms 5000. Skiff's exits by itself (the seed needed `timeout 25`).
+    await verifyAgree();
 
     // 第二层: kafka-log-dirs.sh --describe — healthy, every replica the same size, offsetLag 0.
     const healthy = await c.logDirs(TOPIC);
@@ -186,6 +215,8 @@ describe('seed 14.3: forensics of divergence — torn segment, bit rot, a follow
         `broker ${id}`,
       );
     }
+    // 再跑一次校验: replica-verification agrees again.
+    await verifyAgree();
     // dump-log on the repaired replica: every batch valid, the last one ends at the LEO.
     const dump = await c.dumpLog(segmentOf(victim, TOPIC, 1));
     assert.doesNotMatch(dump.stdout, /isvalid: false/);
