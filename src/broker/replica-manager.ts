@@ -25,6 +25,7 @@ export class ReplicaManager {
    * when the metadata is multi-broker; null: every partition is its own single-broker leader.
    */
   replication: ReplicationManager | null = null;
+  private strayLogsChecked = false;
 
   constructor(
     readonly brokerId: number,
@@ -80,6 +81,23 @@ export class ReplicaManager {
       }
     }
     for (const [key, p] of [...this.partitions]) if (!wanted.has(key)) this.remove(key, p);
+    if (!this.strayLogsChecked) this.removeStrayLogs(wanted);
+  }
+
+  /**
+   * Logs found on disk at start-up that the first image does not assign to this broker: replicas
+   * moved away (reassigned, topic deleted) while it was down. Deleted as Kafka deletes its stray
+   * logs — deferred, through the log manager. Only on the first image: later removals go through
+   * remove().
+   */
+  private removeStrayLogs(wanted: ReadonlySet<string>): void {
+    this.strayLogsChecked = true;
+    for (const log of this.logManager.allLogs()) {
+      const key = partitionKey(log.topic, log.partition);
+      if (wanted.has(key)) continue;
+      this.logManager.deleteLog(log.topic, log.partition);
+      this.logger.info(`${key}: stray log (not assigned to broker ${this.brokerId} by the metadata) deleted`);
+    }
   }
 
   private remove(key: string, p: Partition): void {

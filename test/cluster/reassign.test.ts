@@ -298,6 +298,20 @@ describe('skiff reassign-partitions on skiff up --brokers 3', () => {
       process.kill(pid, 'SIGCONT');
       frozen.splice(frozen.indexOf(pid), 1);
     }
+    // Stopped longer than its session, it was fenced; the next tests need it registered again.
+    await waitUntil(
+      `broker ${victim} registered again`,
+      async () => {
+        const a = adminFor(bootstrap);
+        try {
+          return (await a.admin.describeCluster()).brokers.has(victim) ? true : undefined;
+        } finally {
+          a.close();
+        }
+      },
+      30_000,
+      200,
+    );
   });
 
   it('--generate proposes a valid plan for the brokers given, and --execute carries it out', async () => {
@@ -349,6 +363,32 @@ describe('skiff reassign-partitions on skiff up --brokers 3', () => {
     await verifyUntilDone(plan, ['spread-0', 'spread-1', 'spread-2']);
     for (const p of proposed.partitions)
       assert.deepEqual(await replicasOf('spread', p.partition), p.replicas);
+  });
+
+  it('a replica removed while its broker is down is deleted when that broker starts again', async () => {
+    await createTopic('away', [[1, 2, 3]]);
+    await produce('away', 0, 200);
+    await waitUntil('broker 3 holds away-0', async () => (logSize(3, 'away') > 0 ? true : undefined), 15_000);
+    const cluster = (...args: string[]) => runSkiff(['cluster', ...args, '--data-dir', dir], '', 60_000);
+    const stop = await cluster('stop', '3');
+    assert.equal(stop.status, 0, stop.stderr);
+    try {
+      const plan = planFile('away.json', [{ topic: 'away', partition: 0, replicas: [1, 2] }]);
+      const ex = await tool('--execute', '--reassignment-json-file', plan);
+      assert.equal(ex.status, 0, ex.stderr);
+      await verifyUntilDone(plan, ['away-0']);
+      assert.ok(logSize(3, 'away') > 0, 'broker 3 is down: its log is still there');
+    } finally {
+      const start = await cluster('start', '3');
+      assert.equal(start.status, 0, start.stderr);
+    }
+    await waitUntil(
+      'broker 3 has no away-0 directory, live or -delete',
+      async () =>
+        fs.readdirSync(path.join(dir, 'broker-3')).some((f) => f.startsWith('away-0')) ? undefined : true,
+      30_000,
+    );
+    assert.match(fs.readFileSync(path.join(dir, 'logs', 'broker-3.log'), 'utf8'), /away-0: stray log/);
   });
 
   it('bad input: one line on stderr and a non-zero exit', async () => {
