@@ -233,6 +233,7 @@ export class Broker {
       brokerEpoch: () => metadata.brokerEpoch(),
       fetcherConfig,
       replicaLagTimeMaxMs: () => this.intConfig('replica.lag.time.max.ms', 30_000),
+      numReplicaFetchers: () => this.intConfig('num.replica.fetchers', 1),
       minInsyncReplicas: (topic) =>
         minInsyncReplicasOf(metadata.image(), config.nodeId, config.minInsyncReplicas, topic),
       isReplicaIsrEligible: (id, epoch) => {
@@ -297,6 +298,7 @@ export class Broker {
     this.unsubscribe = metadata.onChange((image, previous) => {
       applyDynamicConfigs(this.logManager, config.log, config.nodeId, image, previous);
       this.replicaManager.applyImage(image);
+      this.replication?.maybeResizeFetchers();
       this.groups?.applyImage(image, previous);
     });
     const bound = await this.server.listen();

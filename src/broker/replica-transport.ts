@@ -28,7 +28,8 @@ const LIST_OFFSETS = 2;
 const LIST_OFFSETS_VERSION = 7;
 
 export class BrokerReplicaTransport implements ReplicaTransport {
-  private readonly conns = new Map<number, { key: string; conn: Promise<ClientConnection> }>();
+  /** By `leaderId/fetcherId`: one connection per fetcher (num.replica.fetchers), as Kafka's threads. */
+  private readonly conns = new Map<string, { key: string; conn: Promise<ClientConnection> }>();
   private closed = false;
 
   constructor(
@@ -39,37 +40,38 @@ export class BrokerReplicaTransport implements ReplicaTransport {
     private readonly requestTimeoutMs: () => number,
   ) {}
 
-  private connection(leaderId: number): Promise<ClientConnection> {
+  private connection(leaderId: number, fetcherId = 0): Promise<ClientConnection> {
     if (this.closed) return Promise.reject(new Error('replica transport closed'));
     const b = this.metadata.image().brokers.get(leaderId);
     if (!b) return Promise.reject(new Error(`broker ${leaderId} is not registered`));
     const key = `${b.host}:${b.port}`;
-    const cur = this.conns.get(leaderId);
+    const slot = `${leaderId}/${fetcherId}`;
+    const cur = this.conns.get(slot);
     if (cur && cur.key === key) return cur.conn;
     if (cur) void cur.conn.then((c) => c.close()).catch(() => {});
     const conn = ClientConnection.connect(b.host, b.port, {
-      clientId: `skiff-replica-fetcher-${this.localBrokerId}-to-${leaderId}`,
+      clientId: `skiff-replica-fetcher-${this.localBrokerId}-to-${leaderId}${fetcherId === 0 ? '' : `-${fetcherId}`}`,
       maxInFlight: 2,
       maxFrameBytes: 256 * 1024 * 1024,
       requestTimeoutMs: this.requestTimeoutMs(),
       scheduler: this.scheduler,
     });
     const entry = { key, conn };
-    this.conns.set(leaderId, entry);
+    this.conns.set(slot, entry);
     conn.then(
       (c) =>
         void c.closed().then(() => {
-          if (this.conns.get(leaderId) === entry) this.conns.delete(leaderId);
+          if (this.conns.get(slot) === entry) this.conns.delete(slot);
         }),
       () => {
-        if (this.conns.get(leaderId) === entry) this.conns.delete(leaderId);
+        if (this.conns.get(slot) === entry) this.conns.delete(slot);
       },
     );
     return conn;
   }
 
-  async fetch(leaderId: number, request: FetchRequest): Promise<FetchResponse> {
-    const conn = await this.connection(leaderId);
+  async fetch(leaderId: number, request: FetchRequest, fetcherId = 0): Promise<FetchResponse> {
+    const conn = await this.connection(leaderId, fetcherId);
     // v12 carries the replica id at the top level; ReplicaState (with the broker epoch) is v15+.
     const v12 = { ...request, replicaState: defaultReplicaState() };
     return conn.send(FETCH, FETCH_VERSION, FetchRequestCodec, v12, FetchResponseCodec);

@@ -1,7 +1,7 @@
 /**
- * One replica fetcher: this broker fetching every partition it follows from one leader broker in
- * a single Fetch (Kafka's ReplicaFetcherThread, one per (follower → leader) with
- * num.replica.fetchers = 1). Each round sends one Fetch with replica.fetch.max.bytes per
+ * One replica fetcher: this broker fetching the partitions it follows from one leader broker in
+ * a single Fetch (Kafka's ReplicaFetcherThread: num.replica.fetchers per (follower → leader), a
+ * partition on the one `fetcherIdFor` picks). Each round sends one Fetch with replica.fetch.max.bytes per
  * partition and replica.fetch.response.max.bytes in all, hands each partition's answer to its
  * PartitionFollower, asks the leader's offsets for partitions out of range, and backs off
  * (replica.fetch.backoff.ms) on errors.
@@ -33,8 +33,11 @@ export interface LeaderOffsets {
 }
 
 export interface ReplicaTransport {
-  /** Sends a follower Fetch to `leaderId`; rejects on a connection or timeout failure. */
-  fetch(leaderId: number, request: FetchRequest): Promise<FetchResponse>;
+  /**
+   * Sends a follower Fetch to `leaderId` for fetcher `fetcherId` (num.replica.fetchers > 1: one
+   * connection per fetcher, as Kafka's fetcher threads); rejects on a connection or timeout failure.
+   */
+  fetch(leaderId: number, request: FetchRequest, fetcherId?: number): Promise<FetchResponse>;
   /**
    * The leader's log start offset and LEO for one partition (ListOffsets -2 and -1 with this
    * broker's replica id and `currentLeaderEpoch`); used only after OFFSET_OUT_OF_RANGE.
@@ -87,6 +90,19 @@ export interface FetcherContext {
 /** Longest wait for the follower quota before the throttle settings are looked at again. */
 const MAX_QUOTA_WAIT_MS = 1000;
 
+/**
+ * Which of `numFetchers` fetchers of a leader carries a partition: Kafka's
+ * AbstractFetcherManager.getFetcherId, abs(31 × topic.hashCode + partition) mod num.replica.fetchers,
+ * with Java's String.hashCode and int overflow (so a partition lands on the fetcher it would in Kafka).
+ */
+export function fetcherIdFor(topic: string, partition: number, numFetchers: number): number {
+  let h = 0;
+  for (let i = 0; i < topic.length; i++) h = (Math.imul(31, h) + topic.charCodeAt(i)) | 0;
+  const v = (Math.imul(31, h) + partition) | 0;
+  const abs = v === -2147483648 ? 0 : Math.abs(v);
+  return abs % Math.max(1, numFetchers);
+}
+
 export class ReplicaFetcher {
   private readonly followers = new Map<string, PartitionFollower>();
   private inFlight = false;
@@ -102,6 +118,8 @@ export class ReplicaFetcher {
   constructor(
     readonly leaderId: number,
     private readonly ctx: FetcherContext,
+    /** Which of the leader's fetchers this is (num.replica.fetchers > 1). */
+    readonly fetcherId = 0,
   ) {}
 
   get partitionCount(): number {
@@ -142,7 +160,11 @@ export class ReplicaFetcher {
 
   private scheduleRound(delayMs: number): void {
     this.cancelTimer?.();
-    this.cancelTimer = this.ctx.scheduler.schedule(`replica-fetcher-${this.leaderId}`, delayMs, () => {
+    const name =
+      this.fetcherId === 0
+        ? `replica-fetcher-${this.leaderId}`
+        : `replica-fetcher-${this.leaderId}-${this.fetcherId}`;
+    this.cancelTimer = this.ctx.scheduler.schedule(name, delayMs, () => {
       this.cancelTimer = null;
       void this.round();
     });
@@ -220,7 +242,7 @@ export class ReplicaFetcher {
     this.inFlight = true;
     let failed = false;
     try {
-      const response = await this.ctx.transport.fetch(this.leaderId, built.request);
+      const response = await this.ctx.transport.fetch(this.leaderId, built.request, this.fetcherId);
       if (this.stopped) return;
       failed = await this.processResponse(response, built.sent, built.throttled);
     } catch (e) {

@@ -12,7 +12,7 @@ import type { Clock } from '../common/clock.js';
 import type { PartitionState } from '../metadata/cluster-metadata.js';
 import type { Log } from '../storage/log.js';
 import type { StorageLogger } from '../storage/logger.js';
-import { type FetcherConfig, ReplicaFetcher, type ReplicaTransport } from './fetcher.js';
+import { type FetcherConfig, fetcherIdFor, ReplicaFetcher, type ReplicaTransport } from './fetcher.js';
 import { PartitionFollower, type ReplicationEvent } from './follower.js';
 import { type IsrChange, IsrHistory } from './isr-history.js';
 import {
@@ -48,6 +48,8 @@ export interface ReplicationManagerContext {
   readonly histories?: Map<string, IsrHistory>;
   /** This broker's replication quotas (throttling and observed rates); absent: never throttled. */
   readonly quotas?: ReplicationQuotas;
+  /** num.replica.fetchers (fetchers per leader broker), read when partitions are placed and at maybeResizeFetchers. */
+  numReplicaFetchers?(): number;
 }
 
 export type ReplicaRole = 'leader' | 'follower' | 'offline';
@@ -55,7 +57,11 @@ export type ReplicaRole = 'leader' | 'follower' | 'offline';
 export class ReplicationManager {
   private readonly leaders = new Map<string, PartitionLeaderState>();
   private readonly followers = new Map<string, PartitionFollower>();
-  private readonly fetchers = new Map<number, ReplicaFetcher>();
+  /** By `leaderId/fetcherId`. */
+  private readonly fetchers = new Map<string, ReplicaFetcher>();
+  /** Partition key → the fetcher key it is on. */
+  private readonly placement = new Map<string, string>();
+  private numFetchers = 1;
   private readonly histories: Map<string, IsrHistory>;
   private readonly eventList: ReplicationEvent[] = [];
   private stopExpiration: (() => void) | null = null;
@@ -82,6 +88,7 @@ export class ReplicationManager {
     for (const l of this.leaders.values()) l.resign();
     for (const f of this.followers.values()) f.stop();
     this.fetchers.clear();
+    this.placement.clear();
     this.leaders.clear();
     this.followers.clear();
   }
@@ -105,8 +112,51 @@ export class ReplicationManager {
     return this.ctx.quotas;
   }
 
+  /** The first fetcher of a leader (fetcher id 0). */
   fetcherFor(leaderId: number): ReplicaFetcher | undefined {
-    return this.fetchers.get(leaderId);
+    return this.fetchers.get(`${leaderId}/0`);
+  }
+
+  /** Every fetcher of a leader, by fetcher id. */
+  fetchersFor(leaderId: number): ReplicaFetcher[] {
+    return [...this.fetchers.values()]
+      .filter((f) => f.leaderId === leaderId)
+      .sort((a, b) => a.fetcherId - b.fetcherId);
+  }
+
+  /**
+   * num.replica.fetchers changed (Kafka resizes its fetcher pool): every followed partition moves
+   * to the fetcher its hash picks among the new number; fetchers left without partitions stop.
+   * Cheap when nothing changed; the broker calls it whenever the metadata image (and so a dynamic
+   * config) changes.
+   */
+  maybeResizeFetchers(): void {
+    const n = this.configuredFetchers();
+    if (n === this.numFetchers) return;
+    this.numFetchers = n;
+    for (const f of this.followers.values()) if (this.placement.has(f.name)) this.place(f);
+    for (const [key, fetcher] of this.fetchers) {
+      if (fetcher.fetcherId >= n && fetcher.partitionCount === 0) {
+        fetcher.stop();
+        this.fetchers.delete(key);
+      }
+    }
+  }
+
+  private configuredFetchers(): number {
+    const n = this.ctx.numReplicaFetchers?.() ?? 1;
+    return Number.isInteger(n) && n >= 1 ? n : 1;
+  }
+
+  /** Puts a following partition on its leader's fetcher chosen by Kafka's hash (moving it if needed). */
+  private place(f: PartitionFollower): void {
+    const id = fetcherIdFor(f.topic, f.partition, this.numFetchers);
+    const target = this.fetcher(f.leaderId, id);
+    const key = `${f.leaderId}/${id}`;
+    const current = this.placement.get(f.name);
+    if (current !== undefined && current !== key) this.fetchers.get(current)?.removePartition(f.name);
+    this.placement.set(f.name, key);
+    target.addPartition(f);
   }
 
   /** The partition's ISR/leadership history; kept across role changes for the tools. */
@@ -172,7 +222,6 @@ export class ReplicationManager {
       return 'offline';
     }
     let f = this.followers.get(key);
-    if (f && f.leaderId !== state.leader) this.fetchers.get(f.leaderId)?.removePartition(key);
     if (!f) {
       f = new PartitionFollower(state.topic, state.partition, topicId, log, {
         localBrokerId: this.ctx.localBrokerId,
@@ -194,7 +243,8 @@ export class ReplicationManager {
         newIsr: [...state.isr],
         reason: `following broker ${state.leader}`,
       });
-      this.fetcher(state.leader).addPartition(f);
+      this.maybeResizeFetchers();
+      this.place(f);
     }
     return 'follower';
   }
@@ -218,24 +268,31 @@ export class ReplicationManager {
     const f = this.followers.get(key);
     if (!f) return;
     f.stop();
-    this.fetchers.get(f.leaderId)?.removePartition(key);
+    const at = this.placement.get(key);
+    if (at !== undefined) this.fetchers.get(at)?.removePartition(key);
+    this.placement.delete(key);
     this.followers.delete(key);
   }
 
-  private fetcher(leaderId: number): ReplicaFetcher {
-    let f = this.fetchers.get(leaderId);
+  private fetcher(leaderId: number, fetcherId: number): ReplicaFetcher {
+    const key = `${leaderId}/${fetcherId}`;
+    let f = this.fetchers.get(key);
     if (!f) {
-      f = new ReplicaFetcher(leaderId, {
-        localBrokerId: this.ctx.localBrokerId,
-        clock: this.ctx.clock,
-        logger: this.ctx.logger,
-        scheduler: this.ctx.scheduler,
-        transport: this.ctx.transport,
-        brokerEpoch: () => this.ctx.brokerEpoch(),
-        config: () => this.ctx.fetcherConfig(),
-        ...(this.ctx.quotas && { quota: this.ctx.quotas.follower }),
-      });
-      this.fetchers.set(leaderId, f);
+      f = new ReplicaFetcher(
+        leaderId,
+        {
+          localBrokerId: this.ctx.localBrokerId,
+          clock: this.ctx.clock,
+          logger: this.ctx.logger,
+          scheduler: this.ctx.scheduler,
+          transport: this.ctx.transport,
+          brokerEpoch: () => this.ctx.brokerEpoch(),
+          config: () => this.ctx.fetcherConfig(),
+          ...(this.ctx.quotas && { quota: this.ctx.quotas.follower }),
+        },
+        fetcherId,
+      );
+      this.fetchers.set(key, f);
       f.start();
     }
     return f;
