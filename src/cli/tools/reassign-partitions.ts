@@ -60,6 +60,11 @@ export const REASSIGN_PARTITIONS: ToolDef = {
     },
     { name: 'disable-rack-aware', help: 'with --generate: ignore racks' },
   ],
+  notes: [
+    "Differences from Kafka: --generate places replicas rack-unaware (the brokers' racks are not",
+    "asked for); --cancel also cancels moves that only add replicas (Kafka's tool skips those); a",
+    'multi-line Kafka error is printed as one line, partitions separated by "; ".',
+  ],
 };
 
 const ACTIONS = ['generate', 'execute', 'verify', 'cancel', 'list'] as const;
