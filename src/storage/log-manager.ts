@@ -351,6 +351,9 @@ export class LogManager {
     }
     future.log.close();
     log.close();
+    // Segments waiting for deletion go now: their scheduled tasks would look under the old paths.
+    future.log.local.deletePendingNow();
+    log.local.deletePendingNow();
     this.futureLogs.delete(key);
     const oldDir = log.dir;
     // Current first: a crash between the two renames leaves only the future, which start-up promotes.

@@ -157,3 +157,50 @@ test('a read cut inside a batch is copied up to the last whole batch', () => {
   assert.equal(wholeBatches(both.subarray(0, both.length - 3)).length, a.length);
   assert.equal(wholeBatches(both.subarray(0, 10)).length, 0);
 });
+
+test('the future log follows a truncation of the current log (a follower that diverged) and ends byte-identical', () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const dirs = [path.join(dir, 'd1'), path.join(dir, 'd2')];
+    const ctx = testContext();
+    const rate: { value: number | null } = { value: 3000 };
+    const m = new LogManager(dirs, logConfig({ segmentBytes: 1_000_000 }), ctx);
+    m.startup();
+    const mover = new AlterLogDirsManager({
+      logManager: m,
+      clock: ctx.clock,
+      scheduler: ctx.scheduler,
+      logger: ctx.logger,
+      rateBytesPerSec: () => rate.value,
+      chunkBytes: () => 1_048_576,
+      windowMs: 1000,
+    });
+    mover.start();
+    const log = m.getOrCreateLog('t', 0);
+    for (let i = 0; i < 30; i++) log.appendAsLeader(makeBatch({ count: 2, valueBytes: 200 }), 0);
+    assert.equal(mover.alterReplicaLogDir('t', 0, dirs[1]!), ErrorCode.NONE);
+    for (let s = 0; s < 3; s++) {
+      ctx.clock.advance(1000);
+      ctx.scheduler.runDue();
+    }
+    const futureLeo = m.futureLog('t', 0)!.logEndOffset;
+    assert.ok(futureLeo > 10n && futureLeo < 60n, `${futureLeo}`);
+    // The current log loses its tail below what was copied and gets other batches, in epoch 1.
+    log.truncateTo(futureLeo - 6n);
+    for (let i = 0; i < 10; i++) log.appendAsLeader(makeBatch({ count: 3, valueBytes: 120 }), 1);
+    const expected = Buffer.from(log.read(0n, 10_000_000, 'log-end', true).records);
+    rate.value = null;
+    ctx.clock.advance(1000);
+    ctx.scheduler.runDue();
+    assert.equal(m.logDirOf('t', 0), dirs[1]);
+    assert.deepEqual(log.read(0n, 10_000_000, 'log-end', true).records, expected);
+    assert.deepEqual(log.leaderEpochCache.entries(), [
+      { epoch: 0, startOffset: 0n },
+      { epoch: 1, startOffset: futureLeo - 6n },
+    ]);
+    mover.shutdown();
+    m.shutdown();
+  } finally {
+    cleanup();
+  }
+});
