@@ -199,7 +199,7 @@ export class Partition {
    * How far this replica is behind its leader, in offsets: the leader's LEO minus this replica's
    * LEO, for every replica alike (DescribeLogDirs' offsetLag; Skiff's rule, see ARCHITECTURE.md
    * "Where Skiff is better" — Kafka reports the HW-based lag only for future replicas). A leader
-   * is its own leader, so 0; a follower that has not heard from its leader yet reports 0 too.
+   * is its own leader, so 0; a follower that has not heard from a leader yet reports -1 (unknown).
    * The rule itself is replication's (offset-lag.ts), so DescribeLogDirs and replication agree.
    * Replicated: the leader reports 0 for itself (its leaderState.replicaLags() has every replica's
    * exact lag); a follower reports max(leader HW from its latest Fetch answer, own LEO) − own LEO

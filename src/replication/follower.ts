@@ -126,6 +126,11 @@ export class PartitionFollower {
     return this.leaderHighWatermarkValue >= 0n && this.log.logEndOffset >= this.leaderHighWatermarkValue;
   }
 
+  /** Whether a leader answered a Fetch with its HW since this follower was created. */
+  get leaderAnswered(): boolean {
+    return this.leaderHighWatermarkValue >= 0n;
+  }
+
   /** The leader's LEO as far as this follower knows: at least the leader's HW and its own LEO. */
   get leaderLogEndOffsetEstimate(): bigint {
     const leo = this.log.logEndOffset;

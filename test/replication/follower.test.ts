@@ -183,12 +183,13 @@ test('a follower ahead of the leader truncates by the diverging epoch', () => {
   }
 });
 
-test('offsetLag of a lagging follower is the leader LEO minus its LEO, not 0', () => {
+test('offsetLag of a lagging follower is the leader LEO minus its LEO, not 0; unknown (-1) before any answer', () => {
   const t = pair();
   try {
     t.leader.applyPartitionState(state({ leaderEpoch: 1, isr: [1] }));
     t.follower.makeFollower(1, 1);
     produce(t.leader, 20);
+    assert.equal(localOffsetLag({ follower: t.follower }), -1n);
     t.round(300);
     assert.ok(localOffsetLag({ follower: t.follower }) > 0n);
     assert.equal(localOffsetLag({ follower: t.follower }), 120n - t.followerLog.logEndOffset);

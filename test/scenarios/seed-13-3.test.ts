@@ -177,6 +177,11 @@ describe('seed 13.3: catch-up and rebuild of a stopped follower', () => {
       lagging.some((o) => o.offsetLag > 0),
       `no offsetLag > 0 among ${lagging.length} log-dirs observations of broker ${victim} out of the ISR`,
     );
+    // And never the trap: no observation of the follower behind with offsetLag 0 — before the
+    // leader's first answer it says -1 (unknown), after it the lag.
+    for (const o of lagging)
+      assert.notEqual(o.offsetLag, 0, `offsetLag 0 while behind: ${JSON.stringify(o)}`);
+    console.log(`offsetLag unknown (-1) in ${lagging.filter((o) => o.offsetLag === -1).length} observations`);
     // And it is 0 once the follower is back in the ISR with the leader's size.
     const last = await c.logDirs(TOPIC);
     assert.deepEqual(last.get(victim)?.get(key), { size: leaderSize, offsetLag: 0 });

@@ -20,8 +20,9 @@ export const LOG_DIRS: ToolDef = {
     { name: 'broker-list', arg: '1,2', help: 'brokers to query; all brokers if absent' },
   ],
   notes: [
-    "offsetLag is Kafka's: max(HW - LEO, 0) of the same replica's log, so it is 0 for every current",
-    'replica, in the ISR or not. Compare sizes across brokers to see a lagging follower.',
+    "offsetLag is Skiff's: the leader's LEO minus the replica's LEO, for every replica in the ISR or",
+    'not (Kafka reports max(HW - LEO, 0) of the same log: 0 for a lagging follower); -1 while a',
+    'follower has not heard from a leader yet (just started, or its leader is offline).',
   ],
 };
 
