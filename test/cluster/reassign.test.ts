@@ -15,6 +15,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { Kafka, logLevel } from 'kafkajs';
 import { type BrokerProcess, startBrokerProcess } from '../support/broker-process.js';
 import {
   adminFor,
@@ -257,6 +258,24 @@ describe('skiff reassign-partitions on skiff up --brokers 3', () => {
         list.stdout,
         `Current partition reassignments:\nheld-0: replicas: ${target.join(',')}. adding: ${victim}.\n`,
       );
+      // A real client reads the same from ListPartitionReassignments.
+      const kadmin = new Kafka({
+        clientId: 'skiff-reassign-kafkajs',
+        brokers: [bootstrap],
+        logLevel: logLevel.NOTHING,
+      }).admin();
+      await kadmin.connect();
+      try {
+        const listed = await kadmin.listPartitionReassignments({});
+        assert.deepEqual(listed.topics, [
+          {
+            name: 'held',
+            partitions: [{ partition: 0, replicas: target, addingReplicas: [victim], removingReplicas: [] }],
+          },
+        ]);
+      } finally {
+        await kadmin.disconnect();
+      }
       const d = await runSkiff(['topics', '--bootstrap-server', bootstrap, '--describe', '--topic', 'held']);
       assert.equal(d.status, 0, d.stderr);
       // Kafka's replication factor leaves out the replicas being added.
