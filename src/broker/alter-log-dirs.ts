@@ -122,8 +122,28 @@ export class AlterLogDirsManager {
     this.cancelTick?.();
     this.cancelTick = this.ctx.scheduler.schedule('alter-log-dirs', delayMs, () => {
       this.cancelTick = null;
-      this.wake(this.step());
+      this.wake(this.safeStep());
     });
+  }
+
+  /** A move that fails (a disk error, say) is dropped with one log line; the broker carries on. */
+  private safeStep(): number {
+    try {
+      return this.step();
+    } catch (e) {
+      const head = this.queue[0];
+      if (head === undefined) return 0;
+      this.ctx.logger.warn(
+        `${head.topic}-${head.partition}: log dir move failed, its future log is dropped: ${e instanceof Error ? e.message : String(e)}`,
+      );
+      try {
+        this.ctx.logManager.deleteFutureLog(head.topic, head.partition);
+      } catch {
+        // The directory stays; start-up removes or resumes it.
+      }
+      this.queue.shift();
+      return 0;
+    }
   }
 
   /** Copies one chunk of the first move (or completes it); returns the delay before the next step. */

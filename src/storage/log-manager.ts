@@ -267,7 +267,11 @@ export class LogManager {
 
   /** Renames a partition directory `<key>.<id>-delete` and removes it `delayMs` later. */
   private renameForDeletion(dir: string, logDir: string, key: string, delayMs: number): void {
-    const deleted = path.join(logDir, `${key}.${this.ctx.clock.nowMs().toString(36)}-delete`);
+    const stamp = this.ctx.clock.nowMs().toString(36);
+    let deleted = path.join(logDir, `${key}.${stamp}-delete`);
+    // Two deletions of one partition in the same millisecond (a move cancelled, then another).
+    for (let n = 1; this.ctx.fs.exists(deleted); n++)
+      deleted = path.join(logDir, `${key}.${stamp}x${n}-delete`);
     this.ctx.fs.rename(dir, deleted);
     this.ctx.fs.syncDir(logDir);
     this.ctx.scheduler.schedule(`delete-dir-${key}`, delayMs, () => this.removeDir(deleted));
@@ -306,7 +310,9 @@ export class LogManager {
     if (!this.logDirs.includes(logDir)) throw new Error(`${logDir} is not a log dir of this broker`);
     if (current.logDir === logDir) throw new Error(`${key} is already in ${logDir}`);
     if (this.futureLogs.has(key)) throw new Error(`${key} is already being moved`);
-    const dir = path.join(logDir, `${key}.${this.ctx.clock.nowMs().toString(36)}-future`);
+    const stamp = this.ctx.clock.nowMs().toString(36);
+    let dir = path.join(logDir, `${key}.${stamp}-future`);
+    for (let n = 1; this.ctx.fs.exists(dir); n++) dir = path.join(logDir, `${key}.${stamp}x${n}-future`);
     const log = Log.open({
       dir,
       topic,

@@ -204,3 +204,34 @@ test('the future log follows a truncation of the current log (a follower that di
     cleanup();
   }
 });
+
+test('a move that fails is dropped with one warning; the log stays where it was and the broker goes on', () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const dirs = [path.join(dir, 'd1'), path.join(dir, 'd2')];
+    const ctx = testContext();
+    const { m, mover } = setup(dirs, ctx, { value: null });
+    fill(m, 10);
+    assert.equal(mover.alterReplicaLogDir('t', 0, dirs[1]!), ErrorCode.NONE);
+    m.futureLog('t', 0)!.appendAsFollower = () => {
+      throw new Error('No space left on device');
+    };
+    ctx.clock.advance(10);
+    ctx.scheduler.runDue();
+    assert.equal(mover.futureReplicas().length, 0);
+    assert.equal(m.logDirOf('t', 0), dirs[0]);
+    assert.ok(
+      ctx.logger.lines.some((l) => /t-0: log dir move failed.*No space left on device/.test(l)),
+      ctx.logger.lines.join('\n'),
+    );
+    // A new request starts a new move, which completes.
+    assert.equal(mover.alterReplicaLogDir('t', 0, dirs[1]!), ErrorCode.NONE);
+    ctx.clock.advance(10);
+    ctx.scheduler.runDue();
+    assert.equal(m.logDirOf('t', 0), dirs[1]);
+    mover.shutdown();
+    m.shutdown();
+  } finally {
+    cleanup();
+  }
+});
