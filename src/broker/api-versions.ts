@@ -40,6 +40,8 @@ export const ApiKey = {
   AlterPartitionReassignments: 45,
   ListPartitionReassignments: 46,
   OffsetDelete: 47,
+  DescribeClientQuotas: 48,
+  AlterClientQuotas: 49,
   DescribeCluster: 60,
   /** Skiff's own admin API (tools/codegen/skiff-specs), far above Kafka's keys. */
   SkiffDescribeReplication: 10000,
@@ -66,6 +68,8 @@ export const BROKER_API_VERSIONS: ReadonlyMap<number, VersionRange> = new Map([
   [ApiKey.IncrementalAlterConfigs, { min: 0, max: 1 }],
   [ApiKey.AlterPartitionReassignments, { min: 0, max: 0 }],
   [ApiKey.ListPartitionReassignments, { min: 0, max: 0 }],
+  [ApiKey.DescribeClientQuotas, { min: 0, max: 1 }],
+  [ApiKey.AlterClientQuotas, { min: 0, max: 1 }],
   [ApiKey.DescribeCluster, { min: 0, max: 1 }],
   [ApiKey.SkiffDescribeReplication, { min: 0, max: 0 }],
 ]);

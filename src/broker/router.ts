@@ -29,6 +29,7 @@ import {
   handleDeleteTopics,
 } from './handlers/admin.js';
 import { handleAlterReplicaLogDirs } from './handlers/alter-replica-log-dirs.js';
+import { handleAlterClientQuotas, handleDescribeClientQuotas } from './handlers/client-quotas.js';
 import {
   handleApiVersions,
   handleDescribeCluster,
@@ -105,6 +106,8 @@ export class RequestRouter implements RequestHandler {
       [ApiKey.IncrementalAlterConfigs]: (c, r) => handleIncrementalAlterConfigs(b, c, r),
       [ApiKey.DescribeLogDirs]: (c, r) => handleDescribeLogDirs(b, c, r),
       [ApiKey.ElectLeaders]: (c, r) => handleElectLeaders(b, c, r),
+      [ApiKey.DescribeClientQuotas]: (c, r) => handleDescribeClientQuotas(b, c, r),
+      [ApiKey.AlterClientQuotas]: (c, r) => handleAlterClientQuotas(b, c, r),
       [ApiKey.SkiffDescribeReplication]: (c, r) => handleSkiffDescribeReplication(b, c, r),
       [ApiKey.AlterPartitionReassignments]: (c, r) => handleAlterPartitionReassignments(b, c, r),
       [ApiKey.ListPartitionReassignments]: (c, r) => handleListPartitionReassignments(b, c, r),

@@ -1,3 +1,4 @@
+import { validateClientQuotas } from '../metadata/client-quotas.js';
 import type { ApiResult, ConfigMap, CreateTopicResult, MetadataImage } from '../metadata/cluster-metadata.js';
 import {
   resolveBrokerConfig,
@@ -415,6 +416,11 @@ export function planAlterConfigs(
     if (check.errorCode !== 0) return { result: check, chunks: [] };
     key = ctx.keys.topicConfig(resource.name);
     current = ctx.image.topicConfigs.get(resource.name) ?? {};
+  } else if (resource.type === 'client-quota') {
+    const check = validateClientQuotas(changes);
+    if (check.errorCode !== 0) return { result: check, chunks: [] };
+    key = ctx.keys.clientQuota(resource.entity);
+    current = ctx.image.clientQuotas?.get(resource.entity) ?? {};
   } else {
     const entity = resource.id === '' ? '<default>' : resource.id;
     if (entity !== '<default>' && !/^\d+$/.test(entity)) {

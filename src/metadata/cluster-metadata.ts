@@ -62,6 +62,8 @@ export interface MetadataImage {
   readonly topicConfigs: ReadonlyMap<string, ConfigMap>;
   /** Per-broker dynamic configs by broker id as a string, and cluster defaults under '<default>'. */
   readonly brokerConfigs: ReadonlyMap<string, ConfigMap>;
+  /** Client quotas by canonical entity key (client-quotas.ts); absent means none. */
+  readonly clientQuotas?: ReadonlyMap<string, ConfigMap>;
 }
 
 export interface CreateTopicRequest {
@@ -92,6 +94,12 @@ export type ConfigResource =
   | { readonly type: 'topic'; readonly name: string }
   | { readonly type: 'broker'; readonly id: string };
 
+/** A client quota entity by its canonical key (client-quotas.ts): altered like a config resource. */
+export interface ClientQuotaResource {
+  readonly type: 'client-quota';
+  readonly entity: string;
+}
+
 export interface ConfigAlteration {
   readonly name: string;
   /** null deletes the dynamic value. */
@@ -107,7 +115,7 @@ export interface ControllerClient {
   ): Promise<(ApiResult & { name: string })[]>;
   /** Replaces (incremental=false) or edits (incremental=true) the dynamic configs of a resource. */
   alterConfigs(
-    resource: ConfigResource,
+    resource: ConfigResource | ClientQuotaResource,
     alterations: readonly ConfigAlteration[],
     incremental: boolean,
     validateOnly: boolean,

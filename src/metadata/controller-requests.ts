@@ -1,4 +1,10 @@
-import type { ApiResult, ConfigAlteration, ConfigResource, CreateTopicResult } from './cluster-metadata.js';
+import type {
+  ApiResult,
+  ClientQuotaResource,
+  ConfigAlteration,
+  ConfigResource,
+  CreateTopicResult,
+} from './cluster-metadata.js';
 
 /**
  * What brokers ask of the controller, as stored under `requests/<id>` (JSON). The controller is the
@@ -73,7 +79,7 @@ export type ControllerRequestBody =
     }
   | {
       readonly kind: 'alterConfigs';
-      readonly resource: ConfigResource;
+      readonly resource: ConfigResource | ClientQuotaResource;
       readonly alterations: readonly ConfigAlteration[];
       readonly incremental: boolean;
       readonly validateOnly: boolean;

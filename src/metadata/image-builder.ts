@@ -23,6 +23,7 @@ export class ImageBuilder {
   private readonly partitionRecords = new Map<string, Map<number, PartitionRecord>>();
   private readonly topicConfigs = new Map<string, ConfigMap>();
   private readonly brokerConfigs = new Map<string, ConfigMap>();
+  private readonly clientQuotas = new Map<string, ConfigMap>();
   private readonly topicInfos = new Map<string, TopicInfo>();
   private readonly dirtyTopics = new Set<string>();
   private brokersDirty = true;
@@ -30,6 +31,8 @@ export class ImageBuilder {
   /** Config maps are copied only when they change, so listeners can compare images by identity. */
   private topicConfigsDirty = true;
   private brokerConfigsDirty = true;
+  private clientQuotasDirty = true;
+  private clientQuotasView: ReadonlyMap<string, ConfigMap> = new Map();
   private topicConfigsView: ReadonlyMap<string, ConfigMap> = new Map();
   private brokerConfigsView: ReadonlyMap<string, ConfigMap> = new Map();
   private cached: MetadataImage | null = null;
@@ -88,6 +91,8 @@ export class ImageBuilder {
     if (this.brokerConfigsDirty) this.brokerConfigsView = new Map(this.brokerConfigs);
     this.topicConfigsDirty = false;
     this.brokerConfigsDirty = false;
+    if (this.clientQuotasDirty) this.clientQuotasView = new Map(this.clientQuotas);
+    this.clientQuotasDirty = false;
     this.cached = Object.freeze({
       clusterId: this.keys.clusterId,
       revision: this.revision,
@@ -96,6 +101,7 @@ export class ImageBuilder {
       topics: new Map(this.topicInfos),
       topicConfigs: this.topicConfigsView,
       brokerConfigs: this.brokerConfigsView,
+      clientQuotas: this.clientQuotasView,
     });
     return this.cached;
   }
@@ -154,6 +160,10 @@ export class ImageBuilder {
         this.brokerConfigs.set(k.entity, Object.freeze(decodeJson<ConfigMap>(value, key)));
         this.brokerConfigsDirty = true;
         return true;
+      case 'clientQuota':
+        this.clientQuotas.set(k.entity, Object.freeze(decodeJson<ConfigMap>(value, key)));
+        this.clientQuotasDirty = true;
+        return true;
     }
   }
 
@@ -188,6 +198,10 @@ export class ImageBuilder {
       case 'brokerConfig':
         this.brokerConfigs.delete(k.entity);
         this.brokerConfigsDirty = true;
+        return true;
+      case 'clientQuota':
+        this.clientQuotas.delete(k.entity);
+        this.clientQuotasDirty = true;
         return true;
     }
   }

@@ -8,9 +8,11 @@
  * read the new image right away.
  */
 import type { FileSystem } from '../storage/fs.js';
+import { validateClientQuotas } from './client-quotas.js';
 import type {
   ApiResult,
   BrokerInfo,
+  ClientQuotaResource,
   ClusterMetadata,
   ConfigAlteration,
   ConfigMap,
@@ -60,6 +62,8 @@ interface PersistedState {
   topics: { name: string; topicId: string; internal: boolean; replicas: number[][] }[];
   topicConfigs: Record<string, Record<string, string>>;
   brokerConfigs: Record<string, Record<string, string>>;
+  /** Absent in files written before client quotas. */
+  clientQuotas?: Record<string, Record<string, string>>;
 }
 
 /** Kafka's topic name rule (Topic.validate): legal characters, not '.' or '..', at most 249. */
@@ -346,11 +350,27 @@ export class InMemoryClusterMetadata implements ClusterMetadata {
   }
 
   private alterConfigs(
-    resource: ConfigResource,
+    resource: ConfigResource | ClientQuotaResource,
     alterations: readonly ConfigAlteration[],
     incremental: boolean,
     validateOnly: boolean,
   ): ApiResult {
+    if (resource.type === 'client-quota') {
+      const check = validateClientQuotas(Object.fromEntries(alterations.map((a) => [a.name, a.value])));
+      if (check.errorCode !== 0) return check;
+      const quotas = this.current.clientQuotas ?? new Map<string, ConfigMap>();
+      const next: Record<string, string> = incremental ? { ...(quotas.get(resource.entity) ?? {}) } : {};
+      for (const a of alterations) {
+        if (a.value === null) delete next[a.name];
+        else next[a.name] = a.value;
+      }
+      if (validateOnly) return ok();
+      const updated = new Map(quotas);
+      if (Object.keys(next).length === 0) updated.delete(resource.entity);
+      else updated.set(resource.entity, next);
+      this.apply({ clientQuotas: updated }, true);
+      return ok();
+    }
     const key = resource.type === 'topic' ? resource.name : resource.id;
     if (resource.type === 'topic' && !this.current.topics.has(key)) {
       return fail(UNKNOWN_TOPIC_OR_PARTITION, `Topic ${key} does not exist.`);
@@ -396,6 +416,7 @@ export class InMemoryClusterMetadata implements ClusterMetadata {
       topics,
       topicConfigs: configs(state.topicConfigs),
       brokerConfigs: configs(state.brokerConfigs),
+      clientQuotas: configs(state.clientQuotas ?? {}),
     };
   }
 
@@ -413,6 +434,10 @@ export class InMemoryClusterMetadata implements ClusterMetadata {
       })),
       topicConfigs: Object.fromEntries(this.current.topicConfigs),
       brokerConfigs: Object.fromEntries(this.current.brokerConfigs),
+      ...(this.current.clientQuotas !== undefined &&
+        this.current.clientQuotas.size > 0 && {
+          clientQuotas: Object.fromEntries(this.current.clientQuotas),
+        }),
     };
     fs.writeFileAtomic(filePath, Buffer.from(`${JSON.stringify(state, null, 2)}\n`));
   }

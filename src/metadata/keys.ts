@@ -13,6 +13,7 @@ import type { ConfigMap } from './cluster-metadata.js';
  *   partitions/<topic>/<p>        PartitionRecord, changed only by the controller with CAS
  *   configs/topics/<name>         ConfigMap
  *   configs/brokers/<id|<default>> ConfigMap
+ *   configs/quotas/<entity>       ConfigMap of client quota values (client-quotas.ts)
  *   requests/<request id>         ControllerRequest, on the requesting broker's lease
  *   responses/<broker>/<request>  ControllerResponse, on the requesting broker's lease
  */
@@ -70,6 +71,12 @@ export class MetadataKeys {
   brokerConfig(entity: string): string {
     return `${this.brokerConfigs}${entity}`;
   }
+  get clientQuotas(): string {
+    return `${this.root}configs/quotas/`;
+  }
+  clientQuota(entity: string): string {
+    return `${this.clientQuotas}${entity}`;
+  }
   get requests(): string {
     return `${this.root}requests/`;
   }
@@ -111,6 +118,8 @@ export class MetadataKeys {
         if (tail.startsWith('topics/')) return { kind: 'topicConfig', name: tail.slice('topics/'.length) };
         if (tail.startsWith('brokers/'))
           return { kind: 'brokerConfig', entity: tail.slice('brokers/'.length) };
+        if (tail.startsWith('quotas/') && tail.length > 'quotas/'.length)
+          return { kind: 'clientQuota', entity: tail.slice('quotas/'.length) };
         return null;
       }
       default:
@@ -125,7 +134,8 @@ export type ParsedKey =
   | { kind: 'topic'; name: string }
   | { kind: 'partition'; topic: string; partition: number }
   | { kind: 'topicConfig'; name: string }
-  | { kind: 'brokerConfig'; entity: string };
+  | { kind: 'brokerConfig'; entity: string }
+  | { kind: 'clientQuota'; entity: string };
 
 export interface BrokerRecord {
   readonly host: string;

@@ -2,6 +2,7 @@ import { ErrorCode } from '../protocol/generated/errors.js';
 import type { Scheduler } from '../storage/scheduler.js';
 import type {
   ApiResult,
+  ClientQuotaResource,
   ConfigAlteration,
   ConfigResource,
   ControllerClient,
@@ -361,7 +362,7 @@ export class StoreClusterMetadata implements ReplicationMetadata {
   }
 
   private async alterConfigs(
-    resource: ConfigResource,
+    resource: ConfigResource | ClientQuotaResource,
     alterations: readonly ConfigAlteration[],
     incremental: boolean,
     validateOnly: boolean,

@@ -51,6 +51,7 @@ function batchesOf(file: string): Batch[] {
 describe('replication tools on skiff up --brokers 3', () => {
   let dir: string;
   let bootstrap: string;
+  let port: number;
   let up: SkiffProcess | null = null;
   const cluster = (...args: string[]) => runSkiff(['cluster', ...args, '--data-dir', dir], '', 60_000);
   const skiff = (...args: string[]) => runSkiff(args, '', 120_000);
@@ -141,7 +142,7 @@ describe('replication tools on skiff up --brokers 3', () => {
         '',
       ].join('\n'),
     );
-    const port = await freePorts(3);
+    port = await freePorts(3);
     bootstrap = `127.0.0.1:${port}`;
     up = new SkiffProcess([
       'up',
@@ -465,6 +466,42 @@ describe('replication tools on skiff up --brokers 3', () => {
     assert.ok(
       lines.some((l) => / max lag is 0 for partition verify-0 at offset 1500 among 1 partitions$/.test(l)),
     );
+  });
+
+  it('client quotas altered through one broker reach the others (the controller stores them)', async () => {
+    const r = await skiff(
+      'configs',
+      '--bootstrap-server',
+      bootstrap,
+      '--alter',
+      '--entity-type',
+      'users',
+      '--entity-name',
+      'alice',
+      '--add-config',
+      'producer_byte_rate=1024',
+    );
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stdout, 'Completed updating config for user alice.\n');
+    for (const p of [port + 1, port + 2]) {
+      await waitUntil(
+        `the quota on broker at ${p}`,
+        async () => {
+          const d = await skiff(
+            'configs',
+            '--bootstrap-server',
+            `127.0.0.1:${p}`,
+            '--describe',
+            '--entity-type',
+            'users',
+          );
+          return d.stdout === "Quota configs for user-principal 'alice' are producer_byte_rate=1024.0\n"
+            ? true
+            : undefined;
+        },
+        10_000,
+      );
+    }
   });
 
   it('`skiff ... | head` exits quietly', async () => {

@@ -10,19 +10,20 @@ import { ClientError } from '../../client/errors.js';
 import { type ClientRuntime, systemRuntime } from '../../client/runtime.js';
 import type { CliIo } from '../cli.js';
 import { ADMIN_FLAGS, adminClient, type Flags, runTool, type ToolDef, UsageError } from './common.js';
+import { alterQuotas, describeQuotas, type QuotaEntityType } from './configs-quotas.js';
 
 export const CONFIGS: ToolDef = {
   name: 'configs',
-  summary: "describe or alter topic and broker configs (Kafka's kafka-configs)",
+  summary: "describe or alter topic, broker and client quota configs (Kafka's kafka-configs)",
   usage: [
-    'Usage: skiff configs --bootstrap-server <host:port> --entity-type topics|brokers',
+    'Usage: skiff configs --bootstrap-server <host:port> --entity-type topics|brokers|users|clients',
     '         (--entity-name <name> | --entity-default) (--describe [--all] | --alter --add-config k=v,... --delete-config k,...)',
   ],
   flags: [
     ...ADMIN_FLAGS,
-    { name: 'entity-type', arg: 'type', help: 'topics or brokers' },
-    { name: 'entity-name', arg: 'name', help: 'a topic name or a broker id' },
-    { name: 'entity-default', help: 'the cluster-wide default for brokers' },
+    { name: 'entity-type', arg: 'type', help: 'topics, brokers, users or clients' },
+    { name: 'entity-name', arg: 'name', help: 'a topic name, a broker id, a user principal or a client id' },
+    { name: 'entity-default', help: 'the cluster-wide default for brokers, users or clients' },
     { name: 'topic', arg: 'topic', help: 'shorthand for --entity-type topics --entity-name <topic>' },
     { name: 'broker', arg: 'id', help: 'shorthand for --entity-type brokers --entity-name <id>' },
     { name: 'broker-defaults', help: 'shorthand for --entity-type brokers --entity-default' },
@@ -37,10 +38,15 @@ export const CONFIGS: ToolDef = {
     { name: 'delete-config', arg: 'k1,k2', help: 'configs to remove' },
     { name: 'json', help: 'with --describe: one JSON document instead of text lines' },
   ],
-  notes: ['Entity types users, clients and ips (quotas) are not supported yet.'],
+  notes: [
+    'users and clients hold client quotas (producer_byte_rate, consumer_byte_rate, request_percentage,',
+    'controller_mutation_rate), stored in the cluster metadata and described as Kafka does. Skiff does',
+    'NOT enforce client quotas: no client is throttled by them. One entity type at a time (Kafka also',
+    'takes a user and a client id together); entity type ips is not supported.',
+  ],
 };
 
-type EntityType = 'topics' | 'brokers';
+type EntityType = 'topics' | 'brokers' | QuotaEntityType;
 
 /**
  * Kafka's --add-config syntax: pairs split at commas outside square brackets; brackets around a
@@ -116,9 +122,11 @@ function entityFrom(flags: Flags): Entity {
   if (flags.has('broker-defaults')) return { type: 'brokers', name: '' };
   const type = flags.get('entity-type');
   if (type === undefined) throw new UsageError('missing required argument --entity-type');
-  if (type !== 'topics' && type !== 'brokers') {
-    if (['users', 'clients', 'ips', 'broker-loggers', 'client-metrics', 'groups'].includes(type)) {
-      throw new UsageError(`entity type ${type} is not supported by skiff configs yet (topics, brokers)`);
+  if (type !== 'topics' && type !== 'brokers' && type !== 'users' && type !== 'clients') {
+    if (['ips', 'broker-loggers', 'client-metrics', 'groups'].includes(type)) {
+      throw new UsageError(
+        `entity type ${type} is not supported by skiff configs yet (topics, brokers, users, clients)`,
+      );
     }
     throw new UsageError(`Invalid entity type: ${type}`);
   }
@@ -126,7 +134,7 @@ function entityFrom(flags: Flags): Entity {
     throw new UsageError('--entity-name and --entity-default cannot both be given');
   }
   if (flags.has('entity-default') && type === 'topics') {
-    throw new UsageError('--entity-default is only for brokers (topic defaults are broker configs)');
+    throw new UsageError('--entity-default is not for topics (topic defaults are broker configs)');
   }
   const name = flags.has('entity-default') ? '' : flags.get('entity-name');
   if (type === 'brokers' && name !== undefined && name !== '' && !/^\d+$/.test(name)) {
@@ -159,6 +167,17 @@ export function runConfigs(
     }
     const client = adminClient('configs', flags, runtime);
     try {
+      if (entity.type === 'users' || entity.type === 'clients') {
+        if (flags.has('describe')) return await describeQuotas(client, entity.type, entity.name, flags, io);
+        return await alterQuotas(
+          client,
+          entity.type,
+          entity.name!,
+          parseAddConfig(flags.all('add-config').join(',')),
+          deleteList(flags),
+          io,
+        );
+      }
       const admin = new Admin(client);
       return flags.has('alter')
         ? await alter(admin, entity, flags, io)
@@ -167,6 +186,15 @@ export function runConfigs(
       client.close();
     }
   });
+}
+
+function deleteList(flags: Flags): string[] {
+  return flags
+    .all('delete-config')
+    .join(',')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
 }
 
 async function describe(admin: Admin, entity: Entity, flags: Flags, io: CliIo): Promise<number> {

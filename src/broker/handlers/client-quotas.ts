@@ -1,0 +1,109 @@
+/**
+ * DescribeClientQuotas and AlterClientQuotas (Kafka's ClientQuotaManager admin side): quota values
+ * for user / client-id entities, kept in the cluster metadata through the controller like dynamic
+ * configs. Skiff stores and describes them; it does not enforce them (no throttling of clients).
+ */
+import {
+  QUOTA_KEYS,
+  type QuotaEntityComponent,
+  quotaEntityComponents,
+  quotaEntityKey,
+} from '../../metadata/client-quotas.js';
+import type { AlterClientQuotasRequest } from '../../protocol/generated/AlterClientQuotasRequest.js';
+import type { AlterClientQuotasResponse } from '../../protocol/generated/AlterClientQuotasResponse.js';
+import type { DescribeClientQuotasRequest } from '../../protocol/generated/DescribeClientQuotasRequest.js';
+import type {
+  DescribeClientQuotasResponse,
+  EntryData,
+} from '../../protocol/generated/DescribeClientQuotasResponse.js';
+import { ErrorCode } from '../../protocol/generated/errors.js';
+import type { BrokerServices, RequestContext } from '../handler-context.js';
+
+const MATCH_EXACT = 0;
+const MATCH_DEFAULT = 1;
+const MATCH_SPECIFIED = 2;
+
+function matches(
+  entity: readonly QuotaEntityComponent[],
+  filter: DescribeClientQuotasRequest['components'],
+  strict: boolean,
+): boolean {
+  for (const f of filter) {
+    const c = entity.find((e) => e.entityType === f.entityType);
+    if (!c) return false;
+    if (f.matchType === MATCH_EXACT && c.entityName !== f.match) return false;
+    if (f.matchType === MATCH_DEFAULT && c.entityName !== null) return false;
+    if (f.matchType === MATCH_SPECIFIED && c.entityName === null) return false;
+  }
+  return !strict || entity.every((e) => filter.some((f) => f.entityType === e.entityType));
+}
+
+export async function handleDescribeClientQuotas(
+  b: BrokerServices,
+  _ctx: RequestContext,
+  req: DescribeClientQuotasRequest,
+): Promise<DescribeClientQuotasResponse> {
+  const seen = new Set<string>();
+  for (const f of req.components) {
+    const bad =
+      (f.entityType !== 'user' && f.entityType !== 'client-id'
+        ? `Custom entity type '${f.entityType}' not supported`
+        : null) ??
+      (seen.has(f.entityType) ? `Duplicate ${f.entityType} in the filter` : null) ??
+      (f.matchType === MATCH_EXACT && f.match === null ? 'An exact match needs a name' : null) ??
+      (f.matchType < 0 || f.matchType > 2 ? `Unknown match type ${f.matchType}` : null);
+    if (bad !== null) {
+      return { throttleTimeMs: 0, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: bad, entries: null };
+    }
+    seen.add(f.entityType);
+  }
+  const entries: EntryData[] = [];
+  const quotas = b.metadata.image().clientQuotas ?? new Map();
+  for (const [key, values] of [...quotas].sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0))) {
+    const entity = quotaEntityComponents(key);
+    if (!matches(entity, req.components, req.strict)) continue;
+    entries.push({
+      entity: entity.map((e) => ({ entityType: e.entityType, entityName: e.entityName })),
+      values: Object.entries(values as Record<string, string>)
+        .filter(([k]) => QUOTA_KEYS.has(k))
+        .sort((x, y) => (x[0] < y[0] ? -1 : 1))
+        .map(([k, v]) => ({ key: k, value: Number(v) })),
+    });
+  }
+  return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, errorMessage: null, entries };
+}
+
+export async function handleAlterClientQuotas(
+  b: BrokerServices,
+  _ctx: RequestContext,
+  req: AlterClientQuotasRequest,
+): Promise<AlterClientQuotasResponse> {
+  const results = await Promise.all(
+    req.entries.map(async (e) => {
+      const entity = e.entity.map((c) => ({ entityType: c.entityType, entityName: c.entityName }));
+      const fail = (errorCode: number, errorMessage: string) => ({ errorCode, errorMessage, entity });
+      const key = quotaEntityKey(entity);
+      if (typeof key !== 'string') return fail(ErrorCode.INVALID_REQUEST, key.error);
+      const keys = new Set<string>();
+      for (const op of e.ops) {
+        if (keys.has(op.key)) return fail(ErrorCode.INVALID_REQUEST, `Duplicate quota key ${op.key}`);
+        keys.add(op.key);
+        if (!op.remove && !(Number.isFinite(op.value) && op.value > 0))
+          return fail(ErrorCode.INVALID_REQUEST, `Illegal value ${op.value} for ${op.key}`);
+      }
+      try {
+        const r = await b.metadata.controller.alterConfigs(
+          { type: 'client-quota', entity: key },
+          e.ops.map((op) => ({ name: op.key, value: op.remove ? null : String(op.value) })),
+          true,
+          req.validateOnly,
+        );
+        return { errorCode: r.errorCode, errorMessage: r.errorMessage, entity };
+      } catch (err) {
+        b.logger.warn(`alter client quotas of ${key}: ${(err as Error).message}`);
+        return fail(ErrorCode.UNKNOWN_SERVER_ERROR, (err as Error).message);
+      }
+    }),
+  );
+  return { throttleTimeMs: 0, entries: results };
+}
