@@ -100,12 +100,14 @@ export class LogFileReader {
   /** Why the last validateInto failed. */
   failure = '';
 
+  /** `buffer`, when given, is the chunk to start with (a caller's scratch, reused across scans). */
   constructor(
     private readonly file: FileHandle,
     readonly end: number,
     chunkBytes = DEFAULT_CHUNK_BYTES,
+    buffer?: Buffer,
   ) {
-    this.chunk = Buffer.allocUnsafe(chunkBytes);
+    this.chunk = buffer ?? Buffer.allocUnsafe(chunkBytes);
     this.chunkView = viewOf(this.chunk);
   }
 

@@ -22,6 +22,8 @@ const MAX_RELATIVE_OFFSET = 0x7fffffff;
 const RECOVERY_CHUNK_BYTES = 1024 * 1024;
 /** An empty index is plausible only for a segment no bigger than one index interval plus a batch. */
 const MAX_HEADER_SCAN_SLACK = 1024 * 1024;
+/** translateOffset's chunk (see offsetReader). */
+const translateScratch = Buffer.allocUnsafeSlow(SCAN_CHUNK_BYTES);
 
 /** `00000000000000000042`: Kafka's 20-digit, zero-padded base offset file name stem. */
 export function filenamePrefixFromOffset(offset: bigint): string {
@@ -248,6 +250,14 @@ export class LogSegment {
   }
 
   /**
+   * The reader of translateOffset, the header scan of every Fetch: its chunk is one scratch buffer
+   * shared by all segments (scans are synchronous and this one never nests inside another).
+   */
+  private offsetReader(): LogFileReader {
+    return new LogFileReader(this.log, this.sizeBytes, SCAN_CHUNK_BYTES, translateScratch);
+  }
+
+  /**
    * The first batch whose last offset is ≥ `offset`, scanning headers from `startingPosition`
    * (Kafka's translateOffset); null when the segment holds nothing at or after it.
    */
@@ -255,7 +265,7 @@ export class LogSegment {
     offset: bigint,
     startingPosition = this.offsetIndex.lookup(offset).position,
   ): BatchLocation | null {
-    const reader = this.reader();
+    const reader = this.offsetReader();
     for (let pos = startingPosition; pos < this.sizeBytes; ) {
       const check = reader.check(pos, false);
       if (!check.ok) {

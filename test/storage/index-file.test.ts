@@ -60,6 +60,22 @@ test('time index entries are 12 bytes: int64 timestamp, int32 relative offset; o
   }
 });
 
+test('time index compares timestamps exactly beyond 2^53 and below zero', () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const idx = new TimeIndex(fsys, path.join(dir, '00000000000000000000.timeindex'), 0n, 1200);
+    assert.equal(idx.maybeAppend(0n, 1n), true);
+    assert.equal(idx.maybeAppend(2n ** 60n, 2n), true);
+    // 2^60 + 1 is the same double as 2^60: only an exact comparison appends it.
+    assert.equal(idx.maybeAppend(2n ** 60n, 3n), false);
+    assert.equal(idx.maybeAppend(2n ** 60n + 1n, 4n), true);
+    assert.deepEqual(idx.lastEntry(), { timestamp: 2n ** 60n + 1n, offset: 4n });
+    idx.close();
+  } finally {
+    cleanup();
+  }
+});
+
 test('a crash leaves a zero-filled preallocated tail that is not read as entries', () => {
   const { dir, cleanup } = tempDir();
   try {
