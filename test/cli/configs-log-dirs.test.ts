@@ -237,7 +237,7 @@ describe('skiff configs and log-dirs against a scripted peer', () => {
   it('rejects bad command lines with one line', async () => {
     const cases: [string[], RegExp][] = [
       [['--describe'], /missing required argument --entity-type/],
-      [['--describe', '--entity-type', 'users'], /not supported/],
+      [['--describe', '--entity-type', 'ips'], /not supported/],
       [['--describe', '--entity-type', 'brokers', '--entity-name', 'x'], /valid integer broker id, found: x/],
       [
         ['--alter', '--entity-type', 'topics', '--entity-name', 't', '--add-config', 'novalue'],
