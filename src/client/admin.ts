@@ -82,6 +82,8 @@ export interface ClusterDescription {
   readonly clusterId: string | null;
   readonly controllerId: number;
   readonly brokers: ReadonlyMap<number, HostPort>;
+  /** Each broker's rack (null: none); absent when only Metadata answered. */
+  readonly racks?: ReadonlyMap<number, string | null>;
 }
 
 export class Admin {
@@ -217,8 +219,12 @@ export class Admin {
     );
     checkCode(resp.errorCode, resp.errorMessage);
     const brokers = new Map<number, HostPort>();
-    for (const b of resp.brokers) brokers.set(b.brokerId, { host: b.host, port: b.port });
-    return { clusterId: resp.clusterId, controllerId: resp.controllerId, brokers };
+    const racks = new Map<number, string | null>();
+    for (const b of resp.brokers) {
+      brokers.set(b.brokerId, { host: b.host, port: b.port });
+      racks.set(b.brokerId, b.rack);
+    }
+    return { clusterId: resp.clusterId, controllerId: resp.controllerId, brokers, racks };
   }
 
   /**

@@ -61,9 +61,8 @@ export const REASSIGN_PARTITIONS: ToolDef = {
     { name: 'disable-rack-aware', help: 'with --generate: ignore racks' },
   ],
   notes: [
-    "Differences from Kafka: --generate places replicas rack-unaware (the brokers' racks are not",
-    "asked for); --cancel also cancels moves that only add replicas (Kafka's tool skips those); a",
-    'multi-line Kafka error is printed as one line, partitions separated by "; ".',
+    "Differences from Kafka: --cancel also cancels moves that only add replicas (Kafka's tool skips",
+    'those); a multi-line Kafka error is printed as one line, partitions separated by "; ".',
   ],
 };
 
@@ -126,6 +125,7 @@ export function runReassignPartitions(
           return await tool.generate(
             readFile(flags.require('topics-to-move-json-file')),
             flags.require('broker-list'),
+            !flags.has('disable-rack-aware'),
           );
         case 'execute':
           return await tool.execute(readFile(flags.require('reassignment-json-file')), {
@@ -392,7 +392,7 @@ class ReassignTool {
     private readonly runtime: ClientRuntime,
   ) {}
 
-  async generate(topicsJson: string, brokerList: string): Promise<number> {
+  async generate(topicsJson: string, brokerList: string, rackAware: boolean): Promise<number> {
     const brokers = brokerList.split(',').map((b) => {
       if (!/^\s*-?\d+\s*$/.test(b)) throw new UsageError(`invalid broker id '${b}' in --broker-list`);
       return Number(b);
@@ -407,7 +407,17 @@ class ReassignTool {
     }
     const current = await this.currentAssignment(topics);
     const cluster = await this.admin.describeCluster();
-    const live = brokers.filter((b) => cluster.brokers.has(b)).map((id) => ({ id, rack: null }));
+    // Kafka's getBrokerMetadata: brokers of the list that are registered, with their racks unless
+    // --disable-rack-aware; racks on some brokers only is an error.
+    const live = brokers
+      .filter((b) => cluster.brokers.has(b))
+      .map((id) => ({ id, rack: rackAware ? (cluster.racks?.get(id) ?? null) : null }));
+    const rackless = live.filter((b) => b.rack === null).length;
+    if (rackAware && rackless !== 0 && rackless !== live.length) {
+      throw new ClientError(
+        'Not all brokers have rack information. Add --disable-rack-aware in command line to make replica assignment without rack information.',
+      );
+    }
     const proposed = new Map<string, { topic: string; partition: number; replicas: number[] }>();
     for (const topic of [...new Set(topics)]) {
       const parts = [...current.values()].filter((p) => p.topic === topic);
