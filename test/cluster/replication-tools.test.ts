@@ -307,7 +307,7 @@ describe('replication tools on skiff up --brokers 3', () => {
     assert.match(
       text.stdout,
       new RegExp(
-        `^Partition: ${PLAN}-0\\tBroker: 3\\tLeader: 1\\tAction: CATCH UP\\tInIsr: false\\tReplicaLEO: 1500\\tLeaderLogStart: 0\\tLeaderLEO: 2500\\tBytesToCopy: ${leaderSize - sizeAtStop} \\(.+\\)\\tBytesToDiscard: 0 \\(0 B\\)\\tETA: unthrottled$`,
+        `^Partition: ${PLAN}-0\\tBroker: 3\\tLeader: 1\\tAction: CATCH UP\\tInIsr: false\\tReplicaLEO: 1500\\tLeaderLogStart: 0\\tLeaderLEO: 2500\\tBytesToCopy: ${leaderSize - sizeAtStop} \\(.+\\)\\tBytesToDiscard: 0 \\(0 B\\)\\tETA: unthrottled\\tObserved: (n/a|\\d+ B/s)$`,
         'm',
       ),
     );

@@ -43,7 +43,8 @@ export const REBUILD_PLAN: ToolDef = {
     "throttled.rate on the replica's broker when it is listed in follower.replication.throttled.",
     'replicas; the lower of the two). A rate is a per-broker budget shared by every throttled',
     'partition it copies, so the TOTAL line divides the sum. A stopped broker cannot be asked for',
-    'its own configs: the cluster-wide default is used for it (and said so).',
+    'its own configs: the cluster-wide default is used for it (and said so). Observed: the bytes/s',
+    'the leader measured to the replica (its replication quota window), n/a when not measured.',
   ],
 };
 
@@ -69,6 +70,8 @@ export interface PlanRow {
   /** Bytes/s that applies, null when unthrottled. */
   readonly throttleBytesPerSec: bigint | null;
   readonly etaSeconds: number | null;
+  /** Replication bytes/s to this replica as its leader measured it; null when not measured. */
+  readonly observedBytesPerSec: number | null;
 }
 
 /** Does a *.replication.throttled.replicas value list `partition:broker` (or `*`)? */
@@ -119,6 +122,7 @@ function formatRow(r: PlanRow): string {
     `BytesToCopy: ${bytes(r.bytesToCopy)}`,
     `BytesToDiscard: ${bytes(r.bytesToDiscard)}`,
     `ETA: ${eta}`,
+    `Observed: ${r.observedBytesPerSec === null ? 'n/a' : `${r.observedBytesPerSec} B/s`}`,
   ].join('\t');
 }
 
@@ -234,6 +238,7 @@ export function runRebuildPlan(
             bytesToDiscard: -1n,
             throttleBytesPerSec: null,
             etaSeconds: null,
+            observedBytesPerSec: null,
           });
           if (w.leader < 0) note.push(`${w.topic}-${w.partition} has no leader: nothing can be copied`);
           else note.push(`${w.topic}-${w.partition}: leader ${w.leader} did not describe the partition`);
@@ -252,6 +257,7 @@ export function runRebuildPlan(
             bytesToDiscard: 0n,
             throttleBytesPerSec: null,
             etaSeconds: null,
+            observedBytesPerSec: null,
           });
           continue;
         }
@@ -299,6 +305,10 @@ export function runRebuildPlan(
           bytesToDiscard,
           throttleBytesPerSec: rate,
           etaSeconds: rate === null || bytesToCopy < 0n ? null : Number(bytesToCopy) / Number(rate),
+          observedBytesPerSec:
+            view && view.observedReplicationBytesPerSec >= 0n
+              ? Number(view.observedReplicationBytesPerSec)
+              : null,
         });
       }
 
@@ -338,6 +348,7 @@ export function runRebuildPlan(
               bytesToDiscard: Number(r.bytesToDiscard),
               throttleBytesPerSec: r.throttleBytesPerSec === null ? null : Number(r.throttleBytesPerSec),
               etaSeconds: r.etaSeconds,
+              observedBytesPerSec: r.observedBytesPerSec,
             })),
             totals: [...totals].map(([broker, t]) => ({
               broker,
