@@ -253,7 +253,7 @@ export class PartitionFollower {
     const sizeBefore = log.size;
     if (log.truncateTo(state.offset, { quiet: true })) {
       this.ctx.logger.info(
-        `[ReplicaFetcher replicaId=${this.ctx.localBrokerId}, leaderId=${this.leaderIdValue}] Truncating partition ${this.name} to offset ${state.offset} (TruncationState completed=${state.truncationCompleted}): LEO ${before} → ${log.logEndOffset}, ${sizeBefore - log.size} bytes discarded, by the leader's diverging epoch ${epoch} ending at ${endOffset}${state.truncationCompleted ? '' : ' (will ask again with the new latest epoch)'}`,
+        `[ReplicaFetcher replicaId=${this.ctx.localBrokerId}, leaderId=${this.leaderIdValue}] Truncating partition ${this.name} with TruncationState(offset=${state.offset}, completed=${state.truncationCompleted}) due to the leader's diverging epoch ${epoch} ending at ${endOffset}: LEO ${before} → ${log.logEndOffset}, ${sizeBefore - log.size} bytes discarded${state.truncationCompleted ? '' : ' (will ask again with the new latest epoch)'}`,
       );
       this.ctx.onEvent?.({
         kind: 'truncate',

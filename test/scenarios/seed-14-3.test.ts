@@ -305,14 +305,14 @@ describe('seed 14.3: forensics of divergence — torn segment, bit rot, a follow
     await c.startBroker(ahead);
     const [line] = await c.waitForServerLog(
       ahead,
-      /^.*Truncating partition e1\.unclean-0 to offset .*$/m,
+      /^.*Truncating partition e1\.unclean-0 with TruncationState.*$/m,
       30_000,
       mark,
     );
     console.log(line);
     assert.match(
       line!,
-      /to offset 100 \(TruncationState completed=true\): LEO 150 → 100, \d+ bytes discarded/,
+      /with TruncationState\(offset=100, completed=true\) due to the leader's diverging epoch \d+ ending at 100: LEO 150 → 100, \d+ bytes discarded$/,
     );
     await c.waitForIsr(topic, 0, [ahead, stale], 30_000);
     await identical(topic, 0, [ahead, stale]);
