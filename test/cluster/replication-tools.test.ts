@@ -275,6 +275,25 @@ describe('replication tools on skiff up --brokers 3', () => {
     await waitUntil('ISR 1,2', async () => ((await isrOf(PLAN)) === '1,2' ? true : undefined), 15_000);
     await produce(PLAN, 1000);
 
+    // replica-verification cannot read the stopped replica: it gives up at --max-duration-ms (3).
+    const rv = await skiff(
+      'replica-verification',
+      '--bootstrap-server',
+      bootstrap,
+      '--topics-include',
+      PLAN,
+      '--max-duration-ms',
+      '3000',
+    );
+    assert.equal(rv.status, 3, rv.stdout + rv.stderr);
+    assert.match(
+      rv.stdout,
+      new RegExp(
+        `${TS}: verification stopped after 3000 ms \\(--max-duration-ms\\): 1 of 1 partitions not compared up to their high watermark at start: ${PLAN}-0 at offset 0 of 2500\n`,
+      ),
+    );
+    assert.match(rv.stderr, /^skiff replica-verification: broker 3 did not answer/);
+
     let plan = (await planJson('--topic', PLAN)).partitions;
     assert.equal(plan.length, 1);
     let p = plan[0]!;
