@@ -10,6 +10,7 @@ import { batchesOf, verifyPartition } from '../../src/cli/tools/replica-verifica
 import { humanBytes, humanDuration, kafkaTimestamp } from '../../src/cli/tools/replication-tools.js';
 import { readBatchHeader } from '../../src/protocol/records/batch.js';
 import { batch } from '../broker/helpers.js';
+import { skiff } from './in-process.js';
 
 describe('replication tools, pure parts', () => {
   it('walks whole batches only, with the CRC-32C of the bytes served', () => {
@@ -95,5 +96,50 @@ describe('replication tools, pure parts', () => {
     assert.equal(throttledReplicasInclude('*', 7, 3), true);
     assert.equal(throttledReplicasInclude('0:1, 1:2', 1, 2), true);
     assert.equal(throttledReplicasInclude('0:1,1:2', 1, 1), false);
+  });
+
+  it('a missing broker or a bad flag is one stderr line and a non-zero exit', async () => {
+    const cases: [string[], number, RegExp][] = [
+      [
+        ['isr-history', '--bootstrap-server', '127.0.0.1:1', '--topic', 't'],
+        1,
+        /^skiff isr-history: cannot connect to 127\.0\.0\.1:1/,
+      ],
+      [['rebuild-plan', '--bootstrap-server', '127.0.0.1:1'], 1, /^skiff rebuild-plan: cannot connect/],
+      [
+        ['replica-verification', '--broker-list', '127.0.0.1:1'],
+        1,
+        /^skiff replica-verification: cannot connect/,
+      ],
+      [
+        ['rebuild-plan', '--bootstrap-server', '127.0.0.1:1', '--broker', 'x'],
+        2,
+        /--broker expects an integer/,
+      ],
+      [
+        ['isr-history', '--bootstrap-server', '127.0.0.1:1', '--topic', 't', '--bogus'],
+        2,
+        /unknown option '--bogus'/,
+      ],
+      [
+        ['isr-history', '--bootstrap-server', '127.0.0.1:1', '--topic', 't', '--partition', '-1'],
+        2,
+        /--partition expects a partition number/,
+      ],
+      [['replica-verification'], 2, /missing required argument --bootstrap-server \(or --broker-list\)/],
+      [['replica-verification', '--broker-list', '127.0.0.1:1', '--time', '-3'], 2, /--time expects/],
+      [
+        ['replica-verification', '--broker-list', '127.0.0.1:1', '--max-duration-ms', '0'],
+        2,
+        /--max-duration-ms must be > 0/,
+      ],
+    ];
+    for (const [args, status, re] of cases) {
+      const r = await skiff(args);
+      assert.equal(r.status, status, `${args.join(' ')}: ${r.stderr}`);
+      assert.equal(r.stdout, '', args.join(' '));
+      assert.equal(r.stderr.trimEnd().split('\n').length, 1, r.stderr);
+      assert.match(r.stderr, re);
+    }
   });
 });
