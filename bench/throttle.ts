@@ -224,11 +224,19 @@ export async function benchThrottle(): Promise<{ ok: boolean }> {
       const rate = rateMiB * MiB;
       const r = await throttled(root, rate, warmMs, measureMs);
       const ratio = r.steady / rate;
-      const pass = Math.abs(ratio - 1) <= TARGET;
       const noBurst = r.first2s <= 2 * rate + RECORDS_PER_BATCH * (RECORD_BYTES + 100);
-      ok &&= pass && noBurst;
+      // A rate the machine cannot copy at unthrottled says nothing about the throttle.
+      const measurable = rate <= 0.9 * free;
+      const pass = Math.abs(ratio - 1) <= TARGET;
+      if (measurable) ok &&= pass;
+      ok &&= noBurst;
+      const verdict = measurable
+        ? pass
+          ? 'PASS'
+          : 'FAIL'
+        : `n/a: above 0.9x the unthrottled copy (${(free / MiB).toFixed(1)} MiB/s) on this machine now`;
       line(
-        `throttle ${rateMiB} MiB/s: steady ${(r.steady / MiB).toFixed(3)} MiB/s over ${(r.spanMs / 1000).toFixed(1)} s = ${ratio.toFixed(4)}x (target 1 ± ${TARGET}) ${pass ? 'PASS' : 'FAIL'}; first 2 s ${(r.first2s / MiB).toFixed(2)} MiB (<= rate x 2 s + one batch: ${noBurst ? 'PASS' : 'FAIL'})${rate > free ? ' [above the unthrottled baseline]' : ''}`,
+        `throttle ${rateMiB} MiB/s: steady ${(r.steady / MiB).toFixed(3)} MiB/s over ${(r.spanMs / 1000).toFixed(1)} s = ${ratio.toFixed(4)}x (target 1 ± ${TARGET}) ${verdict}; first 2 s ${(r.first2s / MiB).toFixed(2)} MiB (<= rate x 2 s + one batch: ${noBurst ? 'PASS' : 'FAIL'})`,
       );
     }
   } finally {

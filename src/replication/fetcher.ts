@@ -112,6 +112,8 @@ export class ReplicaFetcher {
   rounds = 0;
   /** Throttled partitions the latest buildRequest left out for want of quota. */
   private quotaHeld = new Set<PartitionFollower>();
+  /** The budget the held partitions wait for (their share of a chunk). */
+  private heldNeed = 1;
   /** Where the scan for throttled partitions starts, moved every round (fair share of the budget). */
   private rotation = 0;
 
@@ -189,19 +191,36 @@ export class ReplicaFetcher {
     const start = all.length > 0 ? this.rotation++ % all.length : 0;
     const ordered = all.map((_, i) => all[(start + i) % all.length]!).filter((f) => f.isFetchable(now));
     for (const f of ordered) if (quota?.isThrottled(f.topic, f.partition)) throttled.add(f);
-    // The throttled partitions this Fetch would carry share the budget evenly.
+    // The throttled partitions wanting the budget (in this Fetch and the other fetchers') share it evenly.
     const limited = Number.isFinite(budget)
       ? ordered.filter((f) => throttled.has(f) && !f.inSyncEstimate)
       : [];
-    const share = limited.length > 0 ? Math.max(1, Math.floor(budget / limited.length)) : 0;
+    const demand =
+      quota && limited.length > 0
+        ? quota.demand(
+            limited.map((f) => f.name),
+            now,
+          )
+        : 1;
+    const sharers = Math.max(limited.length, demand);
+    // Each waits for its share of a chunk (not a whole one: another fetcher's partition taking its
+    // half at every refill would otherwise keep the budget below a chunk for ever), and leaves the
+    // partitions other fetchers hold back theirs first, so they take turns.
+    this.heldNeed = Math.max(1, chunk / sharers);
+    const keys = limited.map((f) => f.name);
+    const reserved = quota && limited.length > 0 ? this.heldNeed * quota.othersWaiting(keys, now) : 0;
+    const available = budget - reserved;
+    const share = Math.max(1, Math.floor(available / limited.length));
     for (const f of ordered) {
       let maxBytes = cfg.fetchMaxBytes;
       if (limited.includes(f)) {
-        // Over quota (or less than a chunk left): left out of this Fetch.
-        if (budget < chunk || budget <= 0) {
+        // Over quota (or less than its share of a chunk left): left out of this Fetch.
+        if (available < this.heldNeed || budget <= 0) {
           this.quotaHeld.add(f);
+          quota?.markWaiting(f.name, now);
           continue;
         }
+        quota?.clearWaiting(f.name);
         maxBytes = Math.min(maxBytes, share);
       }
       let t = byTopic.get(f.topic);
@@ -219,7 +238,12 @@ export class ReplicaFetcher {
       clusterId: this.ctx.clusterId ?? null,
       replicaId: this.ctx.localBrokerId,
       replicaState: { replicaId: this.ctx.localBrokerId, replicaEpoch: epoch },
-      maxWaitMs: cfg.maxWaitMs,
+      // Throttled partitions held back for the budget: the long poll (for the others) ends when the
+      // budget has a chunk again, so they compete for it on time with other fetchers' partitions.
+      maxWaitMs:
+        quota && this.quotaHeld.size > 0
+          ? Math.min(cfg.maxWaitMs, Math.max(1, quota.msUntil(this.heldNeed, now)))
+          : cfg.maxWaitMs,
       minBytes: cfg.minBytes,
       maxBytes: cfg.responseMaxBytes,
       // Replicas use sessionless fetches: every partition in every request (Kafka's sessions are
@@ -274,7 +298,7 @@ export class ReplicaFetcher {
     }
     const quota = this.ctx.quota;
     if (this.quotaHeld.size > 0 && quota) {
-      const wait = quota.msUntil(quota.chunk(this.ctx.config().fetchMaxBytes, now), now);
+      const wait = quota.msUntil(this.heldNeed, now);
       next = Math.min(next, now + Math.min(Math.max(wait, 1), MAX_QUOTA_WAIT_MS));
     }
     if (Number.isFinite(next)) this.scheduleRound(next - now);

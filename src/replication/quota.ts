@@ -210,6 +210,8 @@ export class ReplicationQuota {
   private readonly all: WindowedRate;
   private readonly throttledRate: WindowedRate;
   private readonly perPartition = new Map<string, { rate: WindowedRate; lastMs: number }>();
+  /** Throttled partitions that recently asked for the budget (key → last time), for fair shares. */
+  private readonly demandSeen = new Map<string, number>();
   /** Leader side: per (partition, follower), keyed `topic-partition/brokerId`. */
   private readonly perReplica = new Map<string, { rate: WindowedRate; lastMs: number }>();
   private readonly parsed = new Map<string, { raw: unknown; set: ThrottledSet }>();
@@ -295,6 +297,45 @@ export class ReplicationQuota {
     const b = this.sync(nowMs);
     if (b === null) return 0;
     return Math.min(maxWaitMs, Math.max(1, b.msUntil(this.chunk(DEFAULT_CHUNK_LIMIT, nowMs), nowMs)));
+  }
+
+  /**
+   * Notes that `keys` (throttled partitions held back by this budget) want bytes now, and returns
+   * how many distinct ones wanted bytes within the last sample window — across every fetcher or
+   * Fetch sharing this budget — so each can take an even share (allowance / demand) instead of the
+   * first to ask taking it all.
+   */
+  demand(keys: readonly string[], nowMs = this.cfg.clock.nowMs()): number {
+    for (const k of keys) this.demandSeen.set(k, nowMs);
+    for (const [k, t] of this.demandSeen) if (nowMs - t > this.window.sampleMs) this.demandSeen.delete(k);
+    return Math.max(1, this.demandSeen.size);
+  }
+
+  /**
+   * Held-back partitions waiting for the budget (key → when last held). A partition that asks
+   * leaves each OTHER waiting one its share first, so fetchers that come back at different moments
+   * (one after a long poll, one on a timer) still take turns instead of the quicker taking all.
+   */
+  private readonly waitingSince = new Map<string, number>();
+
+  /** Marks `key` as held back for the budget now. */
+  markWaiting(key: string, nowMs = this.cfg.clock.nowMs()): void {
+    this.waitingSince.set(key, nowMs);
+  }
+
+  /** `key` got its share: no longer waiting. */
+  clearWaiting(key: string): void {
+    this.waitingSince.delete(key);
+  }
+
+  /** How many partitions other than `keys` were held back within the last sample window. */
+  othersWaiting(keys: readonly string[], nowMs = this.cfg.clock.nowMs()): number {
+    let n = 0;
+    for (const [k, t] of this.waitingSince) {
+      if (nowMs - t > this.window.sampleMs) this.waitingSince.delete(k);
+      else if (!keys.includes(k)) n++;
+    }
+    return n;
   }
 
   /** Milliseconds until `bytes` may move (0: now; capped at one window of the rate). */

@@ -78,7 +78,9 @@ describe('seed 13.3 实测二: throttled catch-up', () => {
   let victim: number;
 
   before(async () => {
-    c = await ScenarioCluster.start({ name: 'seed-13-3-throttle' });
+    // Two fetchers per leader (Kafka's num.replica.fetchers): the pair's partitions land on
+    // different fetchers (d1.pair-0 on 1, d1.pair-1 on 0), which still share one follower budget.
+    c = await ScenarioCluster.start({ name: 'seed-13-3-throttle', properties: ['num.replica.fetchers=2'] });
     const controller = await c.controllerId();
     victim = [3, 2, 1].find((id) => id !== controller)!;
     const rest = [1, 2, 3].filter((id) => id !== victim);
@@ -244,7 +246,7 @@ describe('seed 13.3 实测二: throttled catch-up', () => {
       // offsetLag > 0 for as long as the follower is behind, from its first Fetch answer on (before
       // it, a just-restarted follower does not know the leader's LEO: those are only counted).
       const catchingUp = lagObs.filter((o) => o.size < leaderSize && o.t >= first);
-      assert.ok(catchingUp.length >= 5, `${catchingUp.length} log-dirs observations during the catch-up`);
+      assert.ok(catchingUp.length >= 3, `${catchingUp.length} log-dirs observations during the catch-up`);
       for (const o of catchingUp) {
         assert.ok(
           o.offsetLag > 0,
@@ -318,13 +320,16 @@ describe('seed 13.3 实测二: throttled catch-up', () => {
       const rate = ((total(end) - total(from)) * 1000) / (end.t - from.t);
       const shares = [0, 1].map((i) => end.sizes[i]! - from.sizes[i]!);
       console.log(
-        `two partitions: sum ${mib(rate)} MiB/s over ${end.t - from.t} ms; shares ${shares.map(mib).join(' + ')} MiB`,
+        `two partitions (${behind.map(mib).join(' + ')} MiB behind): sum ${mib(rate)} MiB/s over ${end.t - from.t} ms from ${from.t} ms (first bytes at ${first} ms); shares ${shares.map(mib).join(' + ')} MiB; per second: ${s.samples
+          .filter((x) => x.t % 1000 < 100)
+          .map((x) => x.sizes.map(mib).join('/'))
+          .join(' ')}`,
       );
       assert.ok(end.t - from.t >= 4000, `window ${end.t - from.t} ms`);
       assert.ok(rate >= 0.95 * MiB && rate <= 1.05 * MiB, `sum ${rate} B/s`);
       assert.ok(
-        shares.every((x) => x > 0),
-        'both partitions moved in the window',
+        shares.every((x) => x >= 0.25 * (shares[0]! + shares[1]!)),
+        'both partitions had a share of the budget (on two fetchers)',
       );
       assert.ok(total(s.at(first + 2000)) <= 2.5 * MiB, 'no burst at the start');
     } finally {

@@ -129,13 +129,18 @@ function readForFollowers(
 ): PartitionRead[] {
   const replication = b.replicaManager.replication!;
   const quota = replication.quotas?.leader;
-  // Throttled partitions fetched by an out-of-ISR follower share the leader's budget evenly.
-  const shares = quota
-    ? partitions.filter((sp) => {
-        const l = sp.topic === '' ? undefined : replication.leader(partitionKey(sp.topic, sp.partition));
-        return l !== undefined && !l.isr.includes(replicaId) && quota.isThrottled(sp.topic, sp.partition);
-      }).length
-    : 0;
+  // Throttled partitions fetched by out-of-ISR followers share the leader's budget evenly (this
+  // Fetch's and those of other Fetches in the last second).
+  const throttledKeys = quota
+    ? partitions.flatMap((sp) => {
+        const key = sp.topic === '' ? '' : partitionKey(sp.topic, sp.partition);
+        const l = key === '' ? undefined : replication.leader(key);
+        return l !== undefined && !l.isr.includes(replicaId) && quota.isThrottled(sp.topic, sp.partition)
+          ? [`${key}/${replicaId}`]
+          : [];
+      })
+    : [];
+  const shares = quota && throttledKeys.length > 0 ? quota.demand(throttledKeys, b.clock.nowMs()) : 1;
   let remaining = Math.max(0, responseMaxBytes);
   let minOneMessage = true;
   const now = b.clock.nowMs();
