@@ -18,6 +18,7 @@ import {
   throttledReplicaLists,
 } from '../../src/cli/tools/reassign-partitions.js';
 import { type BrokerProcess, runSkiff, startBrokerProcess } from '../support/broker-process.js';
+import { skiff } from './in-process.js';
 
 describe('reassign-partitions JSON', () => {
   it('parses Kafka version-1 plans, log_dirs defaulting to any', () => {
@@ -109,7 +110,7 @@ describe('skiff reassign-partitions against one skiff broker', () => {
   let broker: BrokerProcess;
   let dir: string;
   const tool = (...args: string[]) =>
-    runSkiff(['reassign-partitions', '--bootstrap-server', broker.bootstrap, ...args]);
+    skiff(['reassign-partitions', '--bootstrap-server', broker.bootstrap, ...args]);
 
   before(async () => {
     broker = await startBrokerProcess();
