@@ -81,7 +81,9 @@ export class ReplicaManager {
       }
     }
     for (const [key, p] of [...this.partitions]) if (!wanted.has(key)) this.remove(key, p);
-    if (!this.strayLogsChecked) this.removeStrayLogs(wanted);
+    // Only with replicated (store-backed) metadata, whose cluster id meta.properties pins: a
+    // single-process broker whose metadata file went missing must not lose its logs.
+    if (!this.strayLogsChecked && this.replication !== null) this.removeStrayLogs(wanted);
   }
 
   /**
