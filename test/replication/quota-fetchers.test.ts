@@ -2,8 +2,12 @@ import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import type { FetchRequest } from '../../src/protocol/generated/FetchRequest.js';
-import { DEFAULT_FETCHER_CONFIG, fetcherIdFor } from '../../src/replication/fetcher.js';
+import { defaultPartitionData, type FetchResponse } from '../../src/protocol/generated/FetchResponse.js';
+import { DEFAULT_FETCHER_CONFIG, fetcherIdFor, ReplicaFetcher } from '../../src/replication/fetcher.js';
+import { PartitionFollower } from '../../src/replication/follower.js';
+import { ReplicationQuota } from '../../src/replication/quota.js';
 import { ReplicationManager } from '../../src/replication/replication-manager.js';
+import { makeBatch } from '../storage/helpers.js';
 import { openLog, settle, state, tempDir, testContext } from './helpers.js';
 
 test("fetcherIdFor is Kafka's getFetcherId: abs(31 × Java String.hashCode + partition) mod num.replica.fetchers", () => {
@@ -107,6 +111,124 @@ test('num.replica.fetchers > 1: partitions of one leader spread over N fetchers 
       [1, [1, 3, 5]],
     ]);
     m.shutdown();
+  } finally {
+    cleanup();
+  }
+});
+
+test('two fetchers share one follower budget: a throttled partition on a fetcher that long-polls for idle ones still gets its turn', async () => {
+  const { dir, cleanup } = tempDir('skiff-fetchers-fair-');
+  const ctx = testContext();
+  const rate = 100_000;
+  const quota = new ReplicationQuota({
+    side: 'follower',
+    localBrokerId: 2,
+    clock: ctx.clock,
+    rate: () => rate,
+    throttledReplicas: () => '0:2,1:2',
+  });
+  const next = new Map<number, bigint>([
+    [0, 0n],
+    [1, 0n],
+  ]);
+  // The leader: a throttled partition gets whole 1,000-byte batches up to its maxBytes (at least
+  // one); a Fetch with nothing to return long-polls for its maxWaitMs (on the manual clock).
+  const transport = {
+    fetch: (_leader: number, req: FetchRequest): Promise<FetchResponse> => {
+      let bytes = 0;
+      const responses = req.topics.map((t) => ({
+        topic: t.topic,
+        topicId: t.topicId,
+        partitions: t.partitions.map((p) => {
+          let records = Buffer.alloc(0);
+          if (p.partition < 2) {
+            const chunks: Buffer[] = [];
+            let size = 0;
+            do {
+              const batch = makeBatch({
+                baseOffset: next.get(p.partition)!,
+                count: 1,
+                valueBytes: 930,
+                epoch: 1,
+              });
+              chunks.push(batch);
+              size += batch.length;
+              next.set(p.partition, next.get(p.partition)! + 1n);
+            } while (size + 1000 <= p.partitionMaxBytes);
+            records = Buffer.concat(chunks);
+            bytes += records.length;
+          }
+          return {
+            ...defaultPartitionData(),
+            partitionIndex: p.partition,
+            highWatermark: 1_000_000n,
+            logStartOffset: 0n,
+            records,
+          };
+        }),
+      }));
+      const answer = { throttleTimeMs: 0, errorCode: 0, sessionId: 0, nodeEndpoints: [], responses };
+      if (bytes > 0) return Promise.resolve(answer);
+      return new Promise((resolve) =>
+        ctx.scheduler.schedule('long-poll', req.maxWaitMs, () => resolve(answer)),
+      );
+    },
+    leaderOffsets: () => new Promise<never>(() => {}),
+  };
+  const fetcher = (id: number) =>
+    new ReplicaFetcher(
+      1,
+      {
+        localBrokerId: 2,
+        clock: ctx.clock,
+        logger: ctx.logger,
+        scheduler: ctx.scheduler,
+        transport,
+        brokerEpoch: () => -1n,
+        config: () => DEFAULT_FETCHER_CONFIG,
+        quota,
+      },
+      id,
+    );
+  const follow = (p: number) => {
+    const f = new PartitionFollower(
+      't',
+      p,
+      'AAAAAAAAAAAAAAAAAAAAAA',
+      openLog(path.join(dir, `t-${p}`), ctx),
+      {
+        localBrokerId: 2,
+        clock: ctx.clock,
+        logger: ctx.logger,
+      },
+    );
+    f.makeFollower(1, 1);
+    return f;
+  };
+  try {
+    const a = fetcher(0);
+    const b = fetcher(1);
+    const p0 = follow(0);
+    a.addPartition(p0);
+    a.addPartition(follow(2)); // unthrottled, nothing to fetch: fetcher a long-polls
+    const p1 = follow(1);
+    b.addPartition(p1);
+    a.start();
+    b.start();
+    for (let ms = 0; ms < 20_000; ms += 5) {
+      ctx.clock.advance(5);
+      ctx.scheduler.runDue();
+      await settle();
+    }
+    const sizes = [p0.log.size, p1.log.size];
+    const sum = sizes[0]! + sizes[1]!;
+    assert.ok(Math.abs(sum - 20 * rate) <= 0.05 * 20 * rate, `sum ${sum} for 20 s at ${rate} B/s`);
+    assert.ok(
+      sizes.every((x) => x >= 0.3 * sum),
+      `each partition gets a share: ${sizes.join(' + ')}`,
+    );
+    a.stop();
+    b.stop();
   } finally {
     cleanup();
   }
