@@ -316,6 +316,17 @@ describe('seed 14.3: forensics of divergence — torn segment, bit rot, a follow
     );
     await c.waitForIsr(topic, 0, [ahead, stale], 30_000);
     await identical(topic, 0, [ahead, stale]);
+    // The leader-epoch-checkpoint that decided the cut agrees with the leader's: epoch 0 from 0,
+    // the unclean leader's epoch from 100 (the seed: suspect this file first when replicas keep
+    // truncating).
+    const epochs = (id: number) =>
+      fs.readFileSync(path.join(c.partitionDir(id, topic, 0), 'leader-epoch-checkpoint'), 'utf8');
+    await waitUntil(
+      'equal leader-epoch-checkpoint files',
+      async () => (epochs(ahead) === epochs(stale) ? true : undefined),
+      10_000,
+    );
+    assert.deepEqual(epochs(ahead).trim().split('\n').slice(2), [`${oldEpoch} 0`, `${view.leaderEpoch} 100`]);
     // The 50 records only the old leader had are gone (the price of an unclean election).
     assert.deepEqual(await c.consume(topic), [...values('both', 100), ...values('new', 30)]);
   });
