@@ -28,7 +28,7 @@ const TOPIC = 'd1.rebuild';
 const RECORDS_1 = 100_000;
 const RECORDS_3 = 30_000;
 const RECORD_SIZE = 1024;
-const FILE_DELETE_DELAY_MS = 3000;
+const FILE_DELETE_DELAY_MS = 6000;
 
 interface Observation {
   readonly t: number;
