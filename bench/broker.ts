@@ -180,16 +180,37 @@ function createTopic(bootstrap: string, topic: string): void {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
 
-function report(what: string, seconds: number, target: number, dd: number): void {
-  const mbps = (RECORDS * RECORD_BYTES) / 1e6 / seconds;
+/** CPU seconds (user + system) a process has used so far; Linux clock ticks are 1/100 s. */
+function cpuSeconds(pid: number): number {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/**
+ * One timed kcat run, with the CPU the broker spent during it: on a shared 2-core machine a wall
+ * time far above kcat's and the broker's CPU means the two waited for cores, not for each other.
+ */
+async function timed(pid: number, args: string[]): Promise<{ seconds: number; brokerCpu: number }> {
+  const cpu = cpuSeconds(pid);
+  const seconds = await runKcat(args, null);
+  return { seconds, brokerCpu: cpuSeconds(pid) - cpu };
+}
+
+function report(what: string, run: { seconds: number; brokerCpu: number }, target: number, dd: number): void {
+  const mbps = (RECORDS * RECORD_BYTES) / 1e6 / run.seconds;
   console.log(
-    `  ${what} ${RECORDS} x ${RECORD_BYTES} B: ${seconds.toFixed(2)} s, ${mbps.toFixed(0)} MB/s = ` +
-      `${(mbps / dd).toFixed(2)}x dd (target >= ${target}x: ${verdict(mbps / dd >= target)})`,
+    `  ${what} ${RECORDS} x ${RECORD_BYTES} B: ${run.seconds.toFixed(2)} s, ${mbps.toFixed(0)} MB/s = ` +
+      `${(mbps / dd).toFixed(2)}x dd (target >= ${target}x: ${verdict(mbps / dd >= target)}); ` +
+      `broker CPU ${run.brokerCpu.toFixed(2)} s`,
   );
 }
 
 export async function benchBroker(): Promise<void> {
-  console.log('broker (issue 4): kcat produce/consume vs dd, idle connections');
+  const load = os.loadavg().map((l) => l.toFixed(1));
+  console.log(
+    `broker (issue 4): kcat produce/consume vs dd, idle connections (load average ${load.join(' ')})`,
+  );
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'skiff-bench-broker-'));
   let broker: Broker | undefined;
   try {
@@ -221,16 +242,16 @@ export async function benchBroker(): Promise<void> {
         ...['-P', '-b', b, '-t', topic, '-X', 'acks=1', '-X', 'linger.ms=5', '-X', 'batch.size=1000000'],
         ...['-l', input],
       ];
-      report('produce', await runKcat(produceArgs('bench'), null), PRODUCE_TARGET, dd);
+      report('produce', await timed(pid, produceArgs('bench')), PRODUCE_TARGET, dd);
       // Diagnostic, not the target: the same again into another topic once the broker is warm
-      // (JIT, first segment).
-      const warm = await runKcat(produceArgs('bench-warm'), null);
+      // (its heap and allocator have grown; the first run also pays page faults for that).
+      const warm = await timed(pid, produceArgs('bench-warm'));
       report('  diagnostic: produce again, warm broker:', warm, PRODUCE_TARGET, dd);
       fs.rmSync(input, { force: true });
       const consumeArgs = ['-C', '-b', b, '-t', 'bench', '-o', 'beginning', '-q'];
-      report('consume', await runKcat([...consumeArgs, '-c', String(RECORDS)], null), CONSUME_TARGET, dd);
+      report('consume', await timed(pid, [...consumeArgs, '-c', String(RECORDS)]), CONSUME_TARGET, dd);
       // Diagnostic: the same ended by kcat -e, i.e. plus the final long poll (fetch.wait.max.ms).
-      const untilEof = await runKcat([...consumeArgs, '-e'], null);
+      const untilEof = await timed(pid, [...consumeArgs, '-e']);
       report(
         '  diagnostic: consume until kcat -e sees the end (+ one long poll):',
         untilEof,
