@@ -207,13 +207,14 @@ export class ReplicaFetcher {
     // half at every refill would otherwise keep the budget below a chunk for ever), and leaves the
     // partitions other fetchers hold back theirs first, so they take turns.
     this.heldNeed = Math.max(1, chunk / sharers);
-    const keys = limited.map((f) => f.name);
+    const limitedSet = new Set(limited);
+    const keys = new Set(limited.map((f) => f.name));
     const reserved = quota && limited.length > 0 ? this.heldNeed * quota.othersWaiting(keys, now) : 0;
     const available = budget - reserved;
     const share = Math.max(1, Math.floor(available / limited.length));
     for (const f of ordered) {
       let maxBytes = cfg.fetchMaxBytes;
-      if (limited.includes(f)) {
+      if (limitedSet.has(f)) {
         // Over quota (or less than its share of a chunk left): left out of this Fetch.
         if (available < this.heldNeed || budget <= 0) {
           this.quotaHeld.add(f);

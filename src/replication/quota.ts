@@ -329,11 +329,11 @@ export class ReplicationQuota {
   }
 
   /** How many partitions other than `keys` were held back within the last sample window. */
-  othersWaiting(keys: readonly string[], nowMs = this.cfg.clock.nowMs()): number {
+  othersWaiting(keys: ReadonlySet<string>, nowMs = this.cfg.clock.nowMs()): number {
     let n = 0;
     for (const [k, t] of this.waitingSince) {
       if (nowMs - t > this.window.sampleMs) this.waitingSince.delete(k);
-      else if (!keys.includes(k)) n++;
+      else if (!keys.has(k)) n++;
     }
     return n;
   }

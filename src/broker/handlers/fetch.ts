@@ -131,15 +131,16 @@ function readForFollowers(
   const quota = replication.quotas?.leader;
   // Throttled partitions fetched by out-of-ISR followers share the leader's budget evenly (this
   // Fetch's and those of other Fetches in the last second).
-  const throttledKeys = quota
-    ? partitions.flatMap((sp) => {
-        const key = sp.topic === '' ? '' : partitionKey(sp.topic, sp.partition);
-        const l = key === '' ? undefined : replication.leader(key);
-        return l !== undefined && !l.isr.includes(replicaId) && quota.isThrottled(sp.topic, sp.partition)
-          ? [`${key}/${replicaId}`]
-          : [];
-      })
-    : [];
+  const throttledKeys =
+    quota && quota.rate() !== null
+      ? partitions.flatMap((sp) => {
+          const key = sp.topic === '' ? '' : partitionKey(sp.topic, sp.partition);
+          const l = key === '' ? undefined : replication.leader(key);
+          return l !== undefined && !l.isr.includes(replicaId) && quota.isThrottled(sp.topic, sp.partition)
+            ? [`${key}/${replicaId}`]
+            : [];
+        })
+      : [];
   const shares = quota && throttledKeys.length > 0 ? quota.demand(throttledKeys, b.clock.nowMs()) : 1;
   let remaining = Math.max(0, responseMaxBytes);
   let minOneMessage = true;
