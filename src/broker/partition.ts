@@ -9,7 +9,7 @@ import type { PartitionState } from '../metadata/cluster-metadata.js';
 import { KafkaError } from '../protocol/kafka-error.js';
 import { batchSize, readBatchHeader } from '../protocol/records/batch.js';
 import type { PartitionLeaderState } from '../replication/leader-state.js';
-import { localOffsetLag, offsetLag } from '../replication/offset-lag.js';
+import { localOffsetLag, offsetLag, UNKNOWN_OFFSET_LAG } from '../replication/offset-lag.js';
 import type { ReplicationManager } from '../replication/replication-manager.js';
 import type { LogReadResult } from '../storage/local-log.js';
 import type { FetchIsolation, Log, LogAppendInfo } from '../storage/log.js';
@@ -199,7 +199,8 @@ export class Partition {
    * How far this replica is behind its leader, in offsets: the leader's LEO minus this replica's
    * LEO, for every replica alike (DescribeLogDirs' offsetLag; Skiff's rule, see ARCHITECTURE.md
    * "Where Skiff is better" — Kafka reports the HW-based lag only for future replicas). A leader
-   * is its own leader, so 0; a follower that has not heard from a leader yet reports -1 (unknown).
+   * is its own leader, so 0; a follower that has not heard from a leader yet, or a replica of an
+   * offline partition, reports -1 (unknown).
    * The rule itself is replication's (offset-lag.ts), so DescribeLogDirs and replication agree.
    * Replicated: the leader reports 0 for itself (its leaderState.replicaLags() has every replica's
    * exact lag); a follower reports max(leader HW from its latest Fetch answer, own LEO) − own LEO
@@ -211,7 +212,8 @@ export class Partition {
       if (leader) return localOffsetLag({ leader });
       const follower = this.replication.follower(this.key);
       if (follower) return localOffsetLag({ follower });
-      return 0n;
+      // No leader to follow (offline partition) or no state yet: unknown, not "in sync".
+      return UNKNOWN_OFFSET_LAG;
     }
     const leo = this.log.logEndOffset;
     return offsetLag(this.isLeader ? leo : (this.leaderLeo ?? leo), leo);

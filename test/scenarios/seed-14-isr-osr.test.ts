@@ -116,6 +116,10 @@ describe('seed ISR/OSR: mass failure and recovery timeline (RF 3, min.insync.rep
       assert.equal(d.leader, 'none', `a stale replica was elected: ${d.line}`);
       await sleep(250);
     }
+    // R1 waits for a leader ("进入等待 Leader 状态"): log-dirs does not pretend it is in sync —
+    // offsetLag -1 (unknown), where Kafka would print 0.
+    const dirs = await c.logDirs(TOPIC);
+    assert.equal(dirs.get(r1)?.get(`${TOPIC}-0`)?.offsetLag, -1, JSON.stringify([...(dirs.get(r1) ?? [])]));
     const controller = await c.controllerId();
     assert.doesNotMatch(c.serverLog(controller), /Unclean leader election for mytopic-0/);
     // 写不了: kcat gives up after message.timeout.ms without an acknowledgement.
