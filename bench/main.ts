@@ -2,17 +2,29 @@ import { benchBroker } from './broker.js';
 import { benchFetchEncode } from './fetch-encode.js';
 import { benchMetadata } from './metadata.js';
 import { benchRecords } from './records.js';
+import { benchReplication } from './replication.js';
 import { benchStorage } from './storage.js';
 import { benchThrottle } from './throttle.js';
 
-/** Every benchmark, run in order by `npm run bench`. Add new ones to this list. */
-const benches: (() => Promise<unknown>)[] = [
-  benchRecords,
-  benchFetchEncode,
-  benchStorage,
-  benchBroker,
-  benchMetadata,
-  benchThrottle,
-];
+/**
+ * Every benchmark, run in order by `npm run bench`. Add new ones to this list.
+ * `node dist/bench/main.js NAME...` runs only the named ones.
+ */
+const benches: Record<string, () => Promise<unknown>> = {
+  records: benchRecords,
+  'fetch-encode': benchFetchEncode,
+  storage: benchStorage,
+  broker: benchBroker,
+  metadata: benchMetadata,
+  throttle: benchThrottle,
+  replication: benchReplication,
+};
 
-for (const bench of benches) await bench();
+const only = process.argv.slice(2);
+const unknown = only.filter((n) => !(n in benches));
+if (unknown.length > 0) {
+  process.stderr.write(`unknown bench ${unknown.join(', ')} (known: ${Object.keys(benches).join(', ')})\n`);
+  process.exit(2);
+}
+for (const [name, bench] of Object.entries(benches))
+  if (only.length === 0 || only.includes(name)) await bench();
