@@ -1,5 +1,6 @@
 import { randomFillSync } from 'node:crypto';
 import * as fs from 'node:fs';
+import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -25,8 +26,9 @@ import { TimerScheduler } from '../src/storage/scheduler.js';
  * transport is in-process (a follower Fetch that gets nothing waits replica.fetch.wait.max.ms, as
  * a parked Fetch on the broker does when nothing is appended). Target: the steady rate within ±2%
  * of the configured one at 1, 10 and 100 MiB/s. Beside it, the same copy unthrottled (the baseline:
- * what this machine does without a throttle), and the bytes copied in the first 2 s after the
- * start (no burst: at most rate × 2 s plus one batch).
+ * what this machine does without a throttle; a rate above 0.25x of it is reported, not judged),
+ * the quota alone pacing a loopback socket (judged at every rate), and the bytes copied in the
+ * first 2 s after the start (no burst: at most rate × 2 s plus one batch).
  */
 const MiB = 1024 * 1024;
 const TARGET = 0.02;
@@ -172,24 +174,30 @@ async function throttled(root: string, rate: number, warmMs: number, measureMs: 
   const dir = fs.mkdtempSync(path.join(root, `t${rate}-`));
   const s = setup(dir, rate, Math.ceil((rate * (warmMs + measureMs + 1000)) / 1000) + 4 * MiB);
   try {
-    const samples: { t: number; size: number }[] = [];
+    const samples: { t: number; size: number }[] = [{ t: 0, size: 0 }];
     const t0 = performance.now();
     s.fetcher.addPartition(s.follower);
     s.fetcher.start();
-    const size = () => s.follower.log.size;
+    // Every change of the follower's size, with its time: the rate is measured between two
+    // arrivals, so the chunk granularity does not bias it at the window's edges.
     while (performance.now() - t0 < warmMs + measureMs) {
-      samples.push({ t: performance.now() - t0, size: size() });
-      await sleep(20);
+      const size = s.follower.log.size;
+      if (size !== samples.at(-1)!.size) samples.push({ t: performance.now() - t0, size });
+      await sleep(2);
     }
-    samples.push({ t: performance.now() - t0, size: size() });
-    const at = (t: number) => samples.reduce((best, x) => (x.t <= t ? x : best), samples[0]!);
-    const a = at(warmMs);
-    const b = samples.at(-1)!;
-    return { steady: ((b.size - a.size) * 1000) / (b.t - a.t), first2s: at(2000).size, spanMs: b.t - a.t };
+    return steadyRate(samples, warmMs);
   } finally {
     s.close();
     fs.rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** Bytes/s between the first arrival after `warmMs` and the last one; and what arrived in the first 2 s. */
+function steadyRate(samples: readonly { t: number; size: number }[], warmMs: number) {
+  const a = samples.find((x) => x.t >= warmMs) ?? samples.at(-1)!;
+  const b = samples.at(-1)!;
+  const first2s = samples.reduce((best, x) => (x.t <= 2000 ? x : best), samples[0]!).size;
+  return { steady: b.t > a.t ? ((b.size - a.size) * 1000) / (b.t - a.t) : 0, first2s, spanMs: b.t - a.t };
 }
 
 /** The same copy with no throttle: bytes/s over the whole copy. */
@@ -209,35 +217,128 @@ async function unthrottled(root: string, bytes: number): Promise<number> {
   }
 }
 
+/**
+ * The quota alone moving real bytes over a loopback TCP socket: the follower side waits for its
+ * share of a chunk and asks for at most its budget, the leader side sends at most its budget (or
+ * nothing, answering once it refills) — the same decisions as the fetcher and readForFollower,
+ * without the logs, so a rate above what this machine's log pipeline copies can still be judged.
+ */
+async function loopback(rate: number, warmMs: number, measureMs: number) {
+  const clock = new SystemClock();
+  const quota = (side: 'leader' | 'follower', id: number) =>
+    new ReplicationQuota({ side, localBrokerId: id, clock, rate: () => rate, throttledReplicas: () => '*' });
+  const leaderQuota = quota('leader', 1);
+  const followerQuota = quota('follower', 2);
+  const payload = randomFillSync(Buffer.allocUnsafe(DEFAULT_FETCHER_CONFIG.fetchMaxBytes));
+  const server = net.createServer((sock) => {
+    sock.on('error', () => {}); // the client goes away at the end
+    let pending = Buffer.alloc(0);
+    sock.on('data', async (d: Buffer) => {
+      pending = Buffer.concat([pending, d]);
+      while (pending.length >= 4) {
+        const want = pending.readUInt32BE(0);
+        pending = pending.subarray(4);
+        let allowance = leaderQuota.allowance();
+        if (allowance <= 0) {
+          await sleep(leaderQuota.withheldWaitMs(DEFAULT_FETCHER_CONFIG.maxWaitMs));
+          allowance = leaderQuota.allowance();
+        }
+        const n = allowance <= 0 ? 0 : Math.min(want, Math.floor(allowance));
+        leaderQuota.record('bench-0', n, true);
+        const head = Buffer.alloc(4);
+        head.writeUInt32BE(n, 0);
+        sock.write(Buffer.concat([head, payload.subarray(0, n)]));
+      }
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as net.AddressInfo;
+  const sock = net.connect(port, '127.0.0.1');
+  sock.on('error', () => {});
+  await new Promise<void>((r) => sock.once('connect', r));
+  let received = 0;
+  let inbox = Buffer.alloc(0);
+  let waiting: ((n: number) => void) | null = null;
+  sock.on('data', (d: Buffer) => {
+    inbox = Buffer.concat([inbox, d]);
+    if (inbox.length >= 4 && inbox.length >= 4 + inbox.readUInt32BE(0) && waiting) {
+      const n = inbox.readUInt32BE(0);
+      inbox = inbox.subarray(4 + n);
+      const w = waiting;
+      waiting = null;
+      w(n);
+    }
+  });
+  const samples: { t: number; size: number }[] = [{ t: 0, size: 0 }];
+  const t0 = performance.now();
+  let stop = false;
+  const chunk = followerQuota.chunk(DEFAULT_FETCHER_CONFIG.fetchMaxBytes);
+  const loop = (async () => {
+    while (!stop) {
+      const wait = followerQuota.msUntil(chunk);
+      if (wait > 0) {
+        await sleep(wait);
+        continue;
+      }
+      const ask = Math.min(DEFAULT_FETCHER_CONFIG.fetchMaxBytes, Math.floor(followerQuota.allowance()));
+      const head = Buffer.alloc(4);
+      head.writeUInt32BE(ask, 0);
+      const got = new Promise<number>((r) => {
+        waiting = r;
+      });
+      sock.write(head);
+      const n = await got;
+      followerQuota.record('bench-0', n, true);
+      received += n;
+      if (n > 0) samples.push({ t: performance.now() - t0, size: received });
+    }
+  })();
+  await sleep(warmMs + measureMs);
+  stop = true;
+  sock.destroy();
+  server.close();
+  await Promise.race([loop, sleep(1000)]);
+  return steadyRate(samples, warmMs);
+}
+
 export async function benchThrottle(): Promise<{ ok: boolean }> {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'skiff-bench-throttle-'));
   let ok = true;
+  const report = (
+    what: string,
+    rateMiB: number,
+    r: { steady: number; first2s: number; spanMs: number },
+    judged: string | null,
+  ) => {
+    const rate = rateMiB * MiB;
+    const ratio = r.steady / rate;
+    const pass = Math.abs(ratio - 1) <= TARGET;
+    const noBurst = r.first2s <= 2 * rate + RECORDS_PER_BATCH * (RECORD_BYTES + 100);
+    if (judged === null) ok &&= pass;
+    ok &&= noBurst;
+    line(
+      `throttle ${rateMiB} MiB/s (${what}): steady ${(r.steady / MiB).toFixed(3)} MiB/s over ${(r.spanMs / 1000).toFixed(1)} s = ${ratio.toFixed(4)}x (target 1 ± ${TARGET}) ${judged ?? (pass ? 'PASS' : 'FAIL')}; first 2 s ${(r.first2s / MiB).toFixed(2)} MiB (<= rate x 2 s + one batch: ${noBurst ? 'PASS' : 'FAIL'})`,
+    );
+  };
   try {
-    line('== replication throttle (both layers, real logs and timers, in-process transport) ==');
-    const free = await unthrottled(root, 256 * MiB);
-    line(`baseline: unthrottled copy ${(free / MiB).toFixed(1)} MiB/s`);
+    line('== replication throttle (both layers) ==');
     for (const [rateMiB, warmMs, measureMs] of [
       [1, 2000, 8000],
       [10, 2000, 6000],
-      [100, 1000, 3000],
+      [100, 1000, 4000],
     ] as const) {
       const rate = rateMiB * MiB;
-      const r = await throttled(root, rate, warmMs, measureMs);
-      const ratio = r.steady / rate;
-      const noBurst = r.first2s <= 2 * rate + RECORDS_PER_BATCH * (RECORD_BYTES + 100);
-      // A rate the machine cannot copy at unthrottled says nothing about the throttle.
-      const measurable = rate <= 0.9 * free;
-      const pass = Math.abs(ratio - 1) <= TARGET;
-      if (measurable) ok &&= pass;
-      ok &&= noBurst;
-      const verdict = measurable
-        ? pass
-          ? 'PASS'
-          : 'FAIL'
-        : `n/a: above 0.9x the unthrottled copy (${(free / MiB).toFixed(1)} MiB/s) on this machine now`;
-      line(
-        `throttle ${rateMiB} MiB/s: steady ${(r.steady / MiB).toFixed(3)} MiB/s over ${(r.spanMs / 1000).toFixed(1)} s = ${ratio.toFixed(4)}x (target 1 ± ${TARGET}) ${verdict}; first 2 s ${(r.first2s / MiB).toFixed(2)} MiB (<= rate x 2 s + one batch: ${noBurst ? 'PASS' : 'FAIL'})`,
+      // What the log pipeline copies unthrottled right now: a rate near it says nothing about the throttle.
+      const free = await unthrottled(root, Math.min(256 * MiB, Math.max(32 * MiB, 2 * rate)));
+      // Judged only well below it (this machine is shared); the loopback line is judged at every rate.
+      const measurable = rate <= 0.25 * free;
+      report(
+        'fetcher + logs',
+        rateMiB,
+        await throttled(root, rate, warmMs, measureMs),
+        measurable ? null : `(not judged: the logs copy ${(free / MiB).toFixed(1)} MiB/s unthrottled now)`,
       );
+      report('quota on a loopback socket', rateMiB, await loopback(rate, warmMs, measureMs), null);
     }
   } finally {
     fs.rmSync(root, { recursive: true, force: true });
