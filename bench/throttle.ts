@@ -257,17 +257,24 @@ async function loopback(rate: number, warmMs: number, measureMs: number) {
   sock.on('error', () => {});
   await new Promise<void>((r) => sock.once('connect', r));
   let received = 0;
-  let inbox = Buffer.alloc(0);
+  // Arrivals kept as a list (no quadratic re-concatenation of a 1 MiB answer).
+  const parts: Buffer[] = [];
+  let buffered = 0;
   let waiting: ((n: number) => void) | null = null;
   sock.on('data', (d: Buffer) => {
-    inbox = Buffer.concat([inbox, d]);
-    if (inbox.length >= 4 && inbox.length >= 4 + inbox.readUInt32BE(0) && waiting) {
-      const n = inbox.readUInt32BE(0);
-      inbox = inbox.subarray(4 + n);
-      const w = waiting;
-      waiting = null;
-      w(n);
-    }
+    parts.push(d);
+    buffered += d.length;
+    if (!waiting || buffered < 4) return;
+    const head = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
+    const n = head.readUInt32BE(0);
+    if (buffered < 4 + n) return;
+    const rest = head.length === buffered ? head.subarray(4 + n) : Buffer.concat(parts).subarray(4 + n);
+    parts.length = 0;
+    buffered = rest.length;
+    if (rest.length > 0) parts.push(rest);
+    const w = waiting;
+    waiting = null;
+    w(n);
   });
   const samples: { t: number; size: number }[] = [{ t: 0, size: 0 }];
   const t0 = performance.now();
