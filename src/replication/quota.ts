@@ -16,14 +16,19 @@
  * token bucket instead — refilled at the configured rate, holding at most one window size of it
  * (`replication.quota.window.size.seconds` × rate), starting EMPTY when the meter is created or a
  * rate is first set — so the long-run rate is exactly the configured one and no interval of T
- * seconds after a start passes more than rate × T plus one record batch. Bytes may overdraw the
+ * seconds after a start passes more than rate × T plus a record batch per Fetch in flight (after an
+ * idle spell, one window of the rate more). Bytes may overdraw the
  * bucket (a batch is never split, and a leader charges the bytes of throttled partitions sent to
  * in-sync followers too, as Kafka records them); the debt is paid before the next bytes go, and
  * is forgotten beyond the whole window (`window.num` × `window.size`) of the rate, as Kafka's Rate
  * forgets samples older than its window.
  *
+ * The throttled partitions wanting bytes share the budget evenly, across fetchers and Fetches
+ * (`demand`, `othersWaiting`): Kafka's first-come use of the quota let one fetcher starve another.
+ *
  * Kafka's windowed Rate is kept for what an operator reads: the OBSERVED rate per broker side and
- * per partition (`observed()`), over the retained samples.
+ * per partition (`observed()`), and per follower on the leader (`replicaRate`), over the retained
+ * samples.
  */
 
 /** `replication.quota.window.num` × `replication.quota.window.size.seconds`. */
