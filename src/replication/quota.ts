@@ -24,7 +24,7 @@
  * forgets samples older than its window.
  *
  * The throttled partitions wanting bytes share the budget evenly, across fetchers and Fetches
- * (`demand`, `othersWaiting`): Kafka's first-come use of the quota let one fetcher starve another.
+ * (`demand`, `othersWaiting`): first come, first served let one fetcher starve another here.
  *
  * Kafka's windowed Rate is kept for what an operator reads: the OBSERVED rate per broker side and
  * per partition (`observed()`), and per follower on the leader (`replicaRate`), over the retained
