@@ -25,6 +25,7 @@ import { callLauncher, type LauncherFile, readLauncherFile } from '../src/cluste
  *    polled every 10 ms over one connection). Target: in the ISR <= 1.5 s after the start request
  *    (the seed's Kafka: 5.2 s); the catch-up rate (backlog / time from listening to the ISR)
  *    >= 0.5x dd.
+ * SKIFF_BENCH_PARTS=produce,latency,catchup (default: all three) picks the parts;
  * SKIFF_BENCH_CATCHUP_RUNS=N repeats the catch-up N times (a new topic each time) for a range;
  * SKIFF_BENCH_NODE_FLAGS (space separated, e.g. --cpu-prof) go to `skiff up` and so to its brokers
  * (forked with the launcher's execArgv); SKIFF_BENCH_KEEP=1 keeps the data dir (server logs in
@@ -156,6 +157,13 @@ class Cluster {
     return [0, 1, 2].map((i) => `127.0.0.1:${this.port + i}`).join(',');
   }
 
+  async pid(id: number): Promise<number> {
+    const r = await callLauncher(this.launcher, 'GET', '/status', 10_000);
+    const b = (r.body.brokers as { id: number; pid: number | null }[]).find((x) => x.id === id);
+    if (b?.pid == null) throw new Error(`broker ${id} has no process`);
+    return b.pid;
+  }
+
   async control(what: 'start' | 'stop', id: number): Promise<void> {
     const r = await callLauncher(this.launcher, 'POST', `/brokers/${id}/${what}`, 120_000);
     if (r.status !== 200) throw new Error(`${what} broker ${id}: ${JSON.stringify(r.body)}`);
@@ -204,7 +212,17 @@ async function waitIsr(admin: Admin, topic: string, want: number[], timeoutMs: n
   }
 }
 
+/** CPU seconds (user + system) a process has used so far; Linux clock ticks are 1/100 s. */
+function cpuSeconds(pid: number): number {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 interface CatchUp {
+  readonly followerCpu: number;
+  readonly startCpu: number;
+  readonly leaderCpu: number;
   readonly backlog: number;
   readonly listenS: number;
   readonly sizesS: number;
@@ -229,8 +247,13 @@ async function catchUp(
   const produceArgs = ['-P', '-b', c.bootstrap, '-t', topic, '-X', 'acks=all', '-X', 'linger.ms=5'];
   await run('kcat', [...produceArgs, '-X', 'batch.size=1000000', '-l', input]);
   const backlog = c.logSize(leader, topic);
+  const leaderPid = await c.pid(leader);
+  const leaderCpu0 = cpuSeconds(leaderPid);
   const t0 = performance.now();
-  const started = c.control('start', victim).then(() => (performance.now() - t0) / 1000);
+  const started = c.control('start', victim).then(async () => {
+    const listenS = (performance.now() - t0) / 1000;
+    return { listenS, cpu: cpuSeconds(await c.pid(victim)) };
+  });
   let sizesS = -1;
   let isrS = -1;
   const deadline = t0 + 120_000;
@@ -243,9 +266,11 @@ async function catchUp(
       throw new Error(`broker ${victim} not back in the ISR of ${topic}`);
     else await sleep(10);
   }
-  const listenS = await started;
+  const leaderCpu = cpuSeconds(leaderPid) - leaderCpu0;
+  const { listenS, cpu: startCpu } = await started;
+  const followerCpu = cpuSeconds(await c.pid(victim));
   if (sizesS < 0) sizesS = isrS;
-  return { backlog, listenS, sizesS, isrS };
+  return { backlog, listenS, sizesS, isrS, followerCpu, startCpu, leaderCpu };
 }
 
 export async function benchReplication(): Promise<void> {
@@ -287,43 +312,19 @@ export async function benchReplication(): Promise<void> {
       await waitIsr(admin, name, assignment, 30_000);
     };
 
-    await create('rf3');
-    const produce = await run('kcat', [
-      ...['-P', '-b', cluster.bootstrap, '-t', 'rf3', '-X', 'acks=all'],
-      ...['-X', 'linger.ms=5', '-X', 'batch.size=1000000', '-l', input],
-    ]);
-    const mbps = (RECORDS * RECORD_BYTES) / 1e6 / produce.seconds;
-    line(
-      `  produce RF 3 acks=all ${RECORDS} x ${RECORD_BYTES} B (kcat): ${produce.seconds.toFixed(2)} s, ` +
-        `${mbps.toFixed(0)} MB/s = ${(mbps / dd).toFixed(2)}x dd (target >= ${PRODUCE_TARGET}x: ${verdict(mbps / dd >= PRODUCE_TARGET)})`,
-    );
-
-    await create('lat');
-    const rate = Math.round((LATENCY_MBPS * 1e6) / RECORD_BYTES);
-    const perf = await run(process.execPath, [
-      ...[SKIFF, 'producer-perf-test', '--topic', 'lat', '--num-records', String(LATENCY_RECORDS)],
-      ...['--record-size', String(RECORD_BYTES), '--throughput', String(rate)],
-      ...['--producer-props', `bootstrap.servers=${cluster.bootstrap}`, 'acks=-1'],
-    ]);
-    const summary = perf.out.trim().split('\n').at(-1) ?? '';
-    const p99 = /([\d.]+) ms 99th/.exec(summary);
-    const achieved = /\(([\d.]+) MB\/sec\)/.exec(summary);
-    if (p99 === null) throw new Error(`no p99 in producer-perf-test output:\n${perf.out}`);
-    line(
-      `  acks=all latency at ${LATENCY_MBPS} MB/s (producer-perf-test, ${LATENCY_RECORDS} x ${RECORD_BYTES} B, achieved ` +
-        `${achieved?.[1] ?? '?'} MB/s): p99 ${p99[1]} ms (target <= ${P99_TARGET_MS} ms: ${verdict(Number(p99[1]) <= P99_TARGET_MS)})`,
-    );
-    line(`    ${summary}`);
-
+    const parts = (process.env.SKIFF_BENCH_PARTS ?? 'produce,latency,catchup').split(',');
+    if (parts.includes('produce')) await produceRf3(cluster, create, input, dd);
+    if (parts.includes('latency')) await latency(cluster, create);
     const runs = Math.max(1, Number(process.env.SKIFF_BENCH_CATCHUP_RUNS ?? '1') || 1);
-    for (let i = 1; i <= runs; i++) {
+    for (let i = 1; i <= runs && parts.includes('catchup'); i++) {
       const r = await catchUp(cluster, admin, `catchup-${i}`, assignment, input);
       const rateMBps = r.backlog / 1e6 / (r.isrS - r.listenS);
       line(
         `  follower catch-up ${i}/${runs} of ${(r.backlog / 1024 / 1024).toFixed(1)} MiB (broker ${victim}, leader ${leader}): ` +
           `listening ${r.listenS.toFixed(2)} s, sizes equal ${r.sizesS.toFixed(2)} s, in the ISR ${r.isrS.toFixed(2)} s after the start ` +
           `(target <= ${CATCHUP_TARGET_S} s: ${verdict(r.isrS <= CATCHUP_TARGET_S)}); rate ${rateMBps.toFixed(0)} MB/s = ` +
-          `${(rateMBps / dd).toFixed(2)}x dd (target >= ${CATCHUP_RATE_TARGET}x: ${verdict(rateMBps / dd >= CATCHUP_RATE_TARGET)})`,
+          `${(rateMBps / dd).toFixed(2)}x dd (target >= ${CATCHUP_RATE_TARGET}x: ${verdict(rateMBps / dd >= CATCHUP_RATE_TARGET)}); ` +
+          `CPU: follower ${r.startCpu.toFixed(2)} s to listen + ${(r.followerCpu - r.startCpu).toFixed(2)} s to catch up, leader ${r.leaderCpu.toFixed(2)} s`,
       );
     }
   } finally {
@@ -332,6 +333,43 @@ export async function benchReplication(): Promise<void> {
     if (process.env.SKIFF_BENCH_KEEP === '1') line(`  SKIFF_BENCH_KEEP=1: data dir kept at ${dir}`);
     else fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
   }
+}
+
+async function produceRf3(
+  cluster: Cluster,
+  create: (name: string) => Promise<void>,
+  input: string,
+  dd: number,
+): Promise<void> {
+  await create('rf3');
+  const produce = await run('kcat', [
+    ...['-P', '-b', cluster.bootstrap, '-t', 'rf3', '-X', 'acks=all'],
+    ...['-X', 'linger.ms=5', '-X', 'batch.size=1000000', '-l', input],
+  ]);
+  const mbps = (RECORDS * RECORD_BYTES) / 1e6 / produce.seconds;
+  line(
+    `  produce RF 3 acks=all ${RECORDS} x ${RECORD_BYTES} B (kcat): ${produce.seconds.toFixed(2)} s, ` +
+      `${mbps.toFixed(0)} MB/s = ${(mbps / dd).toFixed(2)}x dd (target >= ${PRODUCE_TARGET}x: ${verdict(mbps / dd >= PRODUCE_TARGET)})`,
+  );
+}
+
+async function latency(cluster: Cluster, create: (name: string) => Promise<void>): Promise<void> {
+  await create('lat');
+  const rate = Math.round((LATENCY_MBPS * 1e6) / RECORD_BYTES);
+  const perf = await run(process.execPath, [
+    ...[SKIFF, 'producer-perf-test', '--topic', 'lat', '--num-records', String(LATENCY_RECORDS)],
+    ...['--record-size', String(RECORD_BYTES), '--throughput', String(rate)],
+    ...['--producer-props', `bootstrap.servers=${cluster.bootstrap}`, 'acks=-1'],
+  ]);
+  const summary = perf.out.trim().split('\n').at(-1) ?? '';
+  const p99 = /([\d.]+) ms 99th/.exec(summary);
+  const achieved = /\(([\d.]+) MB\/sec\)/.exec(summary);
+  if (p99 === null) throw new Error(`no p99 in producer-perf-test output:\n${perf.out}`);
+  line(
+    `  acks=all latency at ${LATENCY_MBPS} MB/s (producer-perf-test, ${LATENCY_RECORDS} x ${RECORD_BYTES} B, achieved ` +
+      `${achieved?.[1] ?? '?'} MB/s): p99 ${p99[1]} ms (target <= ${P99_TARGET_MS} ms: ${verdict(Number(p99[1]) <= P99_TARGET_MS)})`,
+  );
+  line(`    ${summary}`);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) await benchReplication();

@@ -7,6 +7,7 @@
  */
 import type { ClusterMetadata } from '../metadata/cluster-metadata.js';
 import { ClientConnection } from '../network/client-connection.js';
+import { FramePool } from '../protocol/framing.js';
 import {
   defaultReplicaState,
   type FetchRequest,
@@ -26,11 +27,18 @@ const FETCH = 1;
 const FETCH_VERSION = 12;
 const LIST_OFFSETS = 2;
 const LIST_OFFSETS_VERSION = 7;
+/**
+ * Idle assembly buffers kept for the fetchers' responses: a follower catching up gets one
+ * replica.fetch.response.max.bytes answer after the other, and a fresh buffer for each costs a page
+ * fault per 4 KiB touched (the copy into fresh memory was ~40% of a catch-up's CPU).
+ */
+const FRAME_POOL_BYTES = 64 * 1024 * 1024;
 
 export class BrokerReplicaTransport implements ReplicaTransport {
   /** By `leaderId/fetcherId`: one connection per fetcher (num.replica.fetchers), as Kafka's threads. */
   private readonly conns = new Map<string, { key: string; conn: Promise<ClientConnection> }>();
   private closed = false;
+  private readonly framePool = new FramePool(FRAME_POOL_BYTES);
 
   constructor(
     private readonly localBrokerId: number,
@@ -55,6 +63,7 @@ export class BrokerReplicaTransport implements ReplicaTransport {
       maxFrameBytes: 256 * 1024 * 1024,
       requestTimeoutMs: this.requestTimeoutMs(),
       scheduler: this.scheduler,
+      framePool: this.framePool,
     });
     const entry = { key, conn };
     this.conns.set(slot, entry);
@@ -75,6 +84,12 @@ export class BrokerReplicaTransport implements ReplicaTransport {
     // v12 carries the replica id at the top level; ReplicaState (with the broker epoch) is v15+.
     const v12 = { ...request, replicaState: defaultReplicaState() };
     return conn.send(FETCH, FETCH_VERSION, FetchRequestCodec, v12, FetchResponseCodec);
+  }
+
+  /** The fetcher has appended the response's records: their frame's buffer goes back to the pool. */
+  release(response: FetchResponse): void {
+    for (const t of response.responses)
+      for (const p of t.partitions) if (p.records !== null) this.framePool.release(p.records);
   }
 
   async leaderOffsets(

@@ -1,6 +1,6 @@
 import * as net from 'node:net';
 import type { MessageCodec } from '../protocol/codec-runtime.js';
-import { DEFAULT_MAX_FRAME_BYTES, FrameReader } from '../protocol/framing.js';
+import { DEFAULT_MAX_FRAME_BYTES, type FramePool, FrameReader } from '../protocol/framing.js';
 import { encodeRequest, readResponse } from '../protocol/messages.js';
 import { ProtocolError } from '../protocol/protocol-error.js';
 import type { Scheduler } from '../storage/scheduler.js';
@@ -18,6 +18,11 @@ export interface ClientConnectionOptions {
    */
   readonly requestTimeoutMs?: number;
   readonly scheduler?: Scheduler;
+  /**
+   * Where response frames spanning socket reads are assembled (FrameReader's pool): the caller
+   * gives each response's buffers back (FramePool.release) once nothing refers to them.
+   */
+  readonly framePool?: FramePool;
 }
 
 /** A request went unanswered for request.timeout.ms. */
@@ -61,7 +66,10 @@ export class ClientConnection {
     private readonly options: ClientConnectionOptions,
   ) {
     this.maxInFlight = options.maxInFlight ?? 5;
-    this.reader = new FrameReader({ maxFrameBytes: options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES });
+    this.reader = new FrameReader({
+      maxFrameBytes: options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES,
+      pool: options.framePool,
+    });
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('error', (e) => this.fail(e));

@@ -48,6 +48,11 @@ export interface ReplicaTransport {
     partition: number,
     currentLeaderEpoch: number,
   ): Promise<LeaderOffsets>;
+  /**
+   * Called once a fetch's response has been processed (its records appended): the transport may
+   * reuse the memory the response's records were read into.
+   */
+  release?(response: FetchResponse): void;
 }
 
 export interface FetcherConfig {
@@ -268,8 +273,12 @@ export class ReplicaFetcher {
     let failed = false;
     try {
       const response = await this.ctx.transport.fetch(this.leaderId, built.request, this.fetcherId);
-      if (this.stopped) return;
-      failed = await this.processResponse(response, built.sent, built.throttled);
+      try {
+        if (this.stopped) return;
+        failed = await this.processResponse(response, built.sent, built.throttled);
+      } finally {
+        this.ctx.transport.release?.(response);
+      }
     } catch (e) {
       if (this.stopped) return;
       failed = true;
