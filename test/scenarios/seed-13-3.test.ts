@@ -258,8 +258,30 @@ describe('seed 13.3: catch-up and rebuild of a stopped follower', () => {
       [before3.action, before3.replicaLogEndOffset, before3.leaderLogStartOffset],
       ['REBUILD', Number(oldLeo), Number(target)],
     );
+    // The partition dir is watched from before the start: the old segment renamed .deleted is seen
+    // whatever the latency of the tools on a loaded machine (it lives file.delete.delay.ms).
+    const segName = (o: bigint) => `${String(o).padStart(20, '0')}.log`;
+    const partDir = c.partitionDir(victim, TOPIC, 0);
+    let sawDeleted = false;
+    let watching = true;
+    const watcher = (async () => {
+      while (watching) {
+        const names = fs.existsSync(partDir) ? fs.readdirSync(partDir) : [];
+        if (names.includes(`${segName(0n)}.deleted`) && !names.includes(segName(0n))) sawDeleted = true;
+        await sleep(20);
+      }
+    })();
     const mark = c.serverLogMark(victim);
-    await c.startBroker(victim);
+    try {
+      await c.startBroker(victim);
+      await c.waitForServerLog(victim, /Rebuilding partition d1\.rebuild-0/, 60_000, mark);
+    } finally {
+      watching = false;
+      await watcher;
+    }
+    // The old segment was renamed .deleted (not removed at once); the new one starts at the
+    // straddling batch's base offset (checked below).
+    assert.ok(sawDeleted, `${segName(0n)} was never seen renamed .deleted`);
     const [line] = await c.waitForServerLog(
       victim,
       /^.*Rebuilding partition d1\.rebuild-0.*$/m,
@@ -273,13 +295,6 @@ describe('seed 13.3: catch-up and rebuild of a stopped follower', () => {
         `local log end offset ${oldLeo} is below the leader's log start offset ${target}; all local segments discarded \\(${oldSize} bytes, renamed \\.deleted until file\\.delete\\.delay\\.ms\\); log restarted at offset ${straddling.base} \\(base offset of the batch holding offset ${target}\\), log start offset ${target}$`,
       ),
     );
-    // Right after it, the old segment is still there, renamed .deleted; the new one starts at the
-    // straddling batch's base offset.
-    const segName = (o: bigint) => `${String(o).padStart(20, '0')}.log`;
-    const names = c.files(victim, TOPIC, 0).map((f) => f.name);
-    assert.ok(names.includes(`${segName(0n)}.deleted`), `no .deleted segment in ${names.join(' ')}`);
-    assert.ok(!names.includes(segName(0n)), names.join(' '));
-
     await c.waitForIsr(TOPIC, 0, [1, 2, 3], 60_000);
     const liveSegments = c
       .files(victim, TOPIC, 0)
@@ -302,15 +317,24 @@ describe('seed 13.3: catch-up and rebuild of a stopped follower', () => {
       },
       10_000,
     );
-    // After file.delete.delay.ms the .deleted files are gone.
-    await c.waitForServerLog(
+    // After file.delete.delay.ms (the topic's 6 s, not the default 60 s) the .deleted files are gone.
+    const [deletedLine] = await c.waitForServerLog(
       victim,
-      /d1\.rebuild-0: deleted log segment 0 /,
+      /^.*d1\.rebuild-0: deleted log segment 0 .*$/m,
       FILE_DELETE_DELAY_MS + 15_000,
       mark,
     );
-    const after = c.files(victim, TOPIC, 0).map((f) => f.name);
-    assert.ok(!after.some((n) => n.endsWith('.deleted')), after.join(' '));
+    const stamp = (l: string) => Date.parse(/^\[([^\]]+)\]/.exec(l)![1]!);
+    const delay = stamp(deletedLine!) - stamp(line!);
+    assert.ok(
+      delay >= FILE_DELETE_DELAY_MS - 2000 && delay <= FILE_DELETE_DELAY_MS + 10_000,
+      `segment 0 deleted ${delay} ms after the rebuild line`,
+    );
+    await waitUntil(
+      'no .deleted files left',
+      async () => (c.files(victim, TOPIC, 0).some((f) => f.name.endsWith('.deleted')) ? undefined : true),
+      10_000,
+    );
 
     // ONE line: storage printed nothing of its own for this path.
     const since = c.serverLog(victim).slice(mark);
