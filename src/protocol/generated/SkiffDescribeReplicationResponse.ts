@@ -153,7 +153,7 @@ export interface ReplicaView {
   lag: bigint;
   /** Bytes of the leader's log from max(replica LEO, leader log start offset) to the leader's LEO, or -1 when the replica's LEO is unknown. */
   bytesToCatchUp: bigint;
-  /** Replication bytes/s to this replica as the leader measured it, -1 when not measured (reserved for the replication quota: not filled in yet). */
+  /** Replication bytes/s to this replica as the leader measured it, -1 when not measured: Kafka's windowed Rate over replication.quota.window.num samples (ReplicationQuota.replicaRate). */
   observedReplicationBytesPerSec: bigint;
 }
 
