@@ -1,9 +1,31 @@
 import { constants as bufferConstants } from 'node:buffer';
+import { createRequire } from 'node:module';
 import { gunzipSync, gzipSync, constants as zlibConstants } from 'node:zlib';
-import * as lz4 from 'lz4-napi';
-import * as snappy from 'snappy';
-import zstd from 'zstd-napi/binding.js';
+import type * as Lz4 from 'lz4-napi';
+import type * as Snappy from 'snappy';
+import type Zstd from 'zstd-napi/binding.js';
 import { ProtocolError } from '../protocol-error.js';
+
+// The native codecs load on first use: most brokers never see a compressed batch, and loading the
+// three addons (dlopen) took ~100-250 ms of every broker and tool start-up on a loaded machine.
+const requireCodec = createRequire(import.meta.url);
+let lz4Module: typeof Lz4 | undefined;
+let snappyModule: typeof Snappy | undefined;
+let zstdModule: typeof Zstd | undefined;
+const codecs = {
+  get lz4(): typeof Lz4 {
+    lz4Module ??= requireCodec('lz4-napi') as typeof Lz4;
+    return lz4Module;
+  },
+  get snappy(): typeof Snappy {
+    snappyModule ??= requireCodec('snappy') as typeof Snappy;
+    return snappyModule;
+  },
+  get zstd(): typeof Zstd {
+    zstdModule ??= requireCodec('zstd-napi/binding.js') as typeof Zstd;
+    return zstdModule;
+  },
+};
 
 /** Codec ids as stored in attribute bits 0-2 (Kafka's CompressionType). */
 export const CompressionCodec = {
@@ -45,7 +67,7 @@ export function compress(codec: CompressionCodecId, data: Buffer, options: Compr
     case CompressionCodec.lz4:
       // lz4-napi writes the standard frame with independent blocks and no content size, the same
       // shape as Kafka's KafkaLZ4BlockOutputStream, which every client reads.
-      return lz4.compressFrameSync(data);
+      return codecs.lz4.compressFrameSync(data);
     case CompressionCodec.zstd:
       return zstdCompress(data, options.level ?? ZSTD_DEFAULT_LEVEL);
     default:
@@ -133,7 +155,7 @@ function xerialSnappyCompress(data: Buffer): Buffer {
   header.writeInt32BE(XERIAL_MIN_COMPATIBLE, 12);
   parts.push(header);
   for (let at = 0; at < data.length; at += XERIAL_BLOCK_SIZE) {
-    const block = snappy.compressSync(data.subarray(at, at + XERIAL_BLOCK_SIZE));
+    const block = codecs.snappy.compressSync(data.subarray(at, at + XERIAL_BLOCK_SIZE));
     const len = Buffer.allocUnsafe(4);
     len.writeInt32BE(block.length, 0);
     parts.push(len, block);
@@ -175,7 +197,7 @@ function snappyDecompress(data: Buffer, maxBytes: number): Buffer {
 }
 
 function snappyRaw(block: Buffer): Buffer {
-  const out = snappy.uncompressSync(block, { asBuffer: true });
+  const out = codecs.snappy.uncompressSync(block, { asBuffer: true });
   if (typeof out === 'string') throw new ProtocolError('snappy returned a string');
   return out;
 }
@@ -213,7 +235,7 @@ const LZ4_BLOCK_MAX = [0, 0, 0, 0, 64 * 1024, 256 * 1024, 1024 * 1024, 4 * 1024 
 function lz4Decompress(data: Buffer, maxBytes: number): Buffer {
   const { bound, frames } = lz4Frames(data);
   checkOutput(bound, maxBytes);
-  const out = frames.map(([start, end]) => lz4.decompressFrameSync(data.subarray(start, end)));
+  const out = frames.map(([start, end]) => codecs.lz4.decompressFrameSync(data.subarray(start, end)));
   return out.length === 1 ? (out[0] as Buffer) : Buffer.concat(out);
 }
 
@@ -286,8 +308,8 @@ const ZSTD_CHUNK_BYTES = 128 * 1024;
 const EMPTY = Buffer.alloc(0);
 
 function zstdCompress(data: Buffer, level: number): Buffer {
-  const out = Buffer.allocUnsafe(zstd.compressBound(data.length));
-  const n = zstd.compress(out, data, level);
+  const out = Buffer.allocUnsafe(codecs.zstd.compressBound(data.length));
+  const n = codecs.zstd.compress(out, data, level);
   return out.subarray(0, n);
 }
 
@@ -297,7 +319,7 @@ function zstdCompress(data: Buffer, level: number): Buffer {
  * declared size cannot be relied on; the stream is the one path for all inputs.
  */
 function zstdDecompress(data: Buffer, maxBytes: number): Buffer {
-  const dctx = new zstd.DCtx();
+  const dctx = new codecs.zstd.DCtx();
   const chunks: Buffer[] = [];
   let total = 0;
   let src = data;

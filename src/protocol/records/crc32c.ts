@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { crc32c as nodeRsCrc32c } from '@node-rs/crc32';
+import type { crc32c as NodeRsCrc32c } from '@node-rs/crc32';
 
 /**
  * CRC-32C of `buf[start..end)`, the checksum of Kafka's record batches. Every leader append and
@@ -38,9 +38,15 @@ const native = loadNative();
 export const crc32cImplementation: 'native-avx512-vpclmulqdq' | 'native-sse4.2' | '@node-rs/crc32' =
   native === null ? '@node-rs/crc32' : native.vpclmul ? 'native-avx512-vpclmulqdq' : 'native-sse4.2';
 
+// Loaded on first use: with the addon in place it is only the tests' reference (a dlopen less at start-up).
+let nodeRsCrc32c: typeof NodeRsCrc32c | undefined;
+
 /** @node-rs/crc32, always: the fallback, and the reference the native one is tested against. */
-export const portableCrc32c: Crc32c = (buf, start, end) =>
-  nodeRsCrc32c(Buffer.from(buf.buffer, buf.byteOffset + start, end - start)) >>> 0;
+export const portableCrc32c: Crc32c = (buf, start, end) => {
+  nodeRsCrc32c ??= (createRequire(import.meta.url)('@node-rs/crc32') as { crc32c: typeof NodeRsCrc32c })
+    .crc32c;
+  return nodeRsCrc32c(Buffer.from(buf.buffer, buf.byteOffset + start, end - start)) >>> 0;
+};
 
 export const crc32c: Crc32c = native ? native.crc32c : portableCrc32c;
 
