@@ -140,15 +140,20 @@ export class LeaderEpochFileCache {
     return found;
   }
 
-  /** After the log is truncated to `endOffset`: drops entries that start at or beyond it. */
-  truncateFromEnd(endOffset: bigint): void {
+  /**
+   * After the log is truncated to `endOffset`: drops entries that start at or beyond it. `quiet`:
+   * the caller re-adds them at once (recovery replaying batches), so no line.
+   */
+  truncateFromEnd(endOffset: bigint, opts: { readonly quiet?: boolean } = {}): void {
     const latest = this.latestEntry();
     if (endOffset < 0n || !latest || latest.startOffset < endOffset) return;
     const before = this.epochs.length;
     this.epochs = this.epochs.filter((e) => e.startOffset < endOffset);
-    this.logger.info(
-      `${this.name}: cleared ${before - this.epochs.length} leader epoch entries from offset ${endOffset}`,
-    );
+    if (opts.quiet !== true) {
+      this.logger.info(
+        `${this.name}: cleared ${before - this.epochs.length} leader epoch entries from offset ${endOffset}`,
+      );
+    }
     this.flush();
   }
 

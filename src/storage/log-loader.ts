@@ -60,10 +60,21 @@ export interface RecoveryEvent {
  */
 export function loadLog(p: LoadParams): LoadedLog {
   p.epochCache.deferFlushes();
+  const before = p.epochCache.entries();
   try {
     return load(p);
   } finally {
     p.epochCache.endDeferredFlushes();
+    // The replay clears and re-adds entries quietly: one line for what the load really dropped.
+    const after = p.epochCache.entries();
+    const dropped = before.filter(
+      (e) => !after.some((a) => a.epoch === e.epoch && a.startOffset === e.startOffset),
+    );
+    if (dropped.length > 0) {
+      p.ctx.logger.info(
+        `${p.name}: leader epoch entries dropped by the load: ${dropped.map((e) => `epoch ${e.epoch} from offset ${e.startOffset}`).join(', ')}`,
+      );
+    }
   }
 }
 
@@ -89,7 +100,9 @@ function load(p: LoadParams): LoadedLog {
   const assignEpochs = (h: BatchHeader): void => {
     if (replayFrom === null) {
       replayFrom = h.baseOffset;
-      p.epochCache.truncateFromEnd(h.baseOffset);
+      // Quiet: the replay re-adds what it clears; what the recovery really cut is logged by the
+      // truncation to the recovered LEO below.
+      p.epochCache.truncateFromEnd(h.baseOffset, { quiet: true });
     }
     if (h.partitionLeaderEpoch >= 0) p.epochCache.assign(h.partitionLeaderEpoch, h.baseOffset);
     p.onReplayedBatch?.(h);
