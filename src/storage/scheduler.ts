@@ -9,6 +9,14 @@ export interface Scheduler {
 /** Timers of the Node event loop; unref'd so pending deletions never keep a process alive. */
 export class TimerScheduler implements Scheduler {
   schedule(_name: string, delayMs: number, task: () => void): () => void {
+    if (delayMs <= 0) {
+      // "Now" is the next turn of the event loop, not setTimeout's 1 ms minimum: a replica fetcher
+      // sends its next Fetch this way after each answer (a catch-up is ~100 rounds, each acks=all
+      // produce waits for one).
+      const immediate = setImmediate(task);
+      immediate.unref();
+      return () => clearImmediate(immediate);
+    }
     const timer = setTimeout(task, delayMs);
     timer.unref();
     return () => clearTimeout(timer);
