@@ -205,6 +205,8 @@ describe('seed 14.3: forensics of divergence — torn segment, bit rot, a follow
       mark,
     );
     await c.waitForIsr(TOPIC, 1, [1, 2, 3], 30_000);
+    // Shorter than the leader, it only fetched: no epoch truncation ("不是 epoch 截断").
+    assert.doesNotMatch(c.serverLog(victim).slice(mark), /Truncating partition e1\.verify\.demo-1/);
     // Equal sizes (the seed's Kafka: 372376 vs 356664), byte for byte; log-dirs agrees.
     assert.equal(await identical(TOPIC, 1, [1, 2, 3]), original.length);
     const dirs = await c.logDirs(TOPIC);
