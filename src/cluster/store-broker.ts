@@ -5,8 +5,9 @@
  * (EtcdStore) — so both start and stop in exactly the same order.
  *
  * Start order (issue 5: configs before fetchers and clients): cluster id → metadata snapshot
- * applied and registration visible (StoreClusterMetadata.start) → logs loaded and the image applied
- * → listen (Broker.start) → controller candidate. Stop order: controlled shutdown (while this
+ * applied and a FENCED registration visible (StoreClusterMetadata.start) → logs loaded and the image
+ * applied → listen (Broker.start) → unfenced (in the image: clients and leadership may come) →
+ * controller candidate. Stop order: controlled shutdown (while this
  * process's controller, if active, can still move leadership away) → broker (connections, logs,
  * clean-shutdown marker) → controller resigns → registration lease revoked.
  */
@@ -123,6 +124,8 @@ export class StoreBroker {
     let bound: BoundAddress;
     try {
       bound = await broker.start();
+      // Listening now: leave the fenced registration (clients and leadership may come).
+      await metadata.unfence();
       await controller.start();
     } catch (e) {
       // Whatever was started is closed before the error is reported (no clean-shutdown marker

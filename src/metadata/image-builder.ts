@@ -73,6 +73,8 @@ export class ImageBuilder {
     if (this.brokersDirty) {
       const brokers = new Map<number, BrokerInfo>();
       for (const [id, { record, epoch }] of [...this.brokerRecords].sort((a, b) => a[0] - b[0])) {
+        // A fenced registration (a starting broker that does not listen yet) is not in the image.
+        if (record.fenced === true) continue;
         brokers.set(id, {
           id,
           host: record.host,

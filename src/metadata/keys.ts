@@ -143,6 +143,12 @@ export interface BrokerRecord {
   readonly rack: string | null;
   /** Random per process start: tells a restart from an update. */
   readonly incarnation: string;
+  /**
+   * True from registration until the broker listens (Kafka registers brokers fenced and unfences
+   * them once ready): a fenced broker is left out of the image, so no client is sent to it and no
+   * leadership goes to it before its logs are loaded. Absent means unfenced.
+   */
+  readonly fenced?: boolean;
 }
 
 export interface TopicRecord {

@@ -83,6 +83,8 @@ export class StoreClusterMetadata implements ReplicationMetadata {
   private responseWatch: StoreWatch | null = null;
   private cancelHeartbeat: (() => void) | null = null;
   private closed = false;
+  /** Registered fenced until unfence() (the broker listens); a re-registration keeps the state. */
+  private fenced = true;
 
   private constructor(private readonly options: StoreClusterMetadataOptions) {
     this.keys = new MetadataKeys(options.clusterId);
@@ -103,6 +105,20 @@ export class StoreClusterMetadata implements ReplicationMetadata {
     m.watchResponses((await options.store.currentRevision()) + 1n);
     await m.register();
     return m;
+  }
+
+  /**
+   * Unfences this broker once it listens: its registration is put again without `fenced`, on the
+   * same lease, and the broker appears in the image (clients are sent to it, the controller may
+   * give it leadership). Until then it is registered but fenced, as Kafka's brokers are until
+   * they are ready; a restart within the session timeout also leaves the old registration's
+   * leadership to the controller rather than to a broker that cannot answer yet.
+   */
+  async unfence(): Promise<void> {
+    if (this.closed || !this.fenced) return;
+    this.fenced = false;
+    await this.putRegistration();
+    this.options.logger.info(`broker ${this.options.broker.id}: unfenced with epoch ${this.epoch}`);
   }
 
   /** Follows `responses/<id>/`; a broken watch resumes after the last revision seen. */
@@ -231,13 +247,23 @@ export class StoreClusterMetadata implements ReplicationMetadata {
   }
 
   private async register(): Promise<void> {
+    this.lease = await this.options.store.grantLease(this.options.sessionTimeoutMs ?? 9000);
+    await this.putRegistration();
+    this.options.logger.info(
+      `broker ${this.options.broker.id}: registered with epoch ${this.epoch}${this.fenced ? ' (fenced until it listens)' : ''}`,
+    );
+    this.scheduleHeartbeat();
+  }
+
+  /** Puts `brokers/<id>` on the current lease; the epoch is the put's revision. */
+  private async putRegistration(): Promise<void> {
     const { store, broker } = this.options;
-    this.lease = await store.grantLease(this.options.sessionTimeoutMs ?? 9000);
     const record: BrokerRecord = {
       host: broker.host,
       port: broker.port,
       rack: broker.rack,
       incarnation: this.incarnation,
+      ...(this.fenced ? { fenced: true } : {}),
     };
     const r = await store.txn({
       compare: [],
@@ -247,8 +273,6 @@ export class StoreClusterMetadata implements ReplicationMetadata {
     });
     this.epoch = r.revision;
     await this.follower.waitForRevision(r.revision);
-    this.options.logger.info(`broker ${broker.id}: registered with epoch ${this.epoch}`);
-    this.scheduleHeartbeat();
   }
 
   private scheduleHeartbeat(): void {

@@ -50,8 +50,8 @@ describe('controller on etcd (three members)', () => {
         sessionTimeoutMs: 2000,
         heartbeatIntervalMs: 500,
       });
-    const broker = (id: number) =>
-      StoreClusterMetadata.start({
+    const broker = async (id: number) => {
+      const m = await StoreClusterMetadata.start({
         store: newStore(),
         clusterId,
         broker: { id, host: '127.0.0.1', port: 9000 + id, rack: null },
@@ -62,6 +62,9 @@ describe('controller on etcd (three members)', () => {
         heartbeatIntervalMs: 500,
         requestTimeoutMs: 10_000,
       });
+      await m.unfence();
+      return m;
+    };
     const a = controller(1);
     const b = controller(2);
     await a.start();

@@ -488,4 +488,34 @@ describe('controller: restarts between controllers, name collisions', () => {
     assert.equal(c.image().topics.get('__consumer_offsets')!.internal, true);
     assert.equal(c.image().topics.get('a.b')!.internal, false);
   });
+  it('a restarted broker is fenced until it is ready: out of the image, and its old leadership moves at once', async () => {
+    ({ c } = await cluster([1, 2, 3]));
+    const b2 = c.brokers.get(2)!;
+    await b2.controller.createTopics(
+      [
+        {
+          name: 't',
+          numPartitions: -1,
+          replicationFactor: -1,
+          assignments: new Map([[0, [1, 2, 3]]]),
+          configs: {},
+        },
+      ],
+      false,
+    );
+    await c.settle();
+    assert.equal(c.partition('t', 0).leader, 1);
+    // Broker 1 dies and comes back before its old lease expires: the new registration is fenced.
+    c.brokers.get(1)!.crash();
+    const restarted = await c.startBroker(1, null, false);
+    await c.settle();
+    assert.equal(b2.image().brokers.has(1), false, 'a fenced broker is not in the image');
+    assert.equal(restarted.image().brokers.has(1), false);
+    assert.equal(c.partition('t', 0).leader, 2, 'leadership left the fenced broker');
+    assert.deepEqual([...c.partition('t', 0).isr].sort(), [2, 3]);
+    await restarted.unfence();
+    await c.settle();
+    assert.equal(b2.image().brokers.has(1), true, 'unfenced: back in the image');
+    assert.equal(c.partition('t', 0).leader, 2);
+  });
 });

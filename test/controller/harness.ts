@@ -57,7 +57,8 @@ export class TestCluster {
     );
   }
 
-  async startBroker(id: number, rack: string | null = null): Promise<StoreClusterMetadata> {
+  /** `ready` false leaves the broker registered but fenced (a broker still loading its logs). */
+  async startBroker(id: number, rack: string | null = null, ready = true): Promise<StoreClusterMetadata> {
     const b = await StoreClusterMetadata.start({
       store: this.store,
       clusterId: 'test',
@@ -67,6 +68,8 @@ export class TestCluster {
       randomBytes: this.random.bytes,
       requestTimeoutMs: 5000,
     });
+    // A broker in these tests is ready at once (no logs to load, nothing to listen on).
+    if (ready) await b.unfence();
     this.brokers.set(id, b);
     return b;
   }
