@@ -50,7 +50,7 @@ export async function runBroker(args: string[], io: CliIo): Promise<number> {
       return 2;
     }
   }
-  const fs = new NodeFileSystem();
+  const fs = new NodeFileSystem({ backgroundWrites: true });
   const props =
     configPath === null
       ? new Map<string, string>()
@@ -138,7 +138,7 @@ async function runEtcdBroker(
       props,
       clock,
       scheduler: new TimerScheduler(),
-      fs: new NodeFileSystem(),
+      fs: new NodeFileSystem({ backgroundWrites: true }),
       logger,
       randomBytes,
       randomInt: (n) => randomInt(n),

@@ -44,7 +44,7 @@ async function main(): Promise<number> {
       props,
       clock,
       scheduler,
-      fs: new NodeFileSystem(),
+      fs: new NodeFileSystem({ backgroundWrites: true }),
       logger,
       randomBytes,
       randomInt: (n) => randomInt(n),

@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import {
   CheckpointFile,
+  formatCheckpoint,
   LOG_START_OFFSET_CHECKPOINT,
   type PartitionOffset,
   partitionOffsetCodec,
@@ -67,6 +68,8 @@ export class LogManager {
   /** Alter-log-dirs copies in progress (`<topic>-<p>.<id>-future`), by partition key. */
   private readonly futureLogs = new Map<string, { log: Log; logDir: string }>();
   private readonly cancels: (() => void)[] = [];
+  /** Checkpoint files being written in the background. */
+  private readonly backgroundWrites = new Set<string>();
   private started = false;
 
   constructor(
@@ -89,8 +92,11 @@ export class LogManager {
     this.schedulePeriodic('flush-logs', this.config.flushCheckIntervalMs, () => {
       for (const { log } of this.logs.values()) log.flushIfDue();
     });
+    // Recovery points and HWs in the background where the file system can: a stale one only costs
+    // work (recovery from an earlier point, an HW learned again from the leader). Log start
+    // offsets stay synchronous: an older one written late would bring deleted records back.
     this.schedulePeriodic('checkpoint-recovery-points', this.config.recoveryPointCheckpointIntervalMs, () =>
-      this.checkpointRecoveryPoints(),
+      this.writeOffsetsInBackground(RECOVERY_POINT_CHECKPOINT, (log) => log.recoveryPoint),
     );
     this.schedulePeriodic(
       'checkpoint-log-start-offsets',
@@ -98,7 +104,7 @@ export class LogManager {
       () => this.checkpointLogStartOffsets(),
     );
     this.schedulePeriodic('checkpoint-high-watermarks', this.config.highWatermarkCheckpointIntervalMs, () =>
-      this.checkpointHighWatermarks(),
+      this.writeOffsetsInBackground(REPLICATION_OFFSET_CHECKPOINT, (log) => log.highWatermark),
     );
     this.schedulePeriodic('retention', this.config.retentionCheckIntervalMs, () => this.runRetention());
   }
@@ -402,15 +408,45 @@ export class LogManager {
     this.writeOffsets(REPLICATION_OFFSET_CHECKPOINT, (log) => log.highWatermark);
   }
 
+  private offsetsIn(dir: string, offsetOf: (log: Log) => bigint): PartitionOffset[] {
+    const entries: PartitionOffset[] = [];
+    for (const { log, logDir } of this.logs.values()) {
+      if (logDir === dir) entries.push({ topic: log.topic, partition: log.partition, offset: offsetOf(log) });
+    }
+    entries.sort((a, b) => (a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1));
+    return entries;
+  }
+
   private writeOffsets(file: string, offsetOf: (log: Log) => bigint): void {
     for (const dir of this.logDirs) {
-      const entries: PartitionOffset[] = [];
-      for (const { log, logDir } of this.logs.values()) {
-        if (logDir === dir)
-          entries.push({ topic: log.topic, partition: log.partition, offset: offsetOf(log) });
-      }
-      entries.sort((a, b) => (a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1));
+      const entries = this.offsetsIn(dir, offsetOf);
       new CheckpointFile(this.ctx.fs, path.join(dir, file), partitionOffsetCodec).write(entries);
+    }
+  }
+
+  /**
+   * writeOffsets through the file system's background write when it has one (the offsets taken
+   * now); a file whose previous write is still going is skipped this time — the next period writes
+   * newer offsets.
+   */
+  private writeOffsetsInBackground(file: string, offsetOf: (log: Log) => bigint): void {
+    const write = this.ctx.fs.writeFileAtomicInBackground;
+    if (write === undefined) {
+      this.writeOffsets(file, offsetOf);
+      return;
+    }
+    for (const dir of this.logDirs) {
+      const target = path.join(dir, file);
+      if (this.backgroundWrites.has(target)) continue;
+      const data = Buffer.from(formatCheckpoint(partitionOffsetCodec, this.offsetsIn(dir, offsetOf)), 'utf8');
+      this.backgroundWrites.add(target);
+      write(target, data).then(
+        () => this.backgroundWrites.delete(target),
+        (e: unknown) => {
+          this.backgroundWrites.delete(target);
+          this.ctx.logger.warn(`writing ${target} failed: ${e instanceof Error ? e.message : String(e)}`);
+        },
+      );
     }
   }
 
