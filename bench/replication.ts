@@ -222,6 +222,7 @@ function cpuSeconds(pid: number): number {
 interface CatchUp {
   readonly followerCpu: number;
   readonly startCpu: number;
+  readonly startup: string;
   readonly leaderCpu: number;
   readonly backlog: number;
   readonly listenS: number;
@@ -268,9 +269,18 @@ async function catchUp(
   }
   const leaderCpu = cpuSeconds(leaderPid) - leaderCpu0;
   const { listenS, cpu: startCpu } = await started;
+  // The broker's own account of its start (broker-child's line), the last one in its server log.
+  const logFile = path.join(c.dir, 'logs', `broker-${victim}.log`);
+  const own = [
+    ...fs
+      .readFileSync(logFile, 'utf8')
+      .matchAll(/listening (\d+) ms after the process started \(Node start-up and modules (\d+) ms/g),
+  ].at(-1);
+  const startup =
+    own === undefined ? '' : `process: modules loaded at ${own[2]} ms, listening at ${own[1]} ms`;
   const followerCpu = cpuSeconds(await c.pid(victim));
   if (sizesS < 0) sizesS = isrS;
-  return { backlog, listenS, sizesS, isrS, followerCpu, startCpu, leaderCpu };
+  return { backlog, listenS, sizesS, isrS, followerCpu, startCpu, leaderCpu, startup };
 }
 
 export async function benchReplication(): Promise<void> {
@@ -324,7 +334,7 @@ export async function benchReplication(): Promise<void> {
           `listening ${r.listenS.toFixed(2)} s, sizes equal ${r.sizesS.toFixed(2)} s, in the ISR ${r.isrS.toFixed(2)} s after the start ` +
           `(target <= ${CATCHUP_TARGET_S} s: ${verdict(r.isrS <= CATCHUP_TARGET_S)}); rate ${rateMBps.toFixed(0)} MB/s = ` +
           `${(rateMBps / dd).toFixed(2)}x dd (target >= ${CATCHUP_RATE_TARGET}x: ${verdict(rateMBps / dd >= CATCHUP_RATE_TARGET)}); ` +
-          `CPU: follower ${r.startCpu.toFixed(2)} s to listen + ${(r.followerCpu - r.startCpu).toFixed(2)} s to catch up, leader ${r.leaderCpu.toFixed(2)} s`,
+          `CPU: follower ${r.startCpu.toFixed(2)} s to listen + ${(r.followerCpu - r.startCpu).toFixed(2)} s to catch up, leader ${r.leaderCpu.toFixed(2)} s; ${r.startup}`,
       );
     }
   } finally {
@@ -353,23 +363,38 @@ async function produceRf3(
   );
 }
 
-async function latency(cluster: Cluster, create: (name: string) => Promise<void>): Promise<void> {
-  await create('lat');
+async function perfTest(cluster: Cluster, records: number, props: readonly string[]) {
   const rate = Math.round((LATENCY_MBPS * 1e6) / RECORD_BYTES);
   const perf = await run(process.execPath, [
-    ...[SKIFF, 'producer-perf-test', '--topic', 'lat', '--num-records', String(LATENCY_RECORDS)],
+    ...[SKIFF, 'producer-perf-test', '--topic', 'lat', '--num-records', String(records)],
     ...['--record-size', String(RECORD_BYTES), '--throughput', String(rate)],
-    ...['--producer-props', `bootstrap.servers=${cluster.bootstrap}`, 'acks=-1'],
+    ...['--producer-props', `bootstrap.servers=${cluster.bootstrap}`, ...props],
   ]);
   const summary = perf.out.trim().split('\n').at(-1) ?? '';
   const p99 = /([\d.]+) ms 99th/.exec(summary);
+  // Kafka's tool prints MiB/s as "MB/sec".
   const achieved = /\(([\d.]+) MB\/sec\)/.exec(summary);
-  if (p99 === null) throw new Error(`no p99 in producer-perf-test output:\n${perf.out}`);
+  if (p99 === null || achieved === null) throw new Error(`no p99 in producer-perf-test output:\n${perf.out}`);
+  return { p99: Number(p99[1]), mbps: (Number(achieved[1]) * 1024 * 1024) / 1e6, summary };
+}
+
+async function latency(cluster: Cluster, create: (name: string) => Promise<void>): Promise<void> {
+  await create('lat');
+  // One partition takes one request at a time per connection (as Kafka's muted channel), so 10 MB/s
+  // needs batches larger than the default 16 KiB unless every acks=all round trip is < 1.6 ms.
+  const props = ['acks=-1', 'batch.size=262144', 'linger.ms=5'];
+  const r = await perfTest(cluster, LATENCY_RECORDS, props);
+  // The p99 means something only at the rate asked for.
+  const atRate = r.mbps >= 0.95 * LATENCY_MBPS;
   line(
-    `  acks=all latency at ${LATENCY_MBPS} MB/s (producer-perf-test, ${LATENCY_RECORDS} x ${RECORD_BYTES} B, achieved ` +
-      `${achieved?.[1] ?? '?'} MB/s): p99 ${p99[1]} ms (target <= ${P99_TARGET_MS} ms: ${verdict(Number(p99[1]) <= P99_TARGET_MS)})`,
+    `  acks=all latency at ${LATENCY_MBPS} MB/s (producer-perf-test ${props.join(' ')}, ${LATENCY_RECORDS} x ${RECORD_BYTES} B, ` +
+      `achieved ${r.mbps.toFixed(2)} MB/s): p99 ${r.p99} ms (target <= ${P99_TARGET_MS} ms at the rate: ` +
+      `${verdict(atRate && r.p99 <= P99_TARGET_MS)})`,
   );
-  line(`    ${summary}`);
+  line(`    ${r.summary}`);
+  // Diagnostic: the producer's defaults (batch.size 16384, linger.ms 5).
+  const d = await perfTest(cluster, LATENCY_RECORDS / 3, ['acks=-1']);
+  line(`    diagnostic, default batch.size/linger.ms: achieved ${d.mbps.toFixed(2)} MB/s, p99 ${d.p99} ms`);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) await benchReplication();

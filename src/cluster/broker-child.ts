@@ -16,6 +16,10 @@ import { TimerScheduler } from '../storage/scheduler.js';
 import { type ChildMessage, PROPS_ENV } from './child-protocol.js';
 import { StoreBroker } from './store-broker.js';
 
+// Every static import above is loaded and evaluated before this line runs: the process's age now
+// is Node's start-up plus the broker's module graph (performance.now() counts from process start).
+const modulesLoadedMs = performance.now();
+
 async function main(): Promise<number> {
   const send = (m: ChildMessage): void => {
     if (process.connected) process.send?.(m);
@@ -57,6 +61,10 @@ async function main(): Promise<number> {
     return 1;
   }
   send({ skiffLauncher: 'ready', host: broker.address.host, port: broker.address.port });
+  const listeningMs = performance.now();
+  logger.info(
+    `broker ${broker.config.nodeId}: listening ${Math.round(listeningMs)} ms after the process started (Node start-up and modules ${Math.round(modulesLoadedMs)} ms, then registration, metadata and logs ${Math.round(listeningMs - modulesLoadedMs)} ms)`,
+  );
   const reason = await new Promise<string>((resolve) => {
     process.once('SIGTERM', () => resolve('SIGTERM'));
     process.once('SIGINT', () => resolve('SIGINT'));
