@@ -382,7 +382,7 @@ async function latency(cluster: Cluster, create: (name: string) => Promise<void>
   await create('lat');
   // One partition takes one request at a time per connection (as Kafka's muted channel), so 10 MB/s
   // needs batches larger than the default 16 KiB unless every acks=all round trip is < 1.6 ms.
-  const props = ['acks=-1', 'batch.size=262144', 'linger.ms=5'];
+  const props = ['acks=-1', 'batch.size=262144', 'linger.ms=1'];
   const r = await perfTest(cluster, LATENCY_RECORDS, props);
   // The p99 means something only at the rate asked for.
   const atRate = r.mbps >= 0.95 * LATENCY_MBPS;
