@@ -4,7 +4,11 @@
  * of every replica (LEO as of the replica's latest Fetch, log start, lastCaughtUpTimeMs,
  * lastFetchTimeMs, in ISR, lag = leader LEO − replica LEO, and the bytes of the leader's log the
  * replica still has to copy). As leader or follower: the ISR/leadership history recorded by
- * src/replication/isr-history.ts. Read-only; answers from the event loop's current state.
+ * src/replication/isr-history.ts. The observed replication rates (Kafka's windowed Rate in
+ * src/replication/quota.ts): per broker side (leader out, follower in; all and throttled
+ * partitions) beside the throttle rates in effect, per partition the follower's bytes/s in and
+ * whether each side's throttled-replicas list names it here. Read-only; answers from the event
+ * loop's current state.
  */
 import { ErrorCode } from '../../protocol/generated/errors.js';
 import type { SkiffDescribeReplicationRequest } from '../../protocol/generated/SkiffDescribeReplicationRequest.js';
@@ -17,7 +21,11 @@ import type {
 } from '../../protocol/generated/SkiffDescribeReplicationResponse.js';
 import type { IsrChange } from '../../replication/isr-history.js';
 import type { PartitionLeaderState } from '../../replication/leader-state.js';
-import type { ReplicationQuota } from '../../replication/quota.js';
+import type {
+  ObservedReplicationRate,
+  ReplicationQuota,
+  ReplicationQuotas,
+} from '../../replication/quota.js';
 import type { Log } from '../../storage/log.js';
 import type { BrokerServices, RequestContext } from '../handler-context.js';
 import type { Partition } from '../partition.js';
@@ -37,6 +45,73 @@ export function bytesFrom(log: Log, offset: bigint): bigint {
     bytes += BigInt(s.baseOffset === at.segmentBaseOffset ? s.size - at.position : s.size);
   }
   return bytes;
+}
+
+/** The broker-level rate fields of the response. */
+export interface BrokerReplicationRates {
+  readonly leaderReplicationBytesPerSec: bigint;
+  readonly leaderThrottledReplicationBytesPerSec: bigint;
+  readonly followerReplicationBytesPerSec: bigint;
+  readonly followerThrottledReplicationBytesPerSec: bigint;
+  readonly leaderThrottleRate: bigint;
+  readonly followerThrottleRate: bigint;
+}
+
+const NOT_MEASURED: BrokerReplicationRates = {
+  leaderReplicationBytesPerSec: -1n,
+  leaderThrottledReplicationBytesPerSec: -1n,
+  followerReplicationBytesPerSec: -1n,
+  followerThrottledReplicationBytesPerSec: -1n,
+  leaderThrottleRate: -1n,
+  followerThrottleRate: -1n,
+};
+
+/** Both sides' observed rates now, once per request (observed() also forgets idle partitions). */
+export interface ObservedRates {
+  readonly quotas: ReplicationQuotas;
+  readonly leader: ObservedReplicationRate;
+  readonly follower: ObservedReplicationRate;
+}
+
+export function observeRates(quotas: ReplicationQuotas | undefined, nowMs: number): ObservedRates | null {
+  if (!quotas) return null;
+  return { quotas, leader: quotas.leader.observed(nowMs), follower: quotas.follower.observed(nowMs) };
+}
+
+const bytesPerSec = (n: number): bigint => BigInt(Math.round(n));
+
+/** The broker-level fields: observed bytes/s per side (all, throttled) and the rates in effect (-1: none). */
+export function brokerReplicationRates(o: ObservedRates | null): BrokerReplicationRates {
+  if (o === null) return NOT_MEASURED;
+  return {
+    leaderReplicationBytesPerSec: bytesPerSec(o.leader.bytesPerSec),
+    leaderThrottledReplicationBytesPerSec: bytesPerSec(o.leader.throttledBytesPerSec),
+    followerReplicationBytesPerSec: bytesPerSec(o.follower.bytesPerSec),
+    followerThrottledReplicationBytesPerSec: bytesPerSec(o.follower.throttledBytesPerSec),
+    leaderThrottleRate: o.leader.throttleRate === null ? -1n : bytesPerSec(o.leader.throttleRate),
+    followerThrottleRate: o.follower.throttleRate === null ? -1n : bytesPerSec(o.follower.throttleRate),
+  };
+}
+
+/** The per-partition rate fields: follower bytes/s in (when `following`), each side's throttled flag. */
+export function partitionReplicationRates(
+  o: ObservedRates | null,
+  topic: string,
+  partition: number,
+  following: boolean,
+): Pick<
+  DescribeReplicationPartitionResult,
+  'followerReplicationBytesPerSec' | 'leaderThrottled' | 'followerThrottled'
+> {
+  if (o === null)
+    return { followerReplicationBytesPerSec: -1n, leaderThrottled: false, followerThrottled: false };
+  return {
+    followerReplicationBytesPerSec: following
+      ? bytesPerSec(o.follower.partitions.get(partitionKey(topic, partition)) ?? 0)
+      : -1n,
+    leaderThrottled: o.quotas.leader.isThrottled(topic, partition),
+    followerThrottled: o.quotas.follower.isThrottled(topic, partition),
+  };
 }
 
 function historyEntries(history: readonly IsrChange[]): IsrChangeEntry[] {
@@ -98,6 +173,7 @@ function describePartition(
   p: Partition,
   includeHistory: boolean,
   nowMs: number,
+  rates: ObservedRates | null,
 ): DescribeReplicationPartitionResult {
   const log = p.log;
   const base: DescribeReplicationPartitionResult = {
@@ -112,6 +188,7 @@ function describePartition(
     logStartOffset: log.logStartOffset,
     sizeBytes: BigInt(log.size),
     isr: [...p.isr],
+    ...partitionReplicationRates(rates, p.topic, p.index, false),
     replicas: [],
     history: [],
   };
@@ -133,7 +210,12 @@ function describePartition(
     };
   }
   if (d.follower) {
-    return { ...base, role: ReplicationRole.follower, leaderId: d.follower.leaderId };
+    return {
+      ...base,
+      ...partitionReplicationRates(rates, p.topic, p.index, true),
+      role: ReplicationRole.follower,
+      leaderId: d.follower.leaderId,
+    };
   }
   return base;
 }
@@ -145,6 +227,7 @@ export async function handleSkiffDescribeReplication(
 ): Promise<SkiffDescribeReplicationResponse> {
   const nowMs = b.clock.nowMs();
   const hosted = b.replicaManager.allPartitions();
+  const rates = observeRates(b.replicaManager.replication?.quotas, nowMs);
   const byTopic = new Map<string, DescribeReplicationTopicResult>();
   const add = (topic: string, r: DescribeReplicationPartitionResult): void => {
     let t = byTopic.get(topic);
@@ -155,14 +238,14 @@ export async function handleSkiffDescribeReplication(
     t.partitions.push(r);
   };
   if (req.topics === null) {
-    for (const p of hosted) add(p.topic, describePartition(b, p, req.includeHistory, nowMs));
+    for (const p of hosted) add(p.topic, describePartition(b, p, req.includeHistory, nowMs, rates));
   } else {
     for (const t of req.topics) {
       const mine = hosted.filter((p) => p.topic === t.name);
       const wanted = t.partitions === null ? mine.map((p) => p.index) : t.partitions;
       for (const index of wanted) {
         const p = mine.find((x) => x.index === index);
-        if (p) add(t.name, describePartition(b, p, req.includeHistory, nowMs));
+        if (p) add(t.name, describePartition(b, p, req.includeHistory, nowMs, rates));
         // Not hosted here: the tools ask every broker, so this is an answer, not a failure.
         else
           add(t.name, {
@@ -177,6 +260,9 @@ export async function handleSkiffDescribeReplication(
             logStartOffset: -1n,
             sizeBytes: -1n,
             isr: [],
+            followerReplicationBytesPerSec: -1n,
+            leaderThrottled: false,
+            followerThrottled: false,
             replicas: [],
             history: [],
           });
@@ -190,6 +276,7 @@ export async function handleSkiffDescribeReplication(
     errorCode: ErrorCode.NONE,
     brokerId: b.config.nodeId,
     nowMs: BigInt(nowMs),
+    ...brokerReplicationRates(rates),
     topics,
   };
 }

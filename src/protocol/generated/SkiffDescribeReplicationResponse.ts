@@ -11,12 +11,24 @@ export interface SkiffDescribeReplicationResponse {
   brokerId: number;
   /** The answering broker's clock when it answered, so times can be read as ages. */
   nowMs: bigint;
+  /** Observed leader-side replication bytes/s of the answering broker: every byte it sent to followers, all partitions (Kafka's windowed Rate over replication.quota.window.num samples), or -1 when not measured (replication not running). */
+  leaderReplicationBytesPerSec: bigint;
+  /** Of LeaderReplicationBytesPerSec, the bytes/s of partitions in this broker's leader.replication.throttled.replicas (what the leader quota meters), or -1 when not measured. */
+  leaderThrottledReplicationBytesPerSec: bigint;
+  /** Observed follower-side replication bytes/s of the answering broker: every byte it appended from leaders, all partitions, or -1 when not measured. */
+  followerReplicationBytesPerSec: bigint;
+  /** Of FollowerReplicationBytesPerSec, the bytes/s of partitions in this broker's follower.replication.throttled.replicas (what the follower quota meters), or -1 when not measured. */
+  followerThrottledReplicationBytesPerSec: bigint;
+  /** The leader.replication.throttled.rate in effect on the answering broker (its own, else the cluster default) in bytes/s, or -1 when none. */
+  leaderThrottleRate: bigint;
+  /** The follower.replication.throttled.rate in effect on the answering broker (its own, else the cluster default) in bytes/s, or -1 when none. */
+  followerThrottleRate: bigint;
   /** Each topic. */
   topics: DescribeReplicationTopicResult[];
 }
 
 export function defaultSkiffDescribeReplicationResponse(): SkiffDescribeReplicationResponse {
-  return { throttleTimeMs: 0, errorCode: 0, brokerId: 0, nowMs: 0n, topics: [] };
+  return { throttleTimeMs: 0, errorCode: 0, brokerId: 0, nowMs: 0n, leaderReplicationBytesPerSec: -1n, leaderThrottledReplicationBytesPerSec: -1n, followerReplicationBytesPerSec: -1n, followerThrottledReplicationBytesPerSec: -1n, leaderThrottleRate: -1n, followerThrottleRate: -1n, topics: [] };
 }
 
 function decodeSkiffDescribeReplicationResponse(r: rt.Reader, version: number): SkiffDescribeReplicationResponse {
@@ -25,9 +37,15 @@ function decodeSkiffDescribeReplicationResponse(r: rt.Reader, version: number): 
   const _errorCode: number = r.int16();
   const _brokerId: number = r.int32();
   const _nowMs: bigint = r.int64();
+  const _leaderReplicationBytesPerSec: bigint = r.int64();
+  const _leaderThrottledReplicationBytesPerSec: bigint = r.int64();
+  const _followerReplicationBytesPerSec: bigint = r.int64();
+  const _followerThrottledReplicationBytesPerSec: bigint = r.int64();
+  const _leaderThrottleRate: bigint = r.int64();
+  const _followerThrottleRate: bigint = r.int64();
   const _topics: DescribeReplicationTopicResult[] = rt.readArray(r, true, (r) => decodeDescribeReplicationTopicResult(r, version));
   if (flexible) r.taggedFields();
-  return { throttleTimeMs: _throttleTimeMs, errorCode: _errorCode, brokerId: _brokerId, nowMs: _nowMs, topics: _topics };
+  return { throttleTimeMs: _throttleTimeMs, errorCode: _errorCode, brokerId: _brokerId, nowMs: _nowMs, leaderReplicationBytesPerSec: _leaderReplicationBytesPerSec, leaderThrottledReplicationBytesPerSec: _leaderThrottledReplicationBytesPerSec, followerReplicationBytesPerSec: _followerReplicationBytesPerSec, followerThrottledReplicationBytesPerSec: _followerThrottledReplicationBytesPerSec, leaderThrottleRate: _leaderThrottleRate, followerThrottleRate: _followerThrottleRate, topics: _topics };
 }
 
 function encodeSkiffDescribeReplicationResponse(w: rt.Writer, v: SkiffDescribeReplicationResponse, version: number): void {
@@ -36,6 +54,12 @@ function encodeSkiffDescribeReplicationResponse(w: rt.Writer, v: SkiffDescribeRe
   w.int16(v.errorCode);
   w.int32(v.brokerId);
   w.int64(v.nowMs);
+  w.int64(v.leaderReplicationBytesPerSec);
+  w.int64(v.leaderThrottledReplicationBytesPerSec);
+  w.int64(v.followerReplicationBytesPerSec);
+  w.int64(v.followerThrottledReplicationBytesPerSec);
+  w.int64(v.leaderThrottleRate);
+  w.int64(v.followerThrottleRate);
   rt.writeArray(w, v.topics, true, false, 'Topics', version, (w, e) => encodeDescribeReplicationTopicResult(w, e, version));
   if (flexible) w.uvarint(0);
 }
@@ -89,6 +113,12 @@ export interface DescribeReplicationPartitionResult {
   sizeBytes: bigint;
   /** The in-sync replicas: the leader's committed ISR, or on a follower the ISR of the latest metadata it applied. */
   isr: number[];
+  /** On a follower: the bytes/s it appended from the leader for this partition as it measured them (Kafka's windowed Rate; 0 when idle for the whole window), -1 when it does not follow the partition or does not measure. */
+  followerReplicationBytesPerSec: bigint;
+  /** Whether the topic's leader.replication.throttled.replicas lists this partition on the answering broker (or is *): its bytes sent as leader are metered by the leader quota, which limits them only while LeaderThrottleRate is set. */
+  leaderThrottled: boolean;
+  /** Whether the topic's follower.replication.throttled.replicas lists this partition on the answering broker (or is *): its bytes appended as follower are metered by the follower quota, which limits them only while FollowerThrottleRate is set. */
+  followerThrottled: boolean;
   /** On the leader: every replica, the leader itself included, as the leader sees it. Empty on a follower. */
   replicas: ReplicaView[];
   /** The ISR/leadership changes the answering broker recorded for the partition, oldest first (bounded; empty unless IncludeHistory). */
@@ -96,7 +126,7 @@ export interface DescribeReplicationPartitionResult {
 }
 
 export function defaultDescribeReplicationPartitionResult(): DescribeReplicationPartitionResult {
-  return { partitionIndex: 0, errorCode: 0, role: 0, leaderId: -1, leaderEpoch: -1, partitionEpoch: -1, highWatermark: -1n, logEndOffset: -1n, logStartOffset: -1n, sizeBytes: -1n, isr: [], replicas: [], history: [] };
+  return { partitionIndex: 0, errorCode: 0, role: 0, leaderId: -1, leaderEpoch: -1, partitionEpoch: -1, highWatermark: -1n, logEndOffset: -1n, logStartOffset: -1n, sizeBytes: -1n, isr: [], followerReplicationBytesPerSec: -1n, leaderThrottled: false, followerThrottled: false, replicas: [], history: [] };
 }
 
 function decodeDescribeReplicationPartitionResult(r: rt.Reader, version: number): DescribeReplicationPartitionResult {
@@ -112,10 +142,13 @@ function decodeDescribeReplicationPartitionResult(r: rt.Reader, version: number)
   const _logStartOffset: bigint = r.int64();
   const _sizeBytes: bigint = r.int64();
   const _isr: number[] = rt.readArray(r, true, rt.elem.int32);
+  const _followerReplicationBytesPerSec: bigint = r.int64();
+  const _leaderThrottled: boolean = r.bool();
+  const _followerThrottled: boolean = r.bool();
   const _replicas: ReplicaView[] = rt.readArray(r, true, (r) => decodeReplicaView(r, version));
   const _history: IsrChangeEntry[] = rt.readArray(r, true, (r) => decodeIsrChangeEntry(r, version));
   if (flexible) r.taggedFields();
-  return { partitionIndex: _partitionIndex, errorCode: _errorCode, role: _role, leaderId: _leaderId, leaderEpoch: _leaderEpoch, partitionEpoch: _partitionEpoch, highWatermark: _highWatermark, logEndOffset: _logEndOffset, logStartOffset: _logStartOffset, sizeBytes: _sizeBytes, isr: _isr, replicas: _replicas, history: _history };
+  return { partitionIndex: _partitionIndex, errorCode: _errorCode, role: _role, leaderId: _leaderId, leaderEpoch: _leaderEpoch, partitionEpoch: _partitionEpoch, highWatermark: _highWatermark, logEndOffset: _logEndOffset, logStartOffset: _logStartOffset, sizeBytes: _sizeBytes, isr: _isr, followerReplicationBytesPerSec: _followerReplicationBytesPerSec, leaderThrottled: _leaderThrottled, followerThrottled: _followerThrottled, replicas: _replicas, history: _history };
 }
 
 function encodeDescribeReplicationPartitionResult(w: rt.Writer, v: DescribeReplicationPartitionResult, version: number): void {
@@ -131,6 +164,9 @@ function encodeDescribeReplicationPartitionResult(w: rt.Writer, v: DescribeRepli
   w.int64(v.logStartOffset);
   w.int64(v.sizeBytes);
   rt.writeArray(w, v.isr, true, false, 'Isr', version, rt.writeElem.int32);
+  w.int64(v.followerReplicationBytesPerSec);
+  w.bool(v.leaderThrottled);
+  w.bool(v.followerThrottled);
   rt.writeArray(w, v.replicas, true, false, 'Replicas', version, (w, e) => encodeReplicaView(w, e, version));
   rt.writeArray(w, v.history, true, false, 'History', version, (w, e) => encodeIsrChangeEntry(w, e, version));
   if (flexible) w.uvarint(0);
