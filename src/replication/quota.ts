@@ -28,7 +28,10 @@
  *
  * Kafka's windowed Rate is kept for what an operator reads: the OBSERVED rate per broker side and
  * per partition (`observed()`), and per follower on the leader (`replicaRate`), over the retained
- * samples.
+ * samples. Every meter of one quota averages over the same span (the window, or the time since the
+ * quota was created when shorter — not since a partition's first byte), so the partitions add up
+ * to the side's total and a leader's and its follower's meters of the same bytes agree once both
+ * brokers have run a window; a partition that just began replicating reads low for one window.
  */
 
 /** `replication.quota.window.num` × `replication.quota.window.size.seconds`. */
@@ -220,11 +223,14 @@ export class ReplicationQuota {
   /** Leader side: per (partition, follower), keyed `topic-partition/brokerId`. */
   private readonly perReplica = new Map<string, { rate: WindowedRate; lastMs: number }>();
   private readonly parsed = new Map<string, { raw: unknown; set: ThrottledSet }>();
+  /** When this quota was created: the start of every meter's span. */
+  private readonly createdMs: number;
 
   constructor(private readonly cfg: ReplicationQuotaConfig) {
     this.side = cfg.side;
     this.window = cfg.window ?? DEFAULT_QUOTA_WINDOW;
     const now = cfg.clock.nowMs();
+    this.createdMs = now;
     this.all = new WindowedRate(this.window, now);
     this.throttledRate = new WindowedRate(this.window, now);
     this.sync(now);
@@ -380,7 +386,7 @@ export class ReplicationQuota {
   ): void {
     let p = map.get(key);
     if (!p) {
-      p = { rate: new WindowedRate(this.window, nowMs), lastMs: nowMs };
+      p = { rate: new WindowedRate(this.window, this.createdMs), lastMs: nowMs };
       map.set(key, p);
     }
     p.rate.record(bytes, nowMs);

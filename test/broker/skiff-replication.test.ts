@@ -219,6 +219,15 @@ describe('SkiffDescribeReplication rate fields from the replication quotas', () 
       leaderThrottled: false,
       followerThrottled: false,
     });
+    // A partition that began later is averaged over the same span as the side's total: they add up.
+    for (let s = 0; s < 2; s++) {
+      q.follower.record('b-2', 60_000, false, clock.nowMs());
+      clock.advance(1000);
+    }
+    const both = observeRates(q, clock.nowMs());
+    assert.equal(partitionReplicationRates(both, 'b', 2, true).followerReplicationBytesPerSec, 20_000n);
+    assert.equal(brokerReplicationRates(both).followerReplicationBytesPerSec, 46_667n);
+    assert.equal(brokerReplicationRates(both).followerThrottledReplicationBytesPerSec, 26_667n);
     // Idle for more than the whole window (11 x 1 s): 0, not the stale rate.
     clock.advance(12_000);
     const later = observeRates(q, clock.nowMs());
