@@ -14,6 +14,7 @@ import { PRODUCER_PERF_TEST, runProducerPerfTest } from './tools/producer-perf-t
 import { REASSIGN_PARTITIONS, runReassignPartitions } from './tools/reassign-partitions.js';
 import { REBUILD_PLAN, runRebuildPlan } from './tools/rebuild-plan.js';
 import { REPLICA_VERIFICATION, runReplicaVerification } from './tools/replica-verification.js';
+import { REPLICATION_RATE, runReplicationRate } from './tools/replication-rate.js';
 import { runTopics, TOPICS } from './tools/topics.js';
 import { runUp, UP_SUMMARY } from './up.js';
 
@@ -57,6 +58,10 @@ const commands: Record<string, Command> = {
   },
   'isr-history': { summary: ISR_HISTORY.summary, run: (args, io) => runIsrHistory(args, io) },
   'rebuild-plan': { summary: REBUILD_PLAN.summary, run: (args, io) => runRebuildPlan(args, io) },
+  'replication-rate': {
+    summary: REPLICATION_RATE.summary,
+    run: (args, io) => runReplicationRate(args, io),
+  },
   up: { summary: UP_SUMMARY, run: runUp },
   cluster: { summary: CLUSTER_SUMMARY, run: runCluster },
 };
