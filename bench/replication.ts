@@ -352,6 +352,7 @@ async function produceRf3(
   dd: number,
 ): Promise<void> {
   await create('rf3');
+  const cpu = await brokersCpu(cluster);
   const produce = await run('kcat', [
     ...['-P', '-b', cluster.bootstrap, '-t', 'rf3', '-X', 'acks=all'],
     ...['-X', 'linger.ms=5', '-X', 'batch.size=1000000', '-l', input],
@@ -359,8 +360,20 @@ async function produceRf3(
   const mbps = (RECORDS * RECORD_BYTES) / 1e6 / produce.seconds;
   line(
     `  produce RF 3 acks=all ${RECORDS} x ${RECORD_BYTES} B (kcat): ${produce.seconds.toFixed(2)} s, ` +
-      `${mbps.toFixed(0)} MB/s = ${(mbps / dd).toFixed(2)}x dd (target >= ${PRODUCE_TARGET}x: ${verdict(mbps / dd >= PRODUCE_TARGET)})`,
+      `${mbps.toFixed(0)} MB/s = ${(mbps / dd).toFixed(2)}x dd (target >= ${PRODUCE_TARGET}x: ${verdict(mbps / dd >= PRODUCE_TARGET)}); ` +
+      `brokers' CPU ${await cpu()}`,
   );
+}
+
+/**
+ * CPU seconds each broker spends from now until the returned function is called: on a loaded
+ * machine a wall time far above them means the brokers waited for cores, not for each other.
+ */
+async function brokersCpu(cluster: Cluster): Promise<() => Promise<string>> {
+  const pids = await Promise.all([1, 2, 3].map((id) => cluster.pid(id)));
+  const before = pids.map(cpuSeconds);
+  return async () =>
+    pids.map((pid, i) => `${i + 1}: ${(cpuSeconds(pid) - before[i]!).toFixed(2)} s`).join(', ');
 }
 
 async function perfTest(cluster: Cluster, records: number, props: readonly string[]) {
@@ -383,13 +396,15 @@ async function latency(cluster: Cluster, create: (name: string) => Promise<void>
   // One partition takes one request at a time per connection (as Kafka's muted channel), so 10 MB/s
   // needs batches larger than the default 16 KiB unless every acks=all round trip is < 1.6 ms.
   const props = ['acks=-1', 'batch.size=262144', 'linger.ms=1'];
+  const cpu = await brokersCpu(cluster);
   const r = await perfTest(cluster, LATENCY_RECORDS, props);
+  const used = await cpu();
   // The p99 means something only at the rate asked for.
   const atRate = r.mbps >= 0.95 * LATENCY_MBPS;
   line(
     `  acks=all latency at ${LATENCY_MBPS} MB/s (producer-perf-test ${props.join(' ')}, ${LATENCY_RECORDS} x ${RECORD_BYTES} B, ` +
       `achieved ${r.mbps.toFixed(2)} MB/s): p99 ${r.p99} ms (target <= ${P99_TARGET_MS} ms at the rate: ` +
-      `${verdict(atRate && r.p99 <= P99_TARGET_MS)})`,
+      `${verdict(atRate && r.p99 <= P99_TARGET_MS)}); brokers' CPU ${used}, load average ${os.loadavg()[0]!.toFixed(1)}`,
   );
   line(`    ${r.summary}`);
   // Diagnostic: the producer's defaults (batch.size 16384, linger.ms 5).
