@@ -18,12 +18,13 @@
  * The leader also charges the bytes it sends to the in-sync follower during the writes (Kafka
  * records every throttled partition's bytes); that debt is forgotten after the quota window
  * (11 × 1 s), so the restarted follower may wait up to ~11 s for its first bytes. Rates are
- * measured from the on-disk sizes, sampled every 100 ms in this process.
+ * measured from the on-disk sizes, sampled every 100 ms in this process; and, as the seed advises
+ * ("observe the actual rate"), read from the brokers with `skiff replication-rate` during the
+ * catch-ups (the leader's bytes/s out and the follower's bytes/s in, within 0.8–1.2 of the throttle).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { describeReplication } from '../../src/client/skiff-admin.js';
-import { adminFor } from '../cluster/helpers.js';
+import type { BrokerRates, ReplicaRate } from '../../src/cli/tools/replication-rate.js';
 import { ScenarioCluster, sleep, waitUntil } from './harness.js';
 
 const MiB = 1024 * 1024;
@@ -69,6 +70,13 @@ function firstBytes(samples: readonly Sample[]): Promise<number> {
 }
 
 const total = (s: Sample) => s.sizes.reduce((a, b) => a + b, 0);
+
+/** `skiff replication-rate --json`'s document. */
+interface RateReport {
+  readonly brokers: BrokerRates[];
+  readonly replicas: ReplicaRate[];
+  readonly unreachableBrokers: number[];
+}
 const mib = (n: number) => (n / MiB).toFixed(2);
 
 describe('seed 13.3 实测二: throttled catch-up', () => {
@@ -167,22 +175,35 @@ describe('seed 13.3 实测二: throttled catch-up', () => {
         60_000,
         100,
       );
-      // The seed's advice, "observe the actual rate": the leader's measured bytes/s to the follower
-      // (SkiffDescribeReplication, Kafka's windowed Rate over 11 × 1 s), not only the configs.
-      const { client, close } = adminFor(c.bootstrap);
-      let observed: bigint;
-      try {
-        const d = await describeReplication(client, leader, new Map([[TOPIC, [0]]]), false);
-        const view = d.topics[0]?.partitions[0]?.replicas.find((r) => r.brokerId === victim);
-        observed = view?.observedReplicationBytesPerSec ?? -1n;
-      } finally {
-        close();
-      }
-      console.log(`leader ${leader} observes ${mib(Number(observed))} MiB/s to broker ${victim}`);
-      assert.ok(
-        observed >= BigInt(Math.round(0.9 * RATE)) && observed <= BigInt(Math.round(1.1 * RATE)),
-        `observed ${observed} B/s`,
+      // The seed's advice, "observe the actual rate": every broker's measured bytes/s (Kafka's
+      // windowed Rate over 11 × 1 s, all of it inside the catch-up by now), not only the configs.
+      const rr = await c.skiffInProcess([
+        'replication-rate',
+        '--bootstrap-server',
+        c.bootstrap,
+        '--topic',
+        TOPIC,
+        '--json',
+      ]);
+      assert.equal(rr.status, 0, rr.stderr);
+      const rates = JSON.parse(rr.stdout) as RateReport;
+      const out = rates.brokers.find((b) => b.broker === leader)?.leaderOut;
+      const into = rates.brokers.find((b) => b.broker === victim)?.followerIn;
+      const row = (role: string) =>
+        rates.replicas.find((r) => r.partition === 0 && r.replica === victim && r.role === role);
+      console.log(
+        `replication-rate: leader ${leader} out ${mib(out?.bytesPerSec ?? -1)} MiB/s (to broker ${victim}: ${mib(row('leader')?.bytesPerSec ?? -1)}), broker ${victim} in ${mib(into?.bytesPerSec ?? -1)} MiB/s (${TOPIC}-0: ${mib(row('follower')?.bytesPerSec ?? -1)}), lag ${row('leader')?.lag}`,
       );
+      const band = (what: string, v: number | null | undefined, lo: number, hi: number) =>
+        assert.ok(v != null && v >= lo * RATE && v <= hi * RATE, `${what}: ${v} B/s`);
+      band(`leader ${leader} out`, out?.bytesPerSec, 0.8, 1.2);
+      band(`leader ${leader} out, throttled`, out?.throttledBytesPerSec, 0.8, 1.2);
+      band(`broker ${victim} in`, into?.bytesPerSec, 0.8, 1.2);
+      band(`leader ${leader} to broker ${victim}`, row('leader')?.bytesPerSec, 0.9, 1.1);
+      band(`broker ${victim} in, ${TOPIC}-0`, row('follower')?.bytesPerSec, 0.8, 1.2);
+      assert.deepEqual([out?.throttleRate, into?.throttleRate], [RATE, RATE]);
+      assert.deepEqual([row('leader')?.throttled, row('follower')?.throttled], [true, true]);
+      assert.ok((row('follower')?.lag ?? 0) > 0, 'the follower is behind');
       // The seed's cleanup, topic lists first: one command lifts both layers for the topic.
       const tDeleteStart = s.now();
       const atDeleteStart = total(s.at(tDeleteStart));
@@ -286,6 +307,33 @@ describe('seed 13.3 实测二: throttled catch-up', () => {
       behind.every((b) => b > 2 * MiB),
       `behind ${behind.join(', ')} bytes`,
     );
+    // replication-rate while the follower is down: its leader's view of it, the stopped broker
+    // named in one stderr line; an unknown topic is one stderr line and exit 1.
+    const down = await c.skiffInProcess([
+      'replication-rate',
+      '--bootstrap-server',
+      c.bootstrap,
+      '--broker',
+      String(victim),
+      '--topic',
+      PAIR,
+    ]);
+    assert.equal(down.status, 0, down.stderr);
+    assert.equal(
+      down.stderr,
+      `skiff replication-rate: broker ${victim} is not registered (stopped?): only its leaders' view of it is shown\n`,
+    );
+    const downRows = down.stdout.trim().split('\n');
+    assert.equal(downRows.length, 2, down.stdout);
+    for (const [p, line] of downRows.entries()) {
+      const m = new RegExp(
+        `^Topic: ${PAIR}\tPartition: ${p}\tLeader: ${leader}\tReplica: ${victim}\tRole: leader\tRate: .*\tThrottled: no\tLag: (\\d+)$`,
+      ).exec(line);
+      assert.ok(m && Number(m[1]) > 0, line);
+    }
+    const unknown = await c.tool('replication-rate', ['--topic', 'nope']);
+    assert.equal(unknown.status, 1);
+    assert.equal(unknown.stderr, "skiff replication-rate: Topic 'nope' does not exist\n");
     // Throttle set while the follower is down, as cluster defaults this time.
     await configs([
       '--alter',
@@ -316,6 +364,27 @@ describe('seed 13.3 实测二: throttled catch-up', () => {
         100,
       );
       const end = s.at(s.now());
+      // What the follower measured, in the tool's text: its two partitions add up to its line.
+      const text = await c.skiffInProcess(['replication-rate', '--bootstrap-server', c.bootstrap]);
+      assert.equal(text.status, 0, text.stderr);
+      const line = text.stdout.split('\n').find((l) => l.startsWith(`Broker: ${victim}\t`)) ?? '';
+      const into = Number(/\tFollowerIn: (\d+) B\/s \(\d+\.\d\d MiB\/s\)\t/.exec(line)?.[1] ?? -1);
+      assert.match(line, /\tFollowerThrottleRate: 1048576 B\/s \(1\.00 MiB\/s\)$/);
+      const parts = [0, 1].map((p) => {
+        const re = new RegExp(
+          `^Topic: ${PAIR}\tPartition: ${p}\tLeader: ${leader}\tReplica: ${victim}\tRole: follower\tRate: (\\d+) B/s .*\tThrottled: yes\tLag: \\d+$`,
+          'm',
+        );
+        return Number(re.exec(text.stdout)?.[1] ?? -1);
+      });
+      console.log(
+        `replication-rate on broker ${victim}: in ${mib(into)} MiB/s = ${parts.map(mib).join(' + ')}`,
+      );
+      assert.ok(
+        parts.every((x) => x > 0) && Math.abs(parts[0]! + parts[1]! - into) <= 2,
+        `${parts.join(' + ')} vs ${into}\n${text.stdout}`,
+      );
+      assert.ok(into >= 0.8 * RATE && into <= 1.2 * RATE, `broker ${victim} in: ${into} B/s`);
       const from = s.at(first + 2000);
       const rate = ((total(end) - total(from)) * 1000) / (end.t - from.t);
       const shares = [0, 1].map((i) => end.sizes[i]! - from.sizes[i]!);
