@@ -64,6 +64,8 @@ export class BrokerReplicaTransport implements ReplicaTransport {
       requestTimeoutMs: this.requestTimeoutMs(),
       scheduler: this.scheduler,
       framePool: this.framePool,
+      // One response is up to replica.fetch.response.max.bytes (10 MiB by default).
+      readBufferBytes: 1024 * 1024,
     });
     const entry = { key, conn };
     this.conns.set(slot, entry);

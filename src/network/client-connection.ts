@@ -23,6 +23,12 @@ export interface ClientConnectionOptions {
    * gives each response's buffers back (FramePool.release) once nothing refers to them.
    */
   readonly framePool?: FramePool;
+  /**
+   * Read the socket into one reused buffer of this size (Node's `onread`) instead of a fresh 64
+   * KiB buffer and a 'data' event per read: for connections that receive large responses (a
+   * replica fetcher's: ~1/3 of the receive CPU on loopback). Every frame is then copied out once.
+   */
+  readonly readBufferBytes?: number;
 }
 
 /** A request went unanswered for request.timeout.ms. */
@@ -69,21 +75,39 @@ export class ClientConnection {
     this.reader = new FrameReader({
       maxFrameBytes: options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES,
       pool: options.framePool,
+      copyFrames: options.readBufferBytes !== undefined,
     });
     socket.setNoDelay(true);
-    socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    // With readBufferBytes the socket hands its reads to connect()'s onread callback instead.
+    if (options.readBufferBytes === undefined) socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('error', (e) => this.fail(e));
     socket.on('close', () => this.fail(new ConnectionClosedError('connection closed')));
   }
 
   static connect(host: string, port: number, options: ClientConnectionOptions): Promise<ClientConnection> {
     return new Promise((resolve, reject) => {
-      const socket = net.connect({ host, port });
+      let conn: ClientConnection | null = null;
+      const socket =
+        options.readBufferBytes === undefined
+          ? net.connect({ host, port })
+          : net.connect({
+              host,
+              port,
+              onread: {
+                buffer: Buffer.allocUnsafe(options.readBufferBytes),
+                // The buffer is reused by the next read: the frame reader copies what it keeps.
+                callback: (n: number, buf: Uint8Array): boolean => {
+                  conn?.onData(Buffer.from(buf.buffer, buf.byteOffset, n));
+                  return true;
+                },
+              },
+            });
       const onError = (e: Error): void => reject(e);
       socket.once('error', onError);
       socket.once('connect', () => {
         socket.off('error', onError);
-        resolve(new ClientConnection(socket, options));
+        conn = new ClientConnection(socket, options);
+        resolve(conn);
       });
     });
   }

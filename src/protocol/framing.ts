@@ -16,6 +16,12 @@ export interface FrameReaderOptions {
    * any more, or at least let it go: a frame never released is simply collected.
    */
   pool?: FramePool;
+  /**
+   * Copy every frame out of the pushed chunks as its bytes arrive (into the pool, or a fresh
+   * buffer), never returning a view of a chunk: for chunks read into one reused buffer (a socket's
+   * `onread`), which the next read overwrites.
+   */
+  copyFrames?: boolean;
 }
 
 /** Frames are assembled in multiples of this, so frames of nearby sizes can share a buffer. */
@@ -100,6 +106,9 @@ export class FrameReader {
   private pieceBytes = 0;
   private failure: ProtocolError | undefined;
   private readonly pool: FramePool | undefined;
+  private readonly copyFrames: boolean;
+  // copyFrames: the frame being filled, `pieceBytes` of it so far.
+  private target: Buffer | null = null;
 
   constructor(options: FrameReaderOptions = {}) {
     const max = options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
@@ -108,6 +117,7 @@ export class FrameReader {
     }
     this.maxFrameBytes = max;
     this.pool = options.pool;
+    this.copyFrames = options.copyFrames === true;
   }
 
   /** Bytes received but not yet returned as part of a frame (a partial size prefix or payload). */
@@ -177,11 +187,13 @@ export class FrameReader {
     this.failure = new ProtocolError(message);
     this.pieces = [];
     this.pieceBytes = 0;
+    this.target = null;
     throw this.failure;
   }
 
   /** Collects payload bytes starting at `at`; emits the frame when it is complete. */
   private readPayload(chunk: Buffer, at: number, frames: Buffer[]): number {
+    if (this.copyFrames) return this.copyPayload(chunk, at, frames);
     const missing = this.frameBytes - this.pieceBytes;
     const available = chunk.length - at;
     if (available < missing) {
@@ -202,6 +214,23 @@ export class FrameReader {
     }
     this.frameBytes = -1;
     return end;
+  }
+
+  /** copyFrames: copies payload bytes into the frame's own buffer; emits it when complete. */
+  private copyPayload(chunk: Buffer, at: number, frames: Buffer[]): number {
+    if (this.target === null) {
+      this.target =
+        this.pool === undefined ? Buffer.allocUnsafe(this.frameBytes) : this.pool.take(this.frameBytes);
+    }
+    const n = Math.min(this.frameBytes - this.pieceBytes, chunk.length - at);
+    if (n > 0) chunk.copy(this.target, this.pieceBytes, at, at + n);
+    this.pieceBytes += n;
+    if (this.pieceBytes < this.frameBytes) return chunk.length;
+    frames.push(this.target.subarray(0, this.frameBytes));
+    this.target = null;
+    this.pieceBytes = 0;
+    this.frameBytes = -1;
+    return at + n;
   }
 
   /** One contiguous copy of the collected pieces (the last one included). */
