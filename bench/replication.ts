@@ -103,9 +103,23 @@ function portFree(port: number): Promise<boolean> {
   });
 }
 
+/** The first port of the kernel's ephemeral range (Linux's default 32768 where it cannot be read). */
+function ephemeralStart(): number {
+  try {
+    const first = Number(
+      fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0],
+    );
+    return Number.isInteger(first) && first > 21_000 ? first : 32_768;
+  } catch {
+    return 32_768;
+  }
+}
+
 async function freePorts(count: number): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt++) {
-    const base = 20_000 + Math.floor(Math.random() * 30_000);
+    // Below the ephemeral range: a stopped broker's port must not be taken by a client's
+    // connection before the broker starts again.
+    const base = 20_000 + Math.floor(Math.random() * Math.max(1_000, ephemeralStart() - 20_000 - count));
     let ok = true;
     for (let p = base; p < base + count && ok; p++) ok = await portFree(p);
     if (ok) return base;
@@ -251,10 +265,19 @@ async function catchUp(
   const leaderPid = await c.pid(leader);
   const leaderCpu0 = cpuSeconds(leaderPid);
   const t0 = performance.now();
-  const started = c.control('start', victim).then(async () => {
-    const listenS = (performance.now() - t0) / 1000;
-    return { listenS, cpu: cpuSeconds(await c.pid(victim)) };
-  });
+  let startFailure: unknown = null;
+  const started = c.control('start', victim).then(
+    async () => {
+      const listenS = (performance.now() - t0) / 1000;
+      return { listenS, cpu: cpuSeconds(await c.pid(victim)) };
+    },
+    (e: unknown) => {
+      // Seen by the polling loop below (an unhandled rejection would end the process before the
+      // cluster is stopped).
+      startFailure = e;
+      return { listenS: -1, cpu: 0 };
+    },
+  );
   let sizesS = -1;
   let isrS = -1;
   const deadline = t0 + 120_000;
@@ -262,6 +285,7 @@ async function catchUp(
     const v = await isrOf(admin, topic).catch(() => undefined);
     const t = (performance.now() - t0) / 1000;
     if (sizesS < 0 && c.logSize(victim, topic) >= backlog) sizesS = t;
+    if (startFailure !== null) throw startFailure;
     if (v?.isr.includes(victim)) isrS = t;
     else if (performance.now() > deadline)
       throw new Error(`broker ${victim} not back in the ISR of ${topic}`);
