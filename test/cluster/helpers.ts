@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import * as net from 'node:net';
 import { Admin } from '../../src/client/admin.js';
 import { KafkaClient, type TopicMetadata } from '../../src/client/kafka-client.js';
@@ -20,10 +21,26 @@ function portFree(port: number): Promise<boolean> {
   });
 }
 
-/** `count` consecutive free ports on 127.0.0.1 (probed; another process may still take one later). */
+/** The first port of the kernel's ephemeral range (Linux's default 32768 where it cannot be read). */
+function ephemeralStart(): number {
+  try {
+    const first = Number(
+      readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0],
+    );
+    return Number.isInteger(first) && first > 21_000 ? first : 32_768;
+  } catch {
+    return 32_768;
+  }
+}
+
+/**
+ * `count` consecutive free ports on 127.0.0.1 (probed; another process may still take one later),
+ * below the ephemeral range: a stopped broker's port must not become some client connection's
+ * local port before the broker starts again (EADDRINUSE on restart).
+ */
 export async function freePorts(count: number): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt++) {
-    const base = 20_000 + Math.floor(Math.random() * 30_000);
+    const base = 20_000 + Math.floor(Math.random() * Math.max(1_000, ephemeralStart() - 20_000 - count));
     let ok = true;
     for (let p = base; p < base + count && ok; p++) ok = await portFree(p);
     if (ok) return base;
