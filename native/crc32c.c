@@ -262,6 +262,9 @@ static void set_boolean(napi_env env, napi_value exports, const char *name, int 
   napi_set_named_property(env, exports, name, v);
 }
 
+// native/memory.c: tuneMalloc.
+void skiff_register_memory(napi_env env, napi_value exports);
+
 NAPI_MODULE_INIT() {
   init_byte_table();
   init_shift(shift_long, LONG_BLOCK);
@@ -278,5 +281,6 @@ NAPI_MODULE_INIT() {
   set_function(env, exports, "crc32cStreams", js_crc32c_streams);
   set_boolean(env, exports, "hardware", have_hw);
   set_boolean(env, exports, "vpclmul", have_vpclmul);
+  skiff_register_memory(env, exports);
   return exports;
 }

@@ -14,6 +14,7 @@ import { Broker } from '../broker/broker.js';
 import { brokerConfigFromProperties, parseProperties } from '../broker/config.js';
 import { StoreBroker } from '../cluster/store-broker.js';
 import { SystemClock } from '../common/clock.js';
+import { tuneMallocForBroker } from '../common/malloc-tuning.js';
 import { EtcdStore } from '../metadata/etcd-store.js';
 import { InMemoryClusterMetadata } from '../metadata/in-memory-metadata.js';
 import { StoreError } from '../metadata/store.js';
@@ -50,6 +51,7 @@ export async function runBroker(args: string[], io: CliIo): Promise<number> {
       return 2;
     }
   }
+  tuneMallocForBroker();
   const fs = new NodeFileSystem({ backgroundWrites: true });
   const props =
     configPath === null

@@ -9,6 +9,7 @@
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import { SystemClock } from '../common/clock.js';
+import { tuneMallocForBroker } from '../common/malloc-tuning.js';
 import { ipcChannel, RemoteStore } from '../metadata/remote-store.js';
 import { NodeFileSystem } from '../storage/fs.js';
 import type { StorageLogger } from '../storage/logger.js';
@@ -33,6 +34,7 @@ async function main(): Promise<number> {
   process.on('error', (e: NodeJS.ErrnoException) => {
     if (e.code !== 'ERR_IPC_CHANNEL_CLOSED') throw e;
   });
+  tuneMallocForBroker();
   const clock = new SystemClock();
   const line = (level: string, text: string): void => {
     process.stdout.write(`[${new Date(clock.nowMs()).toISOString()}] ${level} ${text}\n`);

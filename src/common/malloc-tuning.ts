@@ -1,0 +1,22 @@
+import { createRequire } from 'node:module';
+
+/** build/Release of the repository root: three levels above dist/src/common. */
+const ADDON = '../../../build/Release/skiff_native.node';
+
+/**
+ * Keeps freed malloc memory in a broker process's heap instead of handing it back to the kernel
+ * after every burst (native/memory.c explains the numbers): produce data arrives in fresh 64 KiB
+ * socket buffers, and re-faulting their pages cost a broker about twice the CPU per produce in
+ * the bench. Called once by the broker process entry points (`skiff broker`, `skiff up`'s
+ * brokers), never by tests' in-process brokers. Returns whether it applied: false without the
+ * native addon (npm ci could not build it), off glibc, or with SKIFF_MALLOC_DEFAULTS=1.
+ */
+export function tuneMallocForBroker(): boolean {
+  if (process.env.SKIFF_MALLOC_DEFAULTS === '1') return false;
+  try {
+    const addon = createRequire(import.meta.url)(ADDON) as { tuneMalloc?: () => boolean };
+    return typeof addon.tuneMalloc === 'function' && addon.tuneMalloc() === true;
+  } catch {
+    return false;
+  }
+}
