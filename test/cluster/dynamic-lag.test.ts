@@ -24,9 +24,10 @@ import {
   describe1,
   freePorts,
   kcat,
+  launchSkiffUp,
   requireTool,
   runSkiff,
-  SkiffProcess,
+  type SkiffProcess,
   sleep,
   waitUntil,
 } from './helpers.js';
@@ -70,20 +71,7 @@ describe('replica.lag.time.max.ms is dynamic on skiff up --brokers 3', () => {
     port = await freePorts(3);
     // All three: the ElectLeaders test stops broker 1.
     bootstrap = [0, 1, 2].map((i) => `127.0.0.1:${port + i}`).join(',');
-    up = new SkiffProcess([
-      'up',
-      '--brokers',
-      '3',
-      '--data-dir',
-      dir,
-      '--port',
-      String(port),
-      '--http-port',
-      '0',
-      '--config-file',
-      path.join(dir, 'server.properties'),
-    ]);
-    await up.waitFor(/cluster \S+ up in \d+ ms/, 60_000);
+    up = await launchSkiffUp(dir, port);
   });
 
   after(async () => {

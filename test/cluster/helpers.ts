@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import * as net from 'node:net';
+import * as path from 'node:path';
 import { Admin } from '../../src/client/admin.js';
 import { KafkaClient, type TopicMetadata } from '../../src/client/kafka-client.js';
 import { parseBootstrap, systemRuntime } from '../../src/client/runtime.js';
@@ -109,6 +110,28 @@ export class SkiffProcess {
     if (this.running) this.child.kill('SIGKILL');
     return this.exited;
   }
+}
+
+/**
+ * `skiff up --brokers N` on `port` (broker i on port + i - 1) with DIR/server.properties as every
+ * broker's config; resolves once the launcher reports the cluster up.
+ */
+export async function launchSkiffUp(dir: string, port: number, brokers = 3): Promise<SkiffProcess> {
+  const up = new SkiffProcess([
+    'up',
+    '--brokers',
+    String(brokers),
+    '--data-dir',
+    dir,
+    '--port',
+    String(port),
+    '--http-port',
+    '0',
+    '--config-file',
+    path.join(dir, 'server.properties'),
+  ]);
+  await up.waitFor(/cluster \S+ up in \d+ ms/, 60_000);
+  return up;
 }
 
 export function sleep(ms: number): Promise<void> {

@@ -14,7 +14,16 @@ import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { computeCrc } from '../../src/protocol/records/batch.js';
 import { runProcess } from '../support/broker-process.js';
-import { adminFor, describe1, freePorts, runSkiff, SKIFF, SkiffProcess, waitUntil } from './helpers.js';
+import {
+  adminFor,
+  describe1,
+  freePorts,
+  launchSkiffUp,
+  runSkiff,
+  SKIFF,
+  type SkiffProcess,
+  waitUntil,
+} from './helpers.js';
 
 const VERIFY = 'verify';
 const PLAN = 'plan';
@@ -144,20 +153,7 @@ describe('replication tools on skiff up --brokers 3', () => {
     );
     port = await freePorts(3);
     bootstrap = `127.0.0.1:${port}`;
-    up = new SkiffProcess([
-      'up',
-      '--brokers',
-      '3',
-      '--data-dir',
-      dir,
-      '--port',
-      String(port),
-      '--http-port',
-      '0',
-      '--config-file',
-      path.join(dir, 'server.properties'),
-    ]);
-    await up.waitFor(/cluster \S+ up in \d+ ms/, 60_000);
+    up = await launchSkiffUp(dir, port);
     const { admin, close } = adminFor(bootstrap);
     try {
       for (const name of [VERIFY, PLAN]) {

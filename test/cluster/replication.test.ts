@@ -15,9 +15,10 @@ import {
   describe1,
   freePorts,
   kcat,
+  launchSkiffUp,
   requireTool,
   runSkiff,
-  SkiffProcess,
+  type SkiffProcess,
   waitUntil,
 } from './helpers.js';
 
@@ -73,20 +74,7 @@ describe('skiff up --brokers 3 replicates', () => {
     );
     port = await freePorts(3);
     bootstrap = `127.0.0.1:${port}`;
-    up = new SkiffProcess([
-      'up',
-      '--brokers',
-      '3',
-      '--data-dir',
-      dir,
-      '--port',
-      String(port),
-      '--http-port',
-      '0',
-      '--config-file',
-      path.join(dir, 'server.properties'),
-    ]);
-    await up.waitFor(/cluster \S+ up in \d+ ms/, 60_000);
+    up = await launchSkiffUp(dir, port);
   });
 
   after(async () => {

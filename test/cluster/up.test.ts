@@ -23,9 +23,10 @@ import {
   describe1,
   freePorts,
   kcat,
+  launchSkiffUp,
   requireTool,
   runSkiff,
-  SkiffProcess,
+  type SkiffProcess,
   waitUntil,
 } from './helpers.js';
 
@@ -40,23 +41,7 @@ describe('skiff up --brokers 3 and skiff cluster', () => {
   let up: SkiffProcess | null = null;
   const lines = (prefix: string) => Array.from({ length: RECORDS }, (_, i) => `${prefix}-${i}`);
 
-  const startUp = async (): Promise<SkiffProcess> => {
-    const p = new SkiffProcess([
-      'up',
-      '--brokers',
-      '3',
-      '--data-dir',
-      dir,
-      '--port',
-      String(port),
-      '--http-port',
-      '0',
-      '--config-file',
-      path.join(dir, 'server.properties'),
-    ]);
-    await p.waitFor(/cluster \S+ up in \d+ ms/, 60_000);
-    return p;
-  };
+  const startUp = (): Promise<SkiffProcess> => launchSkiffUp(dir, port);
   const cluster = (...args: string[]) => runSkiff(['cluster', ...args, '--data-dir', dir], '', 60_000);
 
   before(async () => {
