@@ -118,11 +118,11 @@ describe('skiff replication-rate, pure parts', () => {
     );
     assert.equal(
       formatReplicaRate(replicas[1]!),
-      'Topic: t\tPartition: 0\tLeader: 1\tReplica: 2\tRole: follower\tRate: 999000 B/s (0.95 MiB/s)\tThrottled: yes\tLag: 500',
+      'Topic: t\tPartition: 0\tLeader: 1\tReplica: 2\tSide: follower-in\tRate: 999000 B/s (0.95 MiB/s)\tThrottled: yes\tLag: 500',
     );
     assert.equal(
       formatReplicaRate(replicas[2]!),
-      'Topic: t\tPartition: 0\tLeader: 1\tReplica: 3\tRole: leader\tRate: n/a\tThrottled: yes\tLag: unknown',
+      'Topic: t\tPartition: 0\tLeader: 1\tReplica: 3\tSide: leader-out\tRate: n/a\tThrottled: yes\tLag: unknown',
     );
   });
 

@@ -327,7 +327,7 @@ describe('seed 13.3 实测二: throttled catch-up', () => {
     assert.equal(downRows.length, 2, down.stdout);
     for (const [p, line] of downRows.entries()) {
       const m = new RegExp(
-        `^Topic: ${PAIR}\tPartition: ${p}\tLeader: ${leader}\tReplica: ${victim}\tRole: leader\tRate: .*\tThrottled: no\tLag: (\\d+)$`,
+        `^Topic: ${PAIR}\tPartition: ${p}\tLeader: ${leader}\tReplica: ${victim}\tSide: leader-out\tRate: .*\tThrottled: no\tLag: (\\d+)$`,
       ).exec(line);
       assert.ok(m && Number(m[1]) > 0, line);
     }
@@ -372,7 +372,7 @@ describe('seed 13.3 实测二: throttled catch-up', () => {
       assert.match(line, /\tFollowerThrottleRate: 1048576 B\/s \(1\.00 MiB\/s\)$/);
       const parts = [0, 1].map((p) => {
         const re = new RegExp(
-          `^Topic: ${PAIR}\tPartition: ${p}\tLeader: ${leader}\tReplica: ${victim}\tRole: follower\tRate: (\\d+) B/s .*\tThrottled: yes\tLag: \\d+$`,
+          `^Topic: ${PAIR}\tPartition: ${p}\tLeader: ${leader}\tReplica: ${victim}\tSide: follower-in\tRate: (\\d+) B/s .*\tThrottled: yes\tLag: \\d+$`,
           'm',
         );
         return Number(re.exec(text.stdout)?.[1] ?? -1);
