@@ -66,48 +66,44 @@ static uint32_t crc_sw(uint32_t crc, const uint8_t *p, size_t n) {
 }
 
 #if defined(__x86_64__)
+// While at least three blocks remain: the crc32 instruction on three independent streams, one per
+// block, the partial CRCs joined by the "shift by one block of zeros" table. Inlined with a
+// constant block size for each of the two block sizes.
+static inline __attribute__((always_inline, target("sse4.2"))) uint64_t crc_three_streams(
+    uint64_t c0, const uint8_t **pp, size_t *np, size_t block, uint32_t table[4][256]) {
+  const uint8_t *p = *pp;
+  size_t n = *np;
+  while (n >= 3 * block) {
+    uint64_t c1 = 0, c2 = 0;
+    const uint8_t *end = p + block;
+    do {
+      uint64_t a, b, c;
+      memcpy(&a, p, 8);
+      memcpy(&b, p + block, 8);
+      memcpy(&c, p + 2 * block, 8);
+      c0 = _mm_crc32_u64(c0, a);
+      c1 = _mm_crc32_u64(c1, b);
+      c2 = _mm_crc32_u64(c2, c);
+      p += 8;
+    } while (p < end);
+    c0 = shift(table, (uint32_t)c0) ^ (uint32_t)c1;
+    c0 = shift(table, (uint32_t)c0) ^ (uint32_t)c2;
+    p += 2 * block;
+    n -= 3 * block;
+  }
+  *pp = p;
+  *np = n;
+  return c0;
+}
+
 __attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t crc, const uint8_t *p, size_t n) {
   while (n > 0 && ((uintptr_t)p & 7) != 0) {
     crc = _mm_crc32_u8(crc, *p++);
     n--;
   }
   uint64_t c0 = crc;
-  while (n >= 3 * LONG_BLOCK) {
-    uint64_t c1 = 0, c2 = 0;
-    const uint8_t *end = p + LONG_BLOCK;
-    do {
-      uint64_t a, b, c;
-      memcpy(&a, p, 8);
-      memcpy(&b, p + LONG_BLOCK, 8);
-      memcpy(&c, p + 2 * LONG_BLOCK, 8);
-      c0 = _mm_crc32_u64(c0, a);
-      c1 = _mm_crc32_u64(c1, b);
-      c2 = _mm_crc32_u64(c2, c);
-      p += 8;
-    } while (p < end);
-    c0 = shift(shift_long, (uint32_t)c0) ^ (uint32_t)c1;
-    c0 = shift(shift_long, (uint32_t)c0) ^ (uint32_t)c2;
-    p += 2 * LONG_BLOCK;
-    n -= 3 * LONG_BLOCK;
-  }
-  while (n >= 3 * SHORT_BLOCK) {
-    uint64_t c1 = 0, c2 = 0;
-    const uint8_t *end = p + SHORT_BLOCK;
-    do {
-      uint64_t a, b, c;
-      memcpy(&a, p, 8);
-      memcpy(&b, p + SHORT_BLOCK, 8);
-      memcpy(&c, p + 2 * SHORT_BLOCK, 8);
-      c0 = _mm_crc32_u64(c0, a);
-      c1 = _mm_crc32_u64(c1, b);
-      c2 = _mm_crc32_u64(c2, c);
-      p += 8;
-    } while (p < end);
-    c0 = shift(shift_short, (uint32_t)c0) ^ (uint32_t)c1;
-    c0 = shift(shift_short, (uint32_t)c0) ^ (uint32_t)c2;
-    p += 2 * SHORT_BLOCK;
-    n -= 3 * SHORT_BLOCK;
-  }
+  c0 = crc_three_streams(c0, &p, &n, LONG_BLOCK, shift_long);
+  c0 = crc_three_streams(c0, &p, &n, SHORT_BLOCK, shift_short);
   while (n >= 8) {
     uint64_t a;
     memcpy(&a, p, 8);
