@@ -14,8 +14,13 @@ import { logConfig } from '../../src/storage/log-config.js';
 import { LogManager } from '../../src/storage/log-manager.js';
 import { makeBatch, type TestContext, tempDir, testContext } from '../storage/helpers.js';
 
-function setup(dirs: string[], ctx: TestContext, rate: { value: number | null }) {
-  const m = new LogManager(dirs, logConfig({ segmentBytes: 4000, fileDeleteDelayMs: 1000 }), ctx);
+function setup(
+  dirs: string[],
+  ctx: TestContext,
+  rate: { value: number | null },
+  config = logConfig({ segmentBytes: 4000, fileDeleteDelayMs: 1000 }),
+) {
+  const m = new LogManager(dirs, config, ctx);
   m.startup();
   const mover = new AlterLogDirsManager({
     logManager: m,
@@ -164,18 +169,7 @@ test('the future log follows a truncation of the current log (a follower that di
     const dirs = [path.join(dir, 'd1'), path.join(dir, 'd2')];
     const ctx = testContext();
     const rate: { value: number | null } = { value: 3000 };
-    const m = new LogManager(dirs, logConfig({ segmentBytes: 1_000_000 }), ctx);
-    m.startup();
-    const mover = new AlterLogDirsManager({
-      logManager: m,
-      clock: ctx.clock,
-      scheduler: ctx.scheduler,
-      logger: ctx.logger,
-      rateBytesPerSec: () => rate.value,
-      chunkBytes: () => 1_048_576,
-      windowMs: 1000,
-    });
-    mover.start();
+    const { m, mover } = setup(dirs, ctx, rate, logConfig({ segmentBytes: 1_000_000 }));
     const log = m.getOrCreateLog('t', 0);
     for (let i = 0; i < 30; i++) log.appendAsLeader(makeBatch({ count: 2, valueBytes: 200 }), 0);
     assert.equal(mover.alterReplicaLogDir('t', 0, dirs[1]!), ErrorCode.NONE);

@@ -488,6 +488,7 @@ describe('controller: restarts between controllers, name collisions', () => {
     assert.equal(c.image().topics.get('__consumer_offsets')!.internal, true);
     assert.equal(c.image().topics.get('a.b')!.internal, false);
   });
+
   it('a restarted broker is fenced until it is ready: out of the image, and its old leadership moves at once', async () => {
     ({ c } = await cluster([1, 2, 3]));
     const b2 = c.brokers.get(2)!;
