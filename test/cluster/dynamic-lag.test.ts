@@ -25,6 +25,7 @@ import {
   freePorts,
   kcat,
   launchSkiffUp,
+  removeDataDir,
   requireTool,
   runSkiff,
   type SkiffProcess,
@@ -76,8 +77,7 @@ describe('replica.lag.time.max.ms is dynamic on skiff up --brokers 3', () => {
 
   after(async () => {
     await up?.stop(10_000);
-    // A broker may still be closing files when it exits: retry ENOTEMPTY.
-    fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
+    removeDataDir(dir);
   });
 
   it('configs --alter of the cluster default takes effect: a stopped follower leaves the ISR in seconds, then rejoins', async () => {

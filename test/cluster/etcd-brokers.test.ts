@@ -13,7 +13,16 @@ import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { AlterOp, ConfigResourceType } from '../../src/client/admin.js';
 import { EtcdCluster } from '../support/etcd.js';
-import { adminFor, describe1, freePorts, kcat, requireTool, SkiffProcess, waitUntil } from './helpers.js';
+import {
+  adminFor,
+  describe1,
+  freePorts,
+  kcat,
+  removeDataDir,
+  requireTool,
+  SkiffProcess,
+  waitUntil,
+} from './helpers.js';
 
 /** etcd leases are whole seconds: 2 s is the shortest session that still allows a few heartbeats. */
 const SESSION_MS = 2000;
@@ -62,8 +71,7 @@ describe('three skiff broker processes on a three-member etcd', () => {
   after(async () => {
     await Promise.all([...brokers.values()].map((b) => b.kill()));
     etcd?.stop();
-    // A broker may still be closing files when it exits: retry ENOTEMPTY.
-    fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
+    removeDataDir(dir);
   });
 
   it('all three register in one cluster; one of them is the controller', async () => {

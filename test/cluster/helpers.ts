@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { Admin } from '../../src/client/admin.js';
@@ -132,6 +132,11 @@ export async function launchSkiffUp(dir: string, port: number, brokers = 3): Pro
   ]);
   await up.waitFor(/cluster \S+ up in \d+ ms/, 60_000);
   return up;
+}
+
+/** Removes a test's data dir; a broker that just exited may still be closing files (ENOTEMPTY): retried. */
+export function removeDataDir(dir: string): void {
+  rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
 }
 
 export function sleep(ms: number): Promise<void> {

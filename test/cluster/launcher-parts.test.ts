@@ -14,6 +14,7 @@ import { LAUNCHER_FILE, writeLauncherFile } from '../../src/cluster/control.js';
 import { withPort } from '../../src/cluster/launcher.js';
 import { ManualClock } from '../../src/common/clock.js';
 import { EmbeddedStore } from '../../src/metadata/embedded-store.js';
+import { removeDataDir } from './helpers.js';
 
 function capture(): { io: { out(l: string): void; err(l: string): void }; out: string[]; err: string[] } {
   const out: string[] = [];
@@ -45,8 +46,7 @@ describe('launcher parts', () => {
       assert.equal(await resolveClusterId(reopened, bytes), ids[0]);
       await reopened.close();
     } finally {
-      // A broker may still be closing files when it exits: retry ENOTEMPTY.
-      fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
+      removeDataDir(dir);
     }
   });
 
@@ -72,8 +72,7 @@ describe('launcher parts', () => {
       assert.equal(stale.err.length, 1);
       assert.match(stale.err[0]!, /launcher pid 4194305 is gone/);
     } finally {
-      // A broker may still be closing files when it exits: retry ENOTEMPTY.
-      fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
+      removeDataDir(dir);
     }
   });
 

@@ -24,6 +24,7 @@ import {
   freePorts,
   kcat,
   launchSkiffUp,
+  removeDataDir,
   requireTool,
   runSkiff,
   type SkiffProcess,
@@ -145,7 +146,7 @@ describe('skiff reassign-partitions on skiff up --brokers 3', () => {
       }
     }
     await up?.stop(15_000);
-    fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
+    removeDataDir(dir);
   });
 
   it('adds a replica under --throttle: the move completes, --verify reports it and clears the throttles', async () => {
@@ -480,7 +481,7 @@ describe('skiff reassign-partitions moves a replica between the log dirs of one 
 
   after(async () => {
     await broker?.stop();
-    fs.rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
+    removeDataDir(root);
   });
 
   it('throttled by --replica-alter-log-dirs-throttle: isFuture while it copies, then swapped in; --verify clears the throttle', async () => {

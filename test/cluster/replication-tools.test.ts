@@ -19,6 +19,7 @@ import {
   describe1,
   freePorts,
   launchSkiffUp,
+  removeDataDir,
   runSkiff,
   SKIFF,
   type SkiffProcess,
@@ -190,7 +191,7 @@ describe('replication tools on skiff up --brokers 3', () => {
 
   after(async () => {
     await up?.stop(15_000);
-    fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
+    removeDataDir(dir);
   });
 
   it('replica-verification: Kafka lines, every replica compared up to the start HW, exit 0 when they agree', async () => {

@@ -16,6 +16,7 @@ import {
   freePorts,
   kcat,
   launchSkiffUp,
+  removeDataDir,
   requireTool,
   runSkiff,
   type SkiffProcess,
@@ -81,8 +82,7 @@ describe('skiff up --brokers 3 replicates', () => {
     // Graceful: a SIGKILLed launcher leaves its (detached) brokers shutting down on their own,
     // still writing into the data dir while it is being removed.
     await up?.stop(15_000);
-    // A broker may still be closing files when it exits: retry ENOTEMPTY.
-    fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
+    removeDataDir(dir);
   });
 
   it('an RF-3 topic with min.insync.replicas=2 takes acks=all writes; the three logs are identical', async () => {

@@ -24,6 +24,7 @@ import {
   freePorts,
   kcat,
   launchSkiffUp,
+  removeDataDir,
   requireTool,
   runSkiff,
   type SkiffProcess,
@@ -65,8 +66,7 @@ describe('skiff up --brokers 3 and skiff cluster', () => {
     // Graceful: a SIGKILLed launcher leaves its (detached) brokers shutting down on their own,
     // still writing into the data dir while it is being removed.
     await up?.stop(15_000);
-    // A broker may still be closing files when it exits: retry ENOTEMPTY.
-    fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
+    removeDataDir(dir);
   });
 
   it('starts three brokers with one ready line each, on consecutive ports; kcat sees 3 brokers', async () => {

@@ -36,6 +36,7 @@ import {
   describe1,
   freePorts,
   kcat,
+  removeDataDir,
   requireTool,
   runSkiff,
   SkiffProcess,
@@ -129,7 +130,7 @@ export class ScenarioCluster {
       await up.waitFor(/cluster \S+ up in \d+ ms/, 60_000);
     } catch (e) {
       await up.stop(15_000);
-      fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
+      removeDataDir(dir);
       throw e;
     }
     return new ScenarioCluster(dir, port, brokers, up);
@@ -142,7 +143,7 @@ export class ScenarioCluster {
       console.log(`SKIFF_SCENARIO_KEEP=1: data dir kept at ${this.dir}`);
       return;
     }
-    fs.rmSync(this.dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
+    removeDataDir(this.dir);
   }
 
   skiff(args: readonly string[], input = '', timeoutMs = 60_000): Promise<ToolRun> {
