@@ -1,7 +1,4 @@
-import { createRequire } from 'node:module';
-
-/** build/Release of the repository root: three levels above dist/src/common. */
-const ADDON = '../../../build/Release/skiff_native.node';
+import { nativeAddon } from './native-addon.js';
 
 /**
  * Keeps freed malloc memory in a broker process's heap instead of handing it back to the kernel
@@ -13,10 +10,6 @@ const ADDON = '../../../build/Release/skiff_native.node';
  */
 export function tuneMallocForBroker(): boolean {
   if (process.env.SKIFF_MALLOC_DEFAULTS === '1') return false;
-  try {
-    const addon = createRequire(import.meta.url)(ADDON) as { tuneMalloc?: () => boolean };
-    return typeof addon.tuneMalloc === 'function' && addon.tuneMalloc() === true;
-  } catch {
-    return false;
-  }
+  const tune = nativeAddon()?.tuneMalloc;
+  return typeof tune === 'function' && tune() === true;
 }

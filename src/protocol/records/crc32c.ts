@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import type { crc32c as NodeRsCrc32c } from '@node-rs/crc32';
+import { nativeAddon } from '../../common/native-addon.js';
 
 /**
  * CRC-32C of `buf[start..end)`, the checksum of Kafka's record batches. Every leader append and
@@ -19,17 +20,10 @@ interface NativeCrc {
   vpclmul: boolean;
 }
 
-/** build/Release of the repository root: four levels above dist/src/protocol/records. */
-const ADDON = '../../../../build/Release/skiff_native.node';
-
 function loadNative(): NativeCrc | null {
   if (process.env.SKIFF_PORTABLE_CRC === '1') return null;
-  try {
-    const addon = createRequire(import.meta.url)(ADDON) as NativeCrc;
-    return addon.hardware === true && typeof addon.crc32c === 'function' ? addon : null;
-  } catch {
-    return null;
-  }
+  const addon = nativeAddon() as Partial<NativeCrc> | null;
+  return addon?.hardware === true && typeof addon.crc32c === 'function' ? (addon as NativeCrc) : null;
 }
 
 const native = loadNative();
