@@ -15,6 +15,17 @@ export interface ProducerOptions {
   readonly bufferMemory: number;
   /** Attempts after the first for a batch that fails retriably. */
   readonly retries: number;
+  /**
+   * max.in.flight.requests.per.connection: Produce requests awaiting an answer per broker. While
+   * a broker has this many, its partitions' records gather into batches (up to batch.size) instead
+   * of queueing behind requests the broker handles one at a time; 1 also keeps each partition's
+   * order across retries.
+   */
+  readonly maxInFlight: number;
+  /** max.request.size: bytes of batches in one Produce request (at least one batch is sent). */
+  readonly maxRequestSize: number;
+  /** retry.backoff.ms, doubled per attempt up to retry.backoff.max.ms (1000). */
+  readonly retryBackoffMs: number;
 }
 
 export const DEFAULT_PRODUCER_OPTIONS: ProducerOptions = {
@@ -24,6 +35,9 @@ export const DEFAULT_PRODUCER_OPTIONS: ProducerOptions = {
   lingerMs: 5,
   bufferMemory: 32 * 1024 * 1024,
   retries: 5,
+  maxInFlight: 5,
+  maxRequestSize: 1_048_576,
+  retryBackoffMs: 100,
 };
 
 export interface ProducerRecord {
@@ -53,17 +67,32 @@ export function parseAcks(s: string): number {
 }
 
 interface Pending {
-  record: ProducerRecord;
-  bytes: number;
-  callback: Callback;
+  readonly record: ProducerRecord;
+  readonly timestampMs: bigint;
+  readonly callback: Callback;
 }
 
-interface OpenBatch {
-  topic: string;
-  partition: number;
-  records: Pending[];
+/** Records of one partition sent in one Produce request (Kafka's ProducerBatch). */
+interface Batch {
+  readonly queue: PartitionQueue;
+  readonly records: Pending[];
   bytes: number;
-  cancelLinger: (() => void) | null;
+  readonly createdMs: number;
+  /** Retries made so far. */
+  attempts: number;
+  /** Not sent again before this time (a retry's back-off). */
+  notBeforeMs: number;
+  /** Encoded on the first send and reused by retries. */
+  encoded: Buffer | null;
+}
+
+interface PartitionQueue {
+  readonly topic: string;
+  readonly partition: number;
+  /** Oldest first; only the last one takes new records. */
+  readonly batches: Batch[];
+  /** A batch of this partition is in flight and maxInFlight is 1 (order must hold). */
+  muted: boolean;
 }
 
 function sizeOf(r: ProducerRecord): number {
@@ -73,20 +102,32 @@ function sizeOf(r: ProducerRecord): number {
 }
 
 /**
- * A producer for the console and perf tools: records are appended to one open batch per partition,
- * a batch is sent when it reaches batch.size or has waited linger.ms, and each record's callback
- * runs when its batch is acknowledged (or fails for good). Not idempotent: a retried batch may be
- * written twice, as with Kafka's enable.idempotence=false. Owned by one tool run, which must
- * flush() before exiting.
+ * A producer for the console and perf tools, shaped like Kafka's: records gather in per-partition
+ * batches (an accumulator); a sender drains each broker's ready batches, at most one per partition,
+ * into one Produce request while that broker has fewer than max.in.flight.requests.per.connection
+ * requests unanswered. A batch is ready when full (batch.size), when it has waited linger.ms, when a
+ * later batch of its partition exists, or during flush(). Each record's callback runs when its batch
+ * is acknowledged or fails for good. Not idempotent: a retried batch may be written twice, as with
+ * Kafka's enable.idempotence=false. Owned by one tool run, which must flush() before exiting.
  */
 export class Producer {
-  private readonly open = new Map<string, OpenBatch>();
+  private readonly queues = new Map<string, PartitionQueue>();
   private readonly sticky = new Map<string, number>();
+  private readonly stickyBytes = new Map<string, number>();
   private readonly partitionCounts = new Map<string, number>();
+  private readonly inFlightByNode = new Map<number, number>();
   private readonly inFlight = new Set<Promise<void>>();
+  /** Batches created and not yet completed (queued or in flight). */
+  private unfinished = 0;
   private bufferedBytes = 0;
   private spaceWaiters: (() => void)[] = [];
+  private idleWaiters: (() => void)[] = [];
+  private flushing = 0;
   private nextSticky = 0;
+  private wakeScheduled = false;
+  private senderRunning = false;
+  private senderAgain = false;
+  private timer: { dueMs: number; cancel: () => void } | null = null;
   private readonly options: ProducerOptions;
 
   constructor(
@@ -94,6 +135,11 @@ export class Producer {
     options: Partial<ProducerOptions> = {},
   ) {
     this.options = { ...DEFAULT_PRODUCER_OPTIONS, ...options };
+    if (!(this.options.maxInFlight >= 1)) {
+      throw new ClientError(
+        `max.in.flight.requests.per.connection must be at least 1, not ${this.options.maxInFlight}`,
+      );
+    }
   }
 
   /**
@@ -104,26 +150,37 @@ export class Producer {
     const partitions = await this.partitionsFor(record.topic);
     const bytes = sizeOf(record);
     while (this.bufferedBytes > 0 && this.bufferedBytes + bytes > this.options.bufferMemory) {
+      this.wake();
       await new Promise<void>((resolve) => this.spaceWaiters.push(resolve));
     }
     const partition = this.choosePartition(record, partitions);
     if (partition < 0 || partition >= partitions) {
       throw new ClientError(`partition ${partition} of topic ${record.topic} does not exist`);
     }
-    const key = `${record.topic}-${partition}`;
-    let batch = this.open.get(key);
-    if (!batch) {
-      batch = { topic: record.topic, partition, records: [], bytes: 0, cancelLinger: null };
-      this.open.set(key, batch);
-      const b = batch;
-      b.cancelLinger = this.client.runtime.scheduler.schedule('linger', this.options.lingerMs, () =>
-        this.drain(key, b),
-      );
+    const queue = this.queueFor(record.topic, partition);
+    const nowMs = this.client.runtime.clock.nowMs();
+    let batch = queue.batches.at(-1);
+    if (batch === undefined || batch.bytes + bytes > this.options.batchSize) {
+      // A record larger than batch.size gets a batch of its own, as in Kafka.
+      batch = { queue, records: [], bytes: 0, createdMs: nowMs, attempts: 0, notBeforeMs: 0, encoded: null };
+      queue.batches.push(batch);
+      this.unfinished++;
     }
-    batch.records.push({ record, bytes, callback });
+    const timestampMs = record.timestampMs === undefined ? BigInt(nowMs) : BigInt(record.timestampMs);
+    batch.records.push({ record, timestampMs, callback });
     batch.bytes += bytes;
     this.bufferedBytes += bytes;
-    if (batch.bytes >= this.options.batchSize) this.drain(key, batch);
+    if (this.sticky.get(record.topic) === partition) {
+      // Kafka's uniform sticky partitioner: move on after batch.size bytes to one partition.
+      const n = (this.stickyBytes.get(record.topic) ?? 0) + bytes;
+      if (n >= this.options.batchSize) {
+        this.sticky.delete(record.topic);
+        this.stickyBytes.delete(record.topic);
+      } else {
+        this.stickyBytes.set(record.topic, n);
+      }
+    }
+    this.wake();
   }
 
   /** Sends one record and resolves with its metadata once acknowledged. */
@@ -133,10 +190,15 @@ export class Producer {
     });
   }
 
-  /** Sends every open batch and waits for all in-flight batches. */
+  /** Makes every batch ready at once and waits until all of them are acknowledged or failed. */
   async flush(): Promise<void> {
-    for (const [key, batch] of [...this.open]) this.drain(key, batch);
-    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+    this.flushing++;
+    try {
+      this.wake();
+      while (this.unfinished > 0) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+    } finally {
+      this.flushing--;
+    }
   }
 
   /** The topic's partition count; a topic that stays unknown through the retries is an error. */
@@ -160,6 +222,16 @@ export class Producer {
     return md.partitions.length;
   }
 
+  private queueFor(topic: string, partition: number): PartitionQueue {
+    const key = `${topic}-${partition}`;
+    let q = this.queues.get(key);
+    if (!q) {
+      q = { topic, partition, batches: [], muted: false };
+      this.queues.set(key, q);
+    }
+    return q;
+  }
+
   private choosePartition(record: ProducerRecord, partitions: number): number {
     if (record.partition !== undefined) return record.partition;
     if (record.key !== null) return partitionForKey(record.key, partitions);
@@ -173,87 +245,263 @@ export class Producer {
     return p;
   }
 
-  private drain(key: string, batch: OpenBatch): void {
-    if (this.open.get(key) !== batch) return;
-    this.open.delete(key);
-    batch.cancelLinger?.();
-    if (this.sticky.get(batch.topic) === batch.partition) this.sticky.delete(batch.topic);
-    const p = this.sendBatch(batch).finally(() => {
-      this.inFlight.delete(p);
-      this.bufferedBytes -= batch.bytes;
-      for (const w of this.spaceWaiters.splice(0)) w();
+  /** Runs the sender on the next turn of the event loop, after the records sent in this one. */
+  private wake(): void {
+    if (this.wakeScheduled) return;
+    this.wakeScheduled = true;
+    setImmediate(() => {
+      this.wakeScheduled = false;
+      void this.runSender();
     });
-    this.inFlight.add(p);
   }
 
-  private async sendBatch(batch: OpenBatch): Promise<void> {
-    const now = BigInt(this.client.runtime.clock.nowMs());
-    const first = batch.records[0]!.record.timestampMs;
-    const base = first === undefined ? now : BigInt(first);
-    const bytes = encodeBatch({
-      baseTimestamp: base,
-      compression: this.options.compression,
-      records: batch.records.map((p) => ({
-        key: p.record.key,
-        value: p.record.value,
-        headers: p.record.headers ? [...p.record.headers] : [],
-        timestampDelta: (p.record.timestampMs === undefined ? now : BigInt(p.record.timestampMs)) - base,
-      })),
-    });
-    let result: { error: Error | null; offset: bigint };
-    try {
-      result = { error: null, offset: await this.sendWithRetries(batch, bytes) };
-    } catch (e) {
-      result = { error: e instanceof Error ? e : new Error(String(e)), offset: -1n };
+  private async runSender(): Promise<void> {
+    if (this.senderRunning) {
+      this.senderAgain = true;
+      return;
     }
-    batch.records.forEach((p, i) => {
-      const meta =
-        result.error === null
-          ? {
-              topic: batch.topic,
-              partition: batch.partition,
-              offset: result.offset < 0n ? -1n : result.offset + BigInt(i),
-            }
-          : null;
-      p.callback(result.error, meta);
-    });
+    this.senderRunning = true;
+    try {
+      do {
+        this.senderAgain = false;
+        await this.sendReady();
+      } while (this.senderAgain);
+    } finally {
+      this.senderRunning = false;
+    }
   }
 
-  /** The batch's base offset (-1n with acks=0). */
-  private async sendWithRetries(batch: OpenBatch, records: Buffer): Promise<bigint> {
-    let backoffMs = 100;
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await this.sendOnce(batch, records);
-      } catch (e) {
-        if (attempt >= this.options.retries || !isRetriable(e)) throw e;
+  /** True when the head batch of `q` may be sent now; otherwise the time it becomes so. */
+  private readiness(q: PartitionQueue, nowMs: number): true | number {
+    const head = q.batches[0]!;
+    if (head.notBeforeMs > nowMs) return head.notBeforeMs;
+    if (
+      this.flushing > 0 ||
+      q.batches.length > 1 ||
+      head.bytes >= this.options.batchSize ||
+      this.spaceWaiters.length > 0 ||
+      nowMs - head.createdMs >= this.options.lingerMs
+    ) {
+      return true;
+    }
+    return head.createdMs + this.options.lingerMs;
+  }
+
+  /** One pass: sends what is ready to brokers with room, then sets the timer for what is not yet. */
+  private async sendReady(): Promise<void> {
+    const topics = new Set<string>();
+    const before = this.client.runtime.clock.nowMs();
+    let lingering = Number.POSITIVE_INFINITY;
+    for (const q of this.queues.values()) {
+      if (q.batches.length === 0 || q.muted) continue;
+      const ready = this.readiness(q, before);
+      if (ready === true) topics.add(q.topic);
+      else lingering = Math.min(lingering, ready);
+    }
+    if (topics.size === 0) {
+      this.setTimer(lingering, true);
+      return;
+    }
+    let md: Awaited<ReturnType<KafkaClient['metadataFor']>>;
+    try {
+      md = await this.client.metadataFor([...topics]);
+    } catch (e) {
+      // No metadata: each ready head batch spends one attempt on it (and backs off).
+      for (const q of this.queues.values()) {
+        if (q.batches.length > 0 && !q.muted && this.readiness(q, before) === true) {
+          this.retryOrFail(q.batches.shift()!, e);
+        }
+      }
+      return;
+    }
+    // Answers and retries may have come in during the wait: look again.
+    const nowMs = this.client.runtime.clock.nowMs();
+    const byLeader = new Map<number, PartitionQueue[]>();
+    for (const q of this.queues.values()) {
+      if (q.batches.length === 0 || q.muted || this.readiness(q, nowMs) !== true) continue;
+      const leader = md.topics.get(q.topic)?.partitions.find((p) => p.partition === q.partition)?.leader;
+      if (leader === undefined || leader < 0) {
         this.client.invalidateMetadata();
-        await this.client.runtime.sleep(backoffMs);
-        backoffMs = Math.min(backoffMs * 2, 1000);
+        this.retryOrFail(q.batches.shift()!, kafkaError(5));
+        continue;
+      }
+      const list = byLeader.get(leader);
+      if (list) list.push(q);
+      else byLeader.set(leader, [q]);
+    }
+    for (const [leader, list] of byLeader) {
+      // Requests while the broker has room, each with the head batch of every ready partition.
+      while ((this.inFlightByNode.get(leader) ?? 0) < this.options.maxInFlight) {
+        const batches: Batch[] = [];
+        let size = 0;
+        for (const q of list) {
+          if (q.batches.length === 0 || q.muted || this.readiness(q, nowMs) !== true) continue;
+          const b = q.batches[0]!;
+          const bytes = this.encoded(b).length;
+          if (batches.length > 0 && size + bytes > this.options.maxRequestSize) break;
+          q.batches.shift();
+          batches.push(b);
+          size += bytes;
+        }
+        if (batches.length === 0) break;
+        this.sendRequest(leader, batches);
       }
     }
+    // The timer covers batches still lingering or backing off; the rest wait for an answer.
+    let nextMs = Number.POSITIVE_INFINITY;
+    for (const q of this.queues.values()) {
+      if (q.batches.length === 0 || q.muted) continue;
+      const ready = this.readiness(q, nowMs);
+      if (ready !== true) nextMs = Math.min(nextMs, ready);
+    }
+    this.setTimer(nextMs, true);
   }
 
-  private async sendOnce(batch: OpenBatch, records: Buffer): Promise<bigint> {
-    const md = await this.client.metadataFor([batch.topic]);
-    const leader = md.topics
-      .get(batch.topic)
-      ?.partitions.find((p) => p.partition === batch.partition)?.leader;
-    if (leader === undefined || leader < 0) throw kafkaError(5);
+  /**
+   * Makes the sender run again at `dueMs`. `exact` (the end of a pass, which saw every batch) also
+   * moves a later timer earlier and drops one nothing needs; otherwise the timer only moves earlier.
+   */
+  private setTimer(dueMs: number, exact = false): void {
+    if (this.timer !== null && (exact ? this.timer.dueMs === dueMs : this.timer.dueMs <= dueMs)) return;
+    this.timer?.cancel();
+    this.timer = null;
+    if (dueMs === Number.POSITIVE_INFINITY) return;
+    const delay = Math.max(0, dueMs - this.client.runtime.clock.nowMs());
+    const cancel = this.client.runtime.scheduler.schedule('producer-linger', delay, () => {
+      this.timer = null;
+      this.wake();
+    });
+    this.timer = { dueMs, cancel };
+  }
+
+  private encoded(b: Batch): Buffer {
+    if (b.encoded === null) {
+      const base = b.records[0]!.timestampMs;
+      b.encoded = encodeBatch({
+        baseTimestamp: base,
+        compression: this.options.compression,
+        records: b.records.map((p) => ({
+          key: p.record.key,
+          value: p.record.value,
+          headers: p.record.headers ? [...p.record.headers] : [],
+          timestampDelta: p.timestampMs - base,
+        })),
+      });
+    }
+    return b.encoded;
+  }
+
+  private sendRequest(leader: number, batches: Batch[]): void {
+    const byTopic = new Map<string, { index: number; records: Buffer }[]>();
+    for (const b of batches) {
+      let parts = byTopic.get(b.queue.topic);
+      if (!parts) {
+        parts = [];
+        byTopic.set(b.queue.topic, parts);
+      }
+      parts.push({ index: b.queue.partition, records: b.encoded! });
+    }
     const request = () => ({
       transactionalId: null,
       acks: this.options.acks,
       timeoutMs: this.client.requestTimeoutMs,
-      topicData: [{ name: batch.topic, partitionData: [{ index: batch.partition, records }] }],
+      topicData: [...byTopic].map(([name, partitionData]) => ({ name, partitionData })),
     });
+    const target = { kind: 'node', id: leader } as const;
     if (this.options.acks === 0) {
-      await this.client.sendOneWay({ kind: 'node', id: leader }, Apis.Produce, request);
-      return -1n;
+      // Nothing comes back: written to the socket is as acknowledged as it gets.
+      const p = this.client.sendOneWay(target, Apis.Produce, request).then(
+        () => {
+          for (const b of batches) this.complete(b, null, -1n);
+        },
+        (e: unknown) => {
+          for (const b of batches) this.retryOrFail(b, e);
+        },
+      );
+      this.track(p);
+      return;
     }
-    const resp = await this.client.send({ kind: 'node', id: leader }, Apis.Produce, request);
-    const p = resp.responses[0]?.partitionResponses[0];
-    if (!p) throw new ClientError(`broker ${leader} answered Produce without a partition result`);
-    if (p.errorCode !== 0) throw kafkaError(p.errorCode, p.errorMessage);
-    return p.baseOffset;
+    this.inFlightByNode.set(leader, (this.inFlightByNode.get(leader) ?? 0) + 1);
+    if (this.options.maxInFlight === 1) for (const b of batches) b.queue.muted = true;
+    const p = this.client
+      .send(target, Apis.Produce, request)
+      .then(
+        (resp) => {
+          for (const b of batches) {
+            const r = resp.responses
+              .find((t) => t.name === b.queue.topic)
+              ?.partitionResponses.find((x) => x.index === b.queue.partition);
+            if (!r) {
+              this.complete(
+                b,
+                new ClientError(
+                  `broker ${leader} answered Produce without a result for ${b.queue.topic}-${b.queue.partition}`,
+                ),
+                -1n,
+              );
+            } else if (r.errorCode !== 0) {
+              this.retryOrFail(b, kafkaError(r.errorCode, r.errorMessage));
+            } else {
+              this.complete(b, null, r.baseOffset);
+            }
+          }
+        },
+        (e: unknown) => {
+          for (const b of batches) this.retryOrFail(b, e);
+        },
+      )
+      .finally(() => {
+        this.inFlightByNode.set(leader, this.inFlightByNode.get(leader)! - 1);
+        for (const b of batches) b.queue.muted = false;
+      });
+    this.track(p);
+  }
+
+  private track(p: Promise<void>): void {
+    const tracked = p.finally(() => {
+      this.inFlight.delete(tracked);
+      this.wake();
+    });
+    this.inFlight.add(tracked);
+  }
+
+  /** A retriable failure puts the batch back at the head of its partition, after a back-off. */
+  private retryOrFail(b: Batch, e: unknown): void {
+    const error = e instanceof Error ? e : new Error(String(e));
+    if (b.attempts >= this.options.retries || !isRetriable(error)) {
+      this.complete(b, error, -1n);
+      return;
+    }
+    this.client.invalidateMetadata();
+    const backoff = Math.min(this.options.retryBackoffMs * 2 ** b.attempts, 1000);
+    b.attempts++;
+    b.notBeforeMs = this.client.runtime.clock.nowMs() + backoff;
+    b.queue.batches.unshift(b);
+    this.setTimer(b.notBeforeMs);
+  }
+
+  private complete(b: Batch, error: Error | null, baseOffset: bigint): void {
+    this.unfinished--;
+    this.bufferedBytes -= b.bytes;
+    let thrown: unknown = null;
+    b.records.forEach((p, i) => {
+      const meta =
+        error === null
+          ? {
+              topic: b.queue.topic,
+              partition: b.queue.partition,
+              offset: baseOffset < 0n ? -1n : baseOffset + BigInt(i),
+            }
+          : null;
+      try {
+        p.callback(error, meta);
+      } catch (e) {
+        thrown ??= e;
+      }
+    });
+    for (const w of this.spaceWaiters.splice(0)) w();
+    if (this.unfinished === 0) for (const w of this.idleWaiters.splice(0)) w();
+    // A callback's own failure is the caller's bug: surface it once the bookkeeping is done.
+    if (thrown !== null) throw thrown;
   }
 }

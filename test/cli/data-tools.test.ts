@@ -139,6 +139,51 @@ describe('data tools against skiff broker', () => {
       /^3000 records sent, \d+\.\d records\/sec \(\d+\.\d\d MB\/sec\), \d+\.\d\d ms avg latency, \d+\.\d\d ms max latency, \d+ ms 50th, \d+ ms 95th, \d+ ms 99th, \d+ ms 99\.9th\.\n$/,
     );
 
+    // --warmup-records: Kafka's notice first, then the whole run's summary and the steady state's.
+    r = await skiff(['topics', ...bs, '--create', '--topic', 'warm', '--partitions', '1']);
+    assert.equal(r.status, 0, r.stderr);
+    r = await skiff([
+      'producer-perf-test',
+      '--topic',
+      'warm',
+      '--num-records',
+      '3000',
+      '--warmup-records',
+      '1000',
+      '--record-size',
+      '100',
+      '--throughput',
+      '-1',
+      '--producer-props',
+      `bootstrap.servers=${broker.bootstrap}`,
+    ]);
+    assert.equal(r.status, 0, r.stderr);
+    const summary =
+      '\\d+\\.\\d records\\/sec \\(\\d+\\.\\d\\d MB\\/sec\\), \\d+\\.\\d\\d ms avg latency, \\d+\\.\\d\\d ms max latency, \\d+ ms 50th, \\d+ ms 95th, \\d+ ms 99th, \\d+ ms 99\\.9th\\.';
+    assert.match(
+      r.stdout,
+      new RegExp(
+        `^Warmup first 1000 records\\. Steady state results will print after the complete test summary\\.\\n3000 records sent, ${summary}\\n2000 steady state records sent, ${summary}\\n$`,
+      ),
+    );
+    r = await skiff([
+      'producer-perf-test',
+      '--topic',
+      'warm',
+      '--num-records',
+      '10',
+      '--warmup-records',
+      '10',
+      '--record-size',
+      '100',
+      '--throughput',
+      '-1',
+      '--producer-props',
+      `bootstrap.servers=${broker.bootstrap}`,
+    ]);
+    assert.equal(r.status, 2, 'a usage error');
+    assert.match(r.stderr, /--warmup-records must be strictly fewer than the number of records/);
+
     r = await skiff([
       'consumer-perf-test',
       ...bs,

@@ -218,6 +218,30 @@ describe('output formats', () => {
     ]);
   });
 
+  it('prints the steady-state window and summary lines of --warmup-records', () => {
+    const lines: string[] = [];
+    const whole = new PerfStats(4, 0, (l) => lines.push(l), 1000);
+    whole.record(50, 100, 100);
+    const steady = new PerfStats(3, 200, (l) => lines.push(l), 1000, true);
+    whole.suppressPrinting();
+    for (const [lat, now] of [
+      [10, 300],
+      [20, 1200],
+      [30, 1900],
+    ] as const) {
+      whole.record(lat, 100, now);
+      steady.record(lat, 100, now);
+    }
+    whole.printTotal(2000);
+    steady.printTotal(2000);
+    assert.deepEqual(lines, [
+      'In steady state.',
+      '2 records sent, 2.0 records/sec (0.00 MB/sec), 15.0 ms avg latency, 20.0 ms max latency.',
+      '4 records sent, 2.0 records/sec (0.00 MB/sec), 27.50 ms avg latency, 50.00 ms max latency, 30 ms 50th, 50 ms 95th, 50 ms 99th, 50 ms 99.9th.',
+      '3 steady state records sent, 1.7 records/sec (0.00 MB/sec), 20.00 ms avg latency, 30.00 ms max latency, 20 ms 50th, 30 ms 95th, 30 ms 99th, 30 ms 99.9th.',
+    ]);
+  });
+
   it("prints consumer-perf-test's CSV line and Java's NaN", () => {
     const start = new Date(2026, 9, 29, 12, 49, 3, 7).getTime();
     assert.equal(

@@ -40,6 +40,9 @@ export function producerOptionsFrom(props: ReadonlyMap<string, string>): Partial
   o.lingerMs = intProp(props, 'linger.ms');
   o.bufferMemory = intProp(props, 'buffer.memory');
   o.retries = intProp(props, 'retries');
+  o.maxInFlight = intProp(props, 'max.in.flight.requests.per.connection');
+  o.maxRequestSize = intProp(props, 'max.request.size');
+  o.retryBackoffMs = intProp(props, 'retry.backoff.ms');
   for (const k of Object.keys(o) as (keyof ProducerOptions)[]) if (o[k] === undefined) delete o[k];
   return o;
 }

@@ -39,6 +39,11 @@ export const PRODUCER_PERF_TEST: ToolDef = {
     },
     { name: 'producer.config', arg: 'file', help: 'properties file of producer settings' },
     { name: 'bootstrap-server', arg: 'host:port', help: 'the broker(s); overrides bootstrap.servers' },
+    {
+      name: 'warmup-records',
+      arg: 'n',
+      help: 'the first n records are warm-up: left out of a second, steady-state summary line',
+    },
     { name: 'print-metrics', help: 'accepted for compatibility; prints nothing more' },
   ],
 };
@@ -47,8 +52,13 @@ const REPORTING_INTERVAL_MS = 5000;
 /** Kafka keeps at most this many latency samples, taking every k-th record beyond. */
 const MAX_SAMPLES = 500_000;
 
-/** Kafka's Stats: a window line every reporting interval and the summary line at the end. */
+/**
+ * Kafka's Stats: a window line every reporting interval and the summary line at the end. With
+ * --warmup-records a second, steady-state Stats takes over the window lines once the warm-up
+ * records are sent, and adds its own summary line after the whole run's.
+ */
 export class PerfStats {
+  private printWindows = true;
   private readonly latencies: number[] = [];
   private readonly sampling: number;
   private iteration = 0;
@@ -67,6 +77,7 @@ export class PerfStats {
     private readonly startMs: number,
     private readonly print: (line: string) => void,
     private readonly reportingIntervalMs = REPORTING_INTERVAL_MS,
+    private readonly steadyState = false,
   ) {
     this.sampling = Math.max(1, Math.floor(numRecords / Math.min(numRecords, MAX_SAMPLES)));
     this.windowStart = startMs;
@@ -84,13 +95,19 @@ export class PerfStats {
     if (this.iteration % this.sampling === 0) this.latencies.push(latencyMs);
     this.iteration++;
     if (nowMs - this.windowStart >= this.reportingIntervalMs) {
-      this.printWindow(nowMs);
+      if (this.steadyState && this.count === this.windowCount) this.print('In steady state.');
+      if (this.printWindows) this.printWindow(nowMs);
       this.windowStart = nowMs;
       this.windowCount = 0;
       this.windowMaxLatency = 0;
       this.windowTotalLatency = 0;
       this.windowBytes = 0;
     }
+  }
+
+  /** The steady-state Stats prints the window lines from now on. */
+  suppressPrinting(): void {
+    this.printWindows = false;
   }
 
   private printWindow(nowMs: number): void {
@@ -109,7 +126,7 @@ export class PerfStats {
     const sorted = [...this.latencies].sort((a, b) => a - b);
     const pct = (p: number) => sorted[Math.floor(p * sorted.length)] ?? 0;
     this.print(
-      `${this.count} records sent, ${fixed(recsPerSec, 1)} records/sec (${fixed(mbPerSec, 2)} MB/sec), ${fixed(this.totalLatency / this.count, 2)} ms avg latency, ${fixed(this.maxLatency, 2)} ms max latency, ${pct(0.5)} ms 50th, ${pct(0.95)} ms 95th, ${pct(0.99)} ms 99th, ${pct(0.999)} ms 99.9th.`,
+      `${this.count}${this.steadyState ? ' steady state' : ''} records sent, ${fixed(recsPerSec, 1)} records/sec (${fixed(mbPerSec, 2)} MB/sec), ${fixed(this.totalLatency / this.count, 2)} ms avg latency, ${fixed(this.maxLatency, 2)} ms max latency, ${pct(0.5)} ms 50th, ${pct(0.95)} ms 95th, ${pct(0.99)} ms 99th, ${pct(0.999)} ms 99.9th.`,
     );
   }
 }
@@ -171,6 +188,13 @@ export function runProducerPerfTest(
     const numRecords = flags.int('num-records');
     if (numRecords === undefined) throw new UsageError('missing required argument --num-records');
     if (numRecords <= 0) throw new UsageError('--num-records should be greater than zero');
+    // Kafka: a negative count means none; one that leaves no steady state is refused.
+    const warmupRecords = Math.max(flags.int('warmup-records') ?? 0, 0);
+    if (warmupRecords >= numRecords) {
+      throw new UsageError(
+        'The value for --warmup-records must be strictly fewer than the number of records in the test, --num-records.',
+      );
+    }
     const throughput = flags.number('throughput');
     if (throughput === undefined) throw new UsageError('missing required argument --throughput');
     if (!flags.has('producer-props') && !flags.has('producer.config') && !flags.has('bootstrap-server')) {
@@ -198,16 +222,34 @@ export function runProducerPerfTest(
     try {
       // Fail on a missing topic before the clock starts, not as 'N records sent' of errors.
       await producer.partitionsFor(topic);
+      if (warmupRecords > 0) {
+        io.out(
+          `Warmup first ${warmupRecords} records. Steady state results will print after the complete test summary.`,
+        );
+      }
       const startMs = clock.nowMs();
       const stats = new PerfStats(numRecords, startMs, io.out);
+      let steady: PerfStats | null = null;
       for (let i = 0; i < numRecords && failure === null; i++) {
         const value = payload(i);
         const sendStartMs = clock.nowMs();
+        if (warmupRecords > 0 && i === warmupRecords) {
+          steady = new PerfStats(
+            numRecords - warmupRecords,
+            sendStartMs,
+            io.out,
+            REPORTING_INTERVAL_MS,
+            true,
+          );
+          stats.suppressPrinting();
+        }
+        const steadyStats = steady;
         await producer.send({ topic, key: null, value }, (e) => {
           if (e) failure ??= e;
           else {
             const now = clock.nowMs();
             stats.record(now - sendStartMs, value.length, now);
+            steadyStats?.record(now - sendStartMs, value.length, now);
           }
         });
         if (throughput > 0) {
@@ -219,6 +261,7 @@ export function runProducerPerfTest(
       await producer.flush();
       if (failure) throw failure;
       stats.printTotal(clock.nowMs());
+      steady?.printTotal(clock.nowMs());
       return 0;
     } finally {
       client.close();
