@@ -84,6 +84,9 @@ export class Broker {
   private logsLoaded = false;
   private producerIdCounter = 0n;
   private readonly producerIdBase: bigint;
+  /** currentConfig's values, for the metadata image they were resolved from. */
+  private configImage: unknown = null;
+  private readonly configCache = new Map<string, ConfigValue | null>();
 
   constructor(private readonly deps: BrokerDeps) {
     const { config, clock, scheduler, fs, metadata, logger } = deps;
@@ -175,7 +178,17 @@ export class Broker {
    */
   currentConfig(name: string): ConfigValue | null {
     const { metadata, config } = this.deps;
-    return brokerConfigValue(name, layersFor(metadata.image(), config.nodeId, config.staticProps));
+    // Resolved once per metadata image (a new object on every change): the replica fetchers and
+    // quotas ask on every round, hundreds of times a second under acks=all.
+    const image = metadata.image();
+    if (image !== this.configImage) {
+      this.configImage = image;
+      this.configCache.clear();
+    }
+    if (this.configCache.has(name)) return this.configCache.get(name)!;
+    const v = brokerConfigValue(name, layersFor(image, config.nodeId, config.staticProps));
+    this.configCache.set(name, v);
+    return v;
   }
 
   /** A bytes/s broker config; null when unlimited (Long.MAX_VALUE, Kafka's default). */
