@@ -199,6 +199,8 @@ export class Producer {
     } finally {
       this.flushing--;
     }
+    // Nothing left to linger for: a pending timer must not keep the tool's process alive.
+    if (this.unfinished === 0) this.setTimer(Number.POSITIVE_INFINITY, true);
   }
 
   /** The topic's partition count; a topic that stays unknown through the retries is an error. */

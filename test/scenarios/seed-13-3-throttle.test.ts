@@ -158,8 +158,11 @@ describe('seed 13.3 实测二: throttled catch-up', () => {
     const lagObs: { t: number; offsetLag: number; size: number; inIsr: boolean }[] = [];
     const watch = (async () => {
       while (!done) {
-        const entry = (await c.logDirs(TOPIC)).get(victim)?.get(`${TOPIC}-0`);
+        // The ISR first: once in it the follower had the leader's size, so the size read after
+        // must be the leader's. (Read the other way round, the last bytes of an unthrottled
+        // catch-up can land between the two reads.)
         const inIsr = (await c.partition(TOPIC, 0)).isr.includes(victim);
+        const entry = (await c.logDirs(TOPIC)).get(victim)?.get(`${TOPIC}-0`);
         if (entry !== undefined)
           lagObs.push({ t: s.now(), offsetLag: entry.offsetLag, size: entry.size, inIsr });
         await sleep(200);
@@ -283,7 +286,7 @@ describe('seed 13.3 实测二: throttled catch-up', () => {
       await watch;
       s.stop();
     }
-    // The ISR never had it back while it was behind (each ISR read follows its log-dirs read).
+    // The ISR never had it back while it was behind (each log-dirs read follows its ISR read).
     for (const o of lagObs) {
       if (o.inIsr) assert.equal(o.size, leaderSize, `in the ISR at ${o.t} ms with ${o.size} bytes`);
     }
