@@ -228,3 +228,55 @@ test('batches without timestamps (-1) leave the time index empty, as in Kafka', 
     cleanup();
   }
 });
+
+test('a fetch at the tail is answered from the latest appends without reading the file, and agrees with a scan', () => {
+  const { dir, cleanup } = tempDir();
+  const ctx = testContext();
+  try {
+    let reads = 0;
+    const counting = Object.create(ctx.fs) as typeof ctx.fs;
+    counting.open = (p, create) => {
+      const h = ctx.fs.open(p, create);
+      const read = h.read.bind(h);
+      h.read = (buf, off, len, pos) => {
+        reads++;
+        return read(buf, off, len, pos);
+      };
+      return h;
+    };
+    const seg = LogSegment.open(counting, dir, 0n, config, ctx.clock, true);
+    // More batches than the ring holds (64), with gaps between batches' offsets as a follower may
+    // append (a compacted leader's batches).
+    let next = 0n;
+    const append = (n: number) => {
+      for (let i = 0; i < n; i++) {
+        const count = 1 + (i % 4);
+        const b = makeBatch({ baseOffset: next, count, valueBytes: 300, seed: i });
+        seg.append(b, next + BigInt(count - 1));
+        next += BigInt(count) + BigInt(i % 3);
+      }
+    };
+    const agreesWithScan = () => {
+      for (let o = 0n; o <= next + 1n; o++) {
+        const fromScan = seg.translateOffset(o, 0);
+        assert.deepEqual(seg.translateOffset(o), fromScan, `offset ${o}`);
+      }
+    };
+    append(100);
+    agreesWithScan();
+    reads = 0;
+    const tail = seg.translateOffset(next - 1n);
+    assert.ok(tail !== null && tail.lastOffset >= next - 1n);
+    assert.equal(seg.translateOffset(next + 10n), null);
+    assert.equal(reads, 0, 'the tail is found without a read');
+    // Truncation forgets the ring; appends after it fill it again.
+    seg.truncateTo(next - 40n);
+    next = seg.readNextOffset();
+    agreesWithScan();
+    append(10);
+    agreesWithScan();
+    seg.close();
+  } finally {
+    cleanup();
+  }
+});
