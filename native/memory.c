@@ -7,11 +7,40 @@
 // from fresh mmaps (fixing the trim threshold also stops glibc's dynamic mmap threshold, so the
 // mmap threshold is fixed too). Memory is still returned above 256 MiB of free heap.
 #include <node_api.h>
+#include <stdint.h>
+#include <stdlib.h>
 #if defined(__GLIBC__)
 #include <malloc.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #endif
 
 #define MIB (1024 * 1024)
+
+#if defined(__GLIBC__)
+#define HEAP_RESERVE_CHUNKS 4
+#define HUGE_PAGE (2 * MIB)
+// Grows the main heap by ~120 MiB (four 30 MiB blocks, each under the mmap threshold, so they come
+// from brk; with the top pad the heap reaches ~180 MiB of address space) and asks for transparent
+// huge pages on it (THP "madvise" mode), then frees the blocks: they stay in the arena (trim
+// threshold) untouched, so RSS does not grow until the memory is used, and its first use faults
+// 2 MiB pages instead of 512 separate 4 KiB ones. A fresh broker's first 100 MB of kcat produce
+// took 0.36-0.42 s of broker CPU with it, 0.55 s without (the page faults of a VM are dear).
+static void grow_heap_with_huge_pages(void) {
+  void *blocks[HEAP_RESERVE_CHUNKS];
+  for (int i = 0; i < HEAP_RESERVE_CHUNKS; i++) blocks[i] = malloc(30 * MIB);
+  uintptr_t start = (uintptr_t)blocks[0];
+  uintptr_t end = (uintptr_t)sbrk(0);
+  for (int i = 0; i < HEAP_RESERVE_CHUNKS; i++)
+    if (blocks[i] != NULL && (uintptr_t)blocks[i] < start) start = (uintptr_t)blocks[i];
+  start = (start + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
+  end &= ~(uintptr_t)(HUGE_PAGE - 1);
+#if defined(MADV_HUGEPAGE)
+  if (blocks[0] != NULL && end > start) madvise((void *)start, end - start, MADV_HUGEPAGE);
+#endif
+  for (int i = HEAP_RESERVE_CHUNKS - 1; i >= 0; i--) free(blocks[i]);
+}
+#endif
 
 // tuneMalloc(): true when the settings were applied (glibc), false elsewhere.
 static napi_value js_tune_malloc(napi_env env, napi_callback_info info) {
@@ -20,6 +49,7 @@ static napi_value js_tune_malloc(napi_env env, napi_callback_info info) {
 #if defined(__GLIBC__)
   applied = mallopt(M_MMAP_THRESHOLD, 32 * MIB) == 1 && mallopt(M_TRIM_THRESHOLD, 256 * MIB) == 1 &&
             mallopt(M_TOP_PAD, 64 * MIB) == 1;
+  if (applied) grow_heap_with_huge_pages();
 #endif
   napi_value result;
   napi_get_boolean(env, applied, &result);

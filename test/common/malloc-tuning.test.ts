@@ -1,18 +1,19 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 const MODULE = fileURLToPath(new URL('../../src/common/malloc-tuning.js', import.meta.url));
 
 /** Runs tuneMallocForBroker in a fresh process (the test runner's own heap is left alone). */
-function tuneInChild(env: NodeJS.ProcessEnv): string {
+function tuneInChild(env: NodeJS.ProcessEnv, after = ''): string {
   const r = spawnSync(
     process.execPath,
     [
       '--input-type=module',
       '-e',
-      `import(${JSON.stringify(MODULE)}).then((m) => console.log(m.tuneMallocForBroker()))`,
+      `import(${JSON.stringify(MODULE)}).then(async (m) => { console.log(m.tuneMallocForBroker()); ${after} })`,
     ],
     { encoding: 'utf8', env: { ...process.env, ...env } },
   );
@@ -26,6 +27,25 @@ describe('malloc tuning for broker processes', () => {
       ?.glibcVersionRuntime;
     if (process.platform !== 'linux' || glibc === undefined) return;
     assert.equal(tuneInChild({ SKIFF_MALLOC_DEFAULTS: '' }), 'true');
+  });
+
+  it('asks for transparent huge pages on the grown heap where THP is on (always or madvise)', () => {
+    let thp = '';
+    try {
+      thp = fs.readFileSync('/sys/kernel/mm/transparent_hugepage/enabled', 'utf8');
+    } catch {
+      return; // no THP in this kernel
+    }
+    if (/\[never\]/.test(thp)) return;
+    // The child prints whether its [heap] mapping carries VmFlags "hg" (MADV_HUGEPAGE).
+    const out = tuneInChild(
+      { SKIFF_MALLOC_DEFAULTS: '' },
+      `const smaps = (await import('node:fs')).readFileSync('/proc/self/smaps', 'utf8');
+       const heap = smaps.split(/\\n(?=[0-9a-f]+-[0-9a-f]+ )/).filter((m) => /\\[heap\\]/.test(m.split('\\n')[0]));
+       console.log(heap.some((m) => /^VmFlags:.* hg( |$)/m.test(m)));`,
+    );
+    if (out.startsWith('false')) return; // off glibc or without the addon: nothing was tuned
+    assert.deepEqual(out.split('\n'), ['true', 'true']);
   });
 
   it('SKIFF_MALLOC_DEFAULTS=1 leaves glibc defaults', () => {
