@@ -54,6 +54,8 @@ async function run(
       sessionTimeoutMs: SESSION_MS,
       heartbeatIntervalMs: HEARTBEAT_MS,
     });
+    // No socket here: unfenced at once, as a broker is once it listens.
+    await b.unfence();
     brokers.set(id, b);
     return b;
   };

@@ -116,71 +116,34 @@ describe('data tools against skiff broker', () => {
   });
 
   it("producer-perf-test prints Kafka's summary line; consumer-perf-test its header and CSV", async () => {
+    // 100-byte records as fast as they go, to `topic`, with `extra` flags and producer props.
+    const perf = (topic: string, records: number, extra: string[] = [], props: string[] = []) =>
+      skiff([
+        ...['producer-perf-test', '--topic', topic, '--num-records', String(records), ...extra],
+        ...['--record-size', '100', '--throughput', '-1'],
+        ...['--producer-props', `bootstrap.servers=${broker.bootstrap}`, ...props],
+      ]);
+    const summary =
+      '\\d+\\.\\d records\\/sec \\(\\d+\\.\\d\\d MB\\/sec\\), \\d+\\.\\d\\d ms avg latency, \\d+\\.\\d\\d ms max latency, \\d+ ms 50th, \\d+ ms 95th, \\d+ ms 99th, \\d+ ms 99\\.9th\\.';
     let r = await skiff(['topics', ...bs, '--create', '--topic', 'perf', '--partitions', '1']);
     assert.equal(r.status, 0, r.stderr);
-    r = await skiff([
-      'producer-perf-test',
-      '--topic',
-      'perf',
-      '--num-records',
-      '3000',
-      '--record-size',
-      '100',
-      '--throughput',
-      '-1',
-      '--producer-props',
-      `bootstrap.servers=${broker.bootstrap}`,
-      'acks=all',
-    ]);
+    r = await perf('perf', 3000, [], ['acks=all']);
     assert.equal(r.status, 0, r.stderr);
     assert.equal(r.stderr, '');
-    assert.match(
-      r.stdout,
-      /^3000 records sent, \d+\.\d records\/sec \(\d+\.\d\d MB\/sec\), \d+\.\d\d ms avg latency, \d+\.\d\d ms max latency, \d+ ms 50th, \d+ ms 95th, \d+ ms 99th, \d+ ms 99\.9th\.\n$/,
-    );
+    assert.match(r.stdout, new RegExp(`^3000 records sent, ${summary}\\n$`));
 
     // --warmup-records: Kafka's notice first, then the whole run's summary and the steady state's.
     r = await skiff(['topics', ...bs, '--create', '--topic', 'warm', '--partitions', '1']);
     assert.equal(r.status, 0, r.stderr);
-    r = await skiff([
-      'producer-perf-test',
-      '--topic',
-      'warm',
-      '--num-records',
-      '3000',
-      '--warmup-records',
-      '1000',
-      '--record-size',
-      '100',
-      '--throughput',
-      '-1',
-      '--producer-props',
-      `bootstrap.servers=${broker.bootstrap}`,
-    ]);
+    r = await perf('warm', 3000, ['--warmup-records', '1000']);
     assert.equal(r.status, 0, r.stderr);
-    const summary =
-      '\\d+\\.\\d records\\/sec \\(\\d+\\.\\d\\d MB\\/sec\\), \\d+\\.\\d\\d ms avg latency, \\d+\\.\\d\\d ms max latency, \\d+ ms 50th, \\d+ ms 95th, \\d+ ms 99th, \\d+ ms 99\\.9th\\.';
     assert.match(
       r.stdout,
       new RegExp(
         `^Warmup first 1000 records\\. Steady state results will print after the complete test summary\\.\\n3000 records sent, ${summary}\\n2000 steady state records sent, ${summary}\\n$`,
       ),
     );
-    r = await skiff([
-      'producer-perf-test',
-      '--topic',
-      'warm',
-      '--num-records',
-      '10',
-      '--warmup-records',
-      '10',
-      '--record-size',
-      '100',
-      '--throughput',
-      '-1',
-      '--producer-props',
-      `bootstrap.servers=${broker.bootstrap}`,
-    ]);
+    r = await perf('warm', 10, ['--warmup-records', '10']);
     assert.equal(r.status, 2, 'a usage error');
     assert.match(r.stderr, /--warmup-records must be strictly fewer than the number of records/);
 
