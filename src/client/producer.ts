@@ -116,7 +116,6 @@ export class Producer {
   private readonly stickyBytes = new Map<string, number>();
   private readonly partitionCounts = new Map<string, number>();
   private readonly inFlightByNode = new Map<number, number>();
-  private readonly inFlight = new Set<Promise<void>>();
   /** Batches created and not yet completed (queued or in flight). */
   private unfinished = 0;
   private bufferedBytes = 0;
@@ -459,12 +458,9 @@ export class Producer {
     this.track(p);
   }
 
+  /** The sender looks again once a request is answered or has failed. */
   private track(p: Promise<void>): void {
-    const tracked = p.finally(() => {
-      this.inFlight.delete(tracked);
-      this.wake();
-    });
-    this.inFlight.add(tracked);
+    void p.finally(() => this.wake());
   }
 
   /** A retriable failure puts the batch back at the head of its partition, after a back-off. */

@@ -81,8 +81,18 @@ test('property: the log agrees with a model across appends, truncations, delete-
       fc.property(fc.array(opArb, { minLength: 1, maxLength: 25 }), (ops) => {
         const dir = path.join(root, `r${run++}`, 't-0');
         const config = logConfig({ segmentBytes: 1500, indexIntervalBytes: 200, retentionMs: -1 });
-        const open = (clean: boolean) =>
-          Log.open({ dir, topic: 't', partition: 0, config, ctx: testContext(), hadCleanShutdown: clean });
+        // The log start offset comes from the log dir's log-start-offset-checkpoint, which the
+        // LogManager (not the Log) keeps: a restart hands the model's, as a current checkpoint.
+        const open = (clean: boolean, logStartOffset?: bigint) =>
+          Log.open({
+            dir,
+            topic: 't',
+            partition: 0,
+            config,
+            ctx: testContext(),
+            hadCleanShutdown: clean,
+            ...(logStartOffset === undefined ? {} : { logStartOffset }),
+          });
         let log = open(true);
         let batches: ModelBatch[] = [];
         let start = 0n;
@@ -135,7 +145,7 @@ test('property: the log agrees with a model across appends, truncations, delete-
             case 'restart':
               if (op.clean) log.close();
               else log.local.abandon();
-              log = open(op.clean);
+              log = open(op.clean, start);
               log.updateHighWatermark(hw);
               break;
             case 'retention':
