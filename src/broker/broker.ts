@@ -345,6 +345,8 @@ export class Broker {
     this.replicaTransport?.close();
     if (this.replicaManager.purgatory.forceCompleteAll() > 0) await new Promise((r) => setImmediate(r));
     if (!this.logsLoaded) return;
+    // A log start write under way must not land after shutdown's own (it would hold older starts).
+    await this.logManager.whenLogStartOffsetsPersisted();
     this.logManager.shutdown();
     this.deps.logger.info(`broker ${this.deps.config.nodeId} stopped cleanly`);
   }

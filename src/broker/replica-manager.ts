@@ -112,6 +112,11 @@ export class ReplicaManager {
   }
 
   /** A partition's LEO or HW moved: parked requests on it may complete. */
+  /** Resolves once the log start offsets moved so far are in the log dirs' checkpoints. */
+  whenLogStartOffsetsPersisted(): Promise<void> {
+    return this.logManager.whenLogStartOffsetsPersisted();
+  }
+
   partitionChanged(p: Partition): void {
     this.purgatory.checkAndComplete(partitionKey(p.topic, p.index));
   }

@@ -70,6 +70,8 @@ export class LogManager {
   private readonly cancels: (() => void)[] = [];
   /** Checkpoint files being written in the background. */
   private readonly backgroundWrites = new Set<string>();
+  /** The log-start-offset-checkpoint writes in the background, one at a time (persistLogStartOffsets). */
+  private logStartWriter: { running: Promise<void>; again: boolean } | null = null;
   private started = false;
 
   constructor(
@@ -101,7 +103,7 @@ export class LogManager {
     this.schedulePeriodic(
       'checkpoint-log-start-offsets',
       this.config.logStartOffsetCheckpointIntervalMs,
-      () => this.checkpointLogStartOffsets(),
+      () => void this.persistLogStartOffsets(),
     );
     this.schedulePeriodic('checkpoint-high-watermarks', this.config.highWatermarkCheckpointIntervalMs, () =>
       this.writeOffsetsInBackground(REPLICATION_OFFSET_CHECKPOINT, (log) => log.highWatermark),
@@ -148,7 +150,7 @@ export class LogManager {
       });
       const hw = highWatermarks.get(key);
       if (hw !== undefined) log.updateHighWatermark(hw);
-      this.logs.set(key, { log, logDir: dir });
+      this.logs.set(key, { log: this.watch(log), logDir: dir });
       loaded++;
     }
     // From here on a crash must be detected as one.
@@ -186,7 +188,7 @@ export class LogManager {
       const final = path.join(dir, key);
       this.ctx.fs.rename(full, final);
       this.ctx.fs.syncDir(dir);
-      this.logs.set(key, { log: open(final), logDir: dir });
+      this.logs.set(key, { log: this.watch(open(final)), logDir: dir });
       this.ctx.logger.info(`${key}: the future log in ${dir} had no current log; it is now the current log`);
       return;
     }
@@ -247,7 +249,7 @@ export class LogManager {
       ctx: this.ctx,
       hadCleanShutdown: true,
     });
-    this.logs.set(`${topic}-${partition}`, { log, logDir });
+    this.logs.set(`${topic}-${partition}`, { log: this.watch(log), logDir });
     this.ctx.logger.info(`created log for partition ${topic}-${partition} in ${logDir}`);
     return log;
   }
@@ -397,6 +399,62 @@ export class LogManager {
 
   checkpointRecoveryPoints(): void {
     this.writeOffsets(RECOVERY_POINT_CHECKPOINT, (log) => log.recoveryPoint);
+  }
+
+  /** A log of this manager: moves of its log start are persisted (persistLogStartOffsets). */
+  private watch(log: Log): Log {
+    log.onLogStartOffsetIncremented = () => void this.persistLogStartOffsets();
+    return log;
+  }
+
+  /**
+   * Writes every log dir's log-start-offset-checkpoint off the event loop, now rather than at the
+   * next log.flush.start.offset.checkpoint.interval.ms: called whenever a log start offset moves.
+   * Kafka waits for the interval, so records deleted (DeleteRecords) shortly before a crash are back
+   * after the restart; Skiff's DeleteRecords answers once this write is done. Writes run one at a
+   * time; a call during one makes one more. Resolves when a write that began after the call ends.
+   */
+  persistLogStartOffsets(): Promise<void> {
+    const write = this.ctx.fs.writeFileAtomicInBackground;
+    if (write === undefined) {
+      this.checkpointLogStartOffsets();
+      return Promise.resolve();
+    }
+    if (this.logStartWriter !== null) {
+      this.logStartWriter.again = true;
+      return this.logStartWriter.running;
+    }
+    const writer = { running: Promise.resolve(), again: true };
+    writer.running = (async () => {
+      try {
+        while (writer.again) {
+          writer.again = false;
+          await Promise.all(
+            this.logDirs.map((dir) => {
+              const target = path.join(dir, LOG_START_OFFSET_CHECKPOINT);
+              const entries = this.offsetsIn(dir, (log) => log.logStartOffset);
+              return write(
+                target,
+                Buffer.from(formatCheckpoint(partitionOffsetCodec, entries), 'utf8'),
+              ).catch((e: unknown) =>
+                this.ctx.logger.warn(
+                  `writing ${target} failed: ${e instanceof Error ? e.message : String(e)}`,
+                ),
+              );
+            }),
+          );
+        }
+      } finally {
+        this.logStartWriter = null;
+      }
+    })();
+    this.logStartWriter = writer;
+    return writer.running;
+  }
+
+  /** Resolves once no log-start-offset-checkpoint write is under way (DeleteRecords, shutdown). */
+  async whenLogStartOffsetsPersisted(): Promise<void> {
+    while (this.logStartWriter !== null) await this.logStartWriter.running;
   }
 
   checkpointLogStartOffsets(): void {

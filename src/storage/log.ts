@@ -101,6 +101,11 @@ export class Log {
    */
   private readonly appendHeaders: BatchHeader[] = [];
   private readonly appendPositions: number[] = [];
+  /**
+   * Called after maybeIncrementLogStartOffset moved the log start (delete-records, a follower
+   * following its leader's): the LogManager persists the log-start-offset-checkpoint then.
+   */
+  onLogStartOffsetIncremented: (() => void) | null = null;
 
   private constructor(
     readonly topic: string,
@@ -578,6 +583,7 @@ export class Log {
     this.logStart = target;
     this.leaderEpochCache.truncateFromStart(target);
     this.producerState.onLogStartOffsetIncremented(target);
+    this.onLogStartOffsetIncremented?.();
     if (opts.quiet !== true) {
       this.ctx.logger.info(`${this.name}: incremented log start offset to ${target} due to ${reason}`);
     }

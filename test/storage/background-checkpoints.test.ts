@@ -45,7 +45,7 @@ test('a real background write puts the offsets taken at the period in place', as
   }
 });
 
-test('a file still being written is skipped; failures warn; log start offsets stay synchronous', async () => {
+test('a file still being written is skipped; failures warn; log start offsets have a writer of their own', async () => {
   const { dir, cleanup } = tempDir();
   try {
     const base = testContext();
@@ -81,12 +81,30 @@ test('a file still being written is skipped; failures warn; log start offsets st
     ctx.clock.advance(5000);
     ctx.scheduler.runDue();
     assert.equal(hw().length, 2, 'written again after the failure');
-    // The log start offset checkpoint (60 s) is written synchronously, never in the background.
+    // The log start offset checkpoint has a writer of its own: at once when a log start moves,
+    // one write at a time (a move during a write makes one more), and every 60 s.
+    const ls = () => calls.filter((c) => c.file === 'log-start-offset-checkpoint');
+    log.maybeIncrementLogStartOffset(1n, 'test');
+    assert.equal(ls().length, 1);
+    assert.equal(ls()[0]!.data, '0\n1\nt 0 1\n');
+    log.maybeIncrementLogStartOffset(2n, 'test');
+    assert.equal(ls().length, 1, 'one write at a time');
+    const persisted = m.whenLogStartOffsetsPersisted();
+    ls()[0]!.finish();
+    for (let i = 0; i < 5 && ls().length < 2; i++) await new Promise((r) => setImmediate(r));
+    assert.equal(ls().length, 2, 'the move during the write is written after it');
+    assert.equal(ls()[1]!.data, '0\n1\nt 0 2\n');
+    ls()[1]!.finish();
+    await persisted;
     ctx.clock.advance(60_000);
     ctx.scheduler.runDue();
-    assert.ok(fs.existsSync(path.join(dir, 'log-start-offset-checkpoint')));
-    assert.ok(!calls.some((c) => c.file === 'log-start-offset-checkpoint'));
+    assert.equal(ls().length, 3, 'and every log.flush.start.offset.checkpoint.interval.ms');
+    assert.ok(
+      !fs.existsSync(path.join(dir, 'log-start-offset-checkpoint')),
+      'through the background write only',
+    );
     for (const c of calls) c.finish();
+    await m.whenLogStartOffsetsPersisted();
     m.shutdown();
   } finally {
     cleanup();

@@ -2,6 +2,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
+import { NodeFileSystem } from '../../src/storage/fs.js';
 import { logConfig } from '../../src/storage/log-config.js';
 import { CLEAN_SHUTDOWN_FILE, LogManager, parseTopicPartitionDir } from '../../src/storage/log-manager.js';
 import { PartitionMetadataFile } from '../../src/storage/partition-metadata.js';
@@ -96,6 +97,39 @@ test('after a kill the logs are recovered from their recovery points; leftovers 
     assert.ok(ctx2.logger.lines.some((l) => l.includes('ignoring log-start-offset-checkpoint')));
     assert.ok(ctx2.logger.lines.some((l) => l.includes('no clean-shutdown marker')));
     again.shutdown();
+  } finally {
+    cleanup();
+  }
+});
+
+test('a log start offset that moves is checkpointed at once (background writes too): a kill does not bring deleted records back', async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    for (const background of [false, true]) {
+      const dirs = [path.join(dir, background ? 'bg' : 'sync')];
+      const ctx = testContext();
+      const fsImpl = background
+        ? Object.assign(Object.create(ctx.fs) as typeof ctx.fs, {
+            writeFileAtomicInBackground: new NodeFileSystem({ backgroundWrites: true })
+              .writeFileAtomicInBackground,
+          })
+        : ctx.fs;
+      const m = manager(dirs, { ...ctx, fs: fsImpl });
+      m.startup();
+      const log = m.getOrCreateLog('t', 0);
+      for (let i = 0; i < 6; i++) log.appendAsLeader(makeBatch({ count: 2, valueBytes: 300 }), 1);
+      log.updateHighWatermark(12n);
+      log.maybeIncrementLogStartOffset(5n, 'test');
+      log.maybeIncrementLogStartOffset(7n, 'test');
+      await m.whenLogStartOffsetsPersisted();
+      const checkpoint = path.join(dirs[0]!, 'log-start-offset-checkpoint');
+      assert.equal(fs.readFileSync(checkpoint, 'utf8'), '0\n1\nt 0 7\n', `background ${background}`);
+      m.abandon(); // killed: no shutdown checkpoint
+      const again = manager(dirs, testContext());
+      again.startup();
+      assert.equal(again.getLog('t', 0)!.logStartOffset, 7n, `background ${background}`);
+      again.shutdown();
+    }
   } finally {
     cleanup();
   }

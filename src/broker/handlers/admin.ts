@@ -184,6 +184,9 @@ export async function handleDeleteRecords(
               p.checkLeader();
               if (p.log.maybeIncrementLogStartOffset(rp.offset, 'client delete records request')) {
                 b.replicaManager.partitionChanged(p);
+                // Answered only once the new log start is on disk: a crash cannot bring the
+                // deleted records back (Kafka checkpoints it once a minute).
+                await b.replicaManager.whenLogStartOffsetsPersisted();
               }
               const leader = p.leaderState;
               if (!leader) return { ...base, lowWatermark: p.log.logStartOffset };
