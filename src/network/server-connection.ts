@@ -5,6 +5,7 @@ import { ProtocolError } from '../protocol/protocol-error.js';
 import type { StorageLogger } from '../storage/logger.js';
 import { readBuffers } from '../storage/read-buffers.js';
 import { CloseConnectionError, type ConnectionInfo, type RequestHandler } from './request-handler.js';
+import { readIntoSharedBuffer } from './shared-read-buffer.js';
 
 export interface ServerConnectionLimits {
   /** socket.request.max.bytes */
@@ -48,10 +49,18 @@ export class ServerConnection implements ConnectionInfo {
     private readonly framePool?: FramePool,
   ) {
     this.remoteAddress = `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`;
-    this.reader = new FrameReader({ maxFrameBytes: limits.maxFrameBytes, pool: framePool });
+    // Reads into one shared buffer where Node allows it (then every frame is copied out of it),
+    // else Node's 64 KiB chunks as 'data' events (frames inside one chunk are views of it).
+    const shared = readIntoSharedBuffer(socket, (chunk) => this.onData(chunk));
+    this.reader = new FrameReader({
+      maxFrameBytes: limits.maxFrameBytes,
+      pool: framePool,
+      copyFrames: shared,
+      reserve: 'received',
+    });
     this.lastActiveMs = clock.nowMs();
     socket.setNoDelay(true);
-    socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    if (!shared) socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('drain', () => {
       this.waitingForDrain = false;
       this.lastActiveMs = this.clock.nowMs();

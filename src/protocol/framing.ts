@@ -22,7 +22,19 @@ export interface FrameReaderOptions {
    * `onread`), which the next read overwrites.
    */
   copyFrames?: boolean;
+  /**
+   * With copyFrames, how much to reserve for a frame: its announced size at once ('announced', for
+   * answers from a broker we asked), or room that grows (doubling) with the bytes actually received
+   * ('received', for what clients send: a peer that announces a large frame and sends slowly holds
+   * at most twice what it sent).
+   */
+  reserve?: 'announced' | 'received';
 }
+
+/** A copied frame's first reservation under reserve 'received', unless the frame is smaller. */
+const INITIAL_RESERVE = 64 * 1024;
+/** Copied frames up to this size come from Node's shared small-buffer slabs, not the pool. */
+const SMALL_FRAME = 4 * 1024;
 
 /** Frames are assembled in multiples of this, so frames of nearby sizes can share a buffer. */
 const POOL_GRANULE = 64 * 1024;
@@ -107,6 +119,7 @@ export class FrameReader {
   private failure: ProtocolError | undefined;
   private readonly pool: FramePool | undefined;
   private readonly copyFrames: boolean;
+  private readonly reserveReceived: boolean;
   // copyFrames: the frame being filled, `pieceBytes` of it so far.
   private target: Buffer | null = null;
 
@@ -118,6 +131,7 @@ export class FrameReader {
     this.maxFrameBytes = max;
     this.pool = options.pool;
     this.copyFrames = options.copyFrames === true;
+    this.reserveReceived = options.reserve === 'received';
   }
 
   /** Bytes received but not yet returned as part of a frame (a partial size prefix or payload). */
@@ -218,11 +232,20 @@ export class FrameReader {
 
   /** copyFrames: copies payload bytes into the frame's own buffer; emits it when complete. */
   private copyPayload(chunk: Buffer, at: number, frames: Buffer[]): number {
-    if (this.target === null) {
-      this.target =
-        this.pool === undefined ? Buffer.allocUnsafe(this.frameBytes) : this.pool.take(this.frameBytes);
-    }
     const n = Math.min(this.frameBytes - this.pieceBytes, chunk.length - at);
+    if (this.target === null) {
+      this.target = this.frameBuffer(
+        this.reserveReceived ? Math.min(this.frameBytes, Math.max(INITIAL_RESERVE, 2 * n)) : this.frameBytes,
+      );
+    } else if (this.pieceBytes + n > this.target.length) {
+      // reserve 'received': double (at least), never past the announced size.
+      const grown = this.frameBuffer(
+        Math.min(this.frameBytes, Math.max(2 * this.target.length, this.pieceBytes + n)),
+      );
+      this.target.copy(grown, 0, 0, this.pieceBytes);
+      this.pool?.release(this.target);
+      this.target = grown;
+    }
     if (n > 0) chunk.copy(this.target, this.pieceBytes, at, at + n);
     this.pieceBytes += n;
     if (this.pieceBytes < this.frameBytes) return chunk.length;
@@ -231,6 +254,12 @@ export class FrameReader {
     this.pieceBytes = 0;
     this.frameBytes = -1;
     return at + n;
+  }
+
+  /** Room for `size` bytes of a copied frame: small ones from Node's slabs, the rest from the pool. */
+  private frameBuffer(size: number): Buffer {
+    if (size <= SMALL_FRAME || this.pool === undefined) return Buffer.allocUnsafe(size);
+    return this.pool.take(size);
   }
 
   /** One contiguous copy of the collected pieces (the last one included). */

@@ -145,6 +145,51 @@ describe('FrameReader', () => {
     assert.equal(reader.bufferedBytes, 1);
   });
 
+  it("copyFrames with reserve 'received': frames survive the reuse of the read buffer, for any chunking", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.uint8Array({ maxLength: 200_000 }), { maxLength: 6 }),
+        fc.array(fc.integer({ min: 1, max: 150_000 }), { minLength: 1 }),
+        (ps, sizes) => {
+          const pool = new FramePool(1 << 22);
+          const reader = new FrameReader({ pool, copyFrames: true, reserve: 'received' });
+          // Every chunk goes through one scratch buffer, overwritten after each push, as a socket's
+          // shared read buffer is.
+          const scratch = Buffer.alloc(150_000);
+          const frames: Buffer[] = [];
+          for (const chunk of split(encode(ps), sizes)) {
+            chunk.copy(scratch);
+            frames.push(...reader.push(scratch.subarray(0, chunk.length)));
+            scratch.fill(0xee);
+          }
+          assert.deepEqual(
+            frames.map((f) => Buffer.from(f).toString('hex')),
+            ps.map((p) => Buffer.from(p).toString('hex')),
+          );
+        },
+      ),
+      { numRuns: 40 },
+    );
+  });
+
+  it("reserve 'received' grows with the bytes received, never to an announced 2 GiB", () => {
+    const pool = new FramePool(1 << 20);
+    const reader = new FrameReader({
+      maxFrameBytes: 0x7fffffff,
+      pool,
+      copyFrames: true,
+      reserve: 'received',
+    });
+    const before = process.memoryUsage().arrayBuffers;
+    reader.push(Buffer.concat([sizePrefix(0x7fffffff), Buffer.alloc(100_000, 1)]));
+    for (let i = 0; i < 10; i++) reader.push(Buffer.alloc(100_000, 2));
+    const grown = process.memoryUsage().arrayBuffers - before;
+    // 1.1 MB received: the frame's buffer is at most ~2.2 MB (doubling from 256 KiB leaves
+    // 256 KiB + 512 KiB + 1 MiB behind for the collector) beside the 1.1 MB of chunks.
+    assert.ok(grown < 8 * 1024 * 1024, `arrayBuffers grew by ${grown} bytes`);
+    assert.equal(reader.bufferedBytes, 1_100_000);
+  });
+
   it('validates its limit', () => {
     assert.throws(() => new FrameReader({ maxFrameBytes: -1 }), RangeError);
     assert.throws(() => new FrameReader({ maxFrameBytes: 2 ** 31 }), RangeError);
