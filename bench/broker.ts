@@ -262,6 +262,8 @@ export async function benchBroker(): Promise<void> {
         dd,
       );
     }
+    // The verdicts use the dd above; this one shows how far the disk moved during the section.
+    console.log(`  dd again at the end (diagnostic): ${ddMBps(path.join(dir, 'dd.bin')).toFixed(0)} MB/s`);
   } finally {
     await broker?.stop();
     fs.rmSync(dir, { recursive: true, force: true });

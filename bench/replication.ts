@@ -370,6 +370,8 @@ export async function benchReplication(): Promise<void> {
           `CPU: follower ${r.startCpu.toFixed(2)} s to listen + ${(r.followerCpu - r.startCpu).toFixed(2)} s to catch up, leader ${r.leaderCpu.toFixed(2)} s; ${r.startup}`,
       );
     }
+    // The verdicts use the dd above; this one shows how far the disk moved during the section.
+    line(`  dd again at the end (diagnostic): ${ddMBps(path.join(dir, 'dd.bin')).toFixed(0)} MB/s`);
   } finally {
     client?.close();
     await cluster?.stop();
