@@ -21,7 +21,7 @@ import type {
 } from './controller-requests.js';
 import { type BrokerRecord, MetadataKeys } from './keys.js';
 import { type FollowerLogger, MetadataFollower } from './metadata-follower.js';
-import type { MetadataStore, StoreWatch } from './store.js';
+import { type MetadataStore, StoreError, type StoreWatch } from './store.js';
 
 export interface BrokerRegistration {
   readonly id: number;
@@ -334,17 +334,28 @@ export class StoreClusterMetadata implements ReplicationMetadata {
       );
       this.pending.set(id, { resolve, cancelTimer });
     });
-    await this.options.store.txn({
-      compare: [],
-      success: [
-        {
-          type: 'put',
-          key,
-          value: JSON.stringify({ from: this.options.broker.id, body }),
-          lease: this.lease,
-        },
-      ],
-    });
+    try {
+      await this.options.store.txn({
+        compare: [],
+        success: [
+          {
+            type: 'put',
+            key,
+            value: JSON.stringify({ from: this.options.broker.id, body }),
+            lease: this.lease,
+          },
+        ],
+      });
+    } catch (e) {
+      // Never reached the controller: the store is out of reach, or this broker's lease expired
+      // and it is registering again. The caller answers as for a request that timed out
+      // (retriable), as a Kafka broker does when it cannot forward to the controller.
+      if (!(e instanceof StoreError)) throw e;
+      const p = this.pending.get(id);
+      this.pending.delete(id);
+      p?.cancelTimer();
+      return null;
+    }
     return response;
   }
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import type { Controller } from '../../src/controller/controller.js';
+import { StoreError } from '../../src/metadata/store.js';
 import { ManualScheduler } from '../../src/storage/scheduler.js';
 import { TestCluster } from './harness.js';
 
@@ -16,6 +17,28 @@ async function cluster(ids: number[]): Promise<{ c: TestCluster; ctl: Controller
 describe('controller: fencing, re-election, unclean election', () => {
   let c: TestCluster;
   afterEach(() => c.close());
+
+  it('an admin request the store refuses to forward (an expired lease, etcd out of reach) is answered REQUEST_TIMED_OUT, not thrown', async () => {
+    ({ c } = await cluster([1]));
+    const b1 = c.brokers.get(1)!;
+    const txn = c.store.txn.bind(c.store);
+    let refuse = true;
+    c.store.txn = async (t) => {
+      if (refuse && t.success.some((op) => op.type === 'put' && op.key.includes('request'))) {
+        throw new StoreError('lease-not-found', 'etcdserver: requested lease not found');
+      }
+      return txn(t);
+    };
+    const create = () =>
+      b1.controller.createTopics([{ name: 'r', numPartitions: 1, replicationFactor: 1, configs: {} }], false);
+    const [refused] = await create();
+    assert.equal(refused!.errorCode, 7, 'REQUEST_TIMED_OUT: the client retries');
+    refuse = false;
+    const created = create();
+    await c.settle();
+    const [r] = await created;
+    assert.equal(r!.errorCode, 0);
+  });
 
   it('a broker whose lease expires leaves the ISR; its partitions get the next ISR member in assignment order', async () => {
     ({ c } = await cluster([1, 2, 3]));
