@@ -430,18 +430,9 @@ export class LogManager {
         while (writer.again) {
           writer.again = false;
           await Promise.all(
-            this.logDirs.map((dir) => {
-              const target = path.join(dir, LOG_START_OFFSET_CHECKPOINT);
-              const entries = this.offsetsIn(dir, (log) => log.logStartOffset);
-              return write(
-                target,
-                Buffer.from(formatCheckpoint(partitionOffsetCodec, entries), 'utf8'),
-              ).catch((e: unknown) =>
-                this.ctx.logger.warn(
-                  `writing ${target} failed: ${e instanceof Error ? e.message : String(e)}`,
-                ),
-              );
-            }),
+            this.logDirs.map((dir) =>
+              this.writeInBackground(write, dir, LOG_START_OFFSET_CHECKPOINT, (log) => log.logStartOffset),
+            ),
           );
         }
       } finally {
@@ -496,15 +487,26 @@ export class LogManager {
     for (const dir of this.logDirs) {
       const target = path.join(dir, file);
       if (this.backgroundWrites.has(target)) continue;
-      const data = Buffer.from(formatCheckpoint(partitionOffsetCodec, this.offsetsIn(dir, offsetOf)), 'utf8');
       this.backgroundWrites.add(target);
-      write(target, data).then(
-        () => this.backgroundWrites.delete(target),
-        (e: unknown) => {
-          this.backgroundWrites.delete(target);
-          this.ctx.logger.warn(`writing ${target} failed: ${e instanceof Error ? e.message : String(e)}`);
-        },
+      void this.writeInBackground(write, dir, file, offsetOf).then(() =>
+        this.backgroundWrites.delete(target),
       );
+    }
+  }
+
+  /** One log dir's offsets (taken now) written through `write`; a failure is a warning, not a rejection. */
+  private async writeInBackground(
+    write: NonNullable<StorageContext['fs']['writeFileAtomicInBackground']>,
+    dir: string,
+    file: string,
+    offsetOf: (log: Log) => bigint,
+  ): Promise<void> {
+    const target = path.join(dir, file);
+    const data = Buffer.from(formatCheckpoint(partitionOffsetCodec, this.offsetsIn(dir, offsetOf)), 'utf8');
+    try {
+      await write(target, data);
+    } catch (e) {
+      this.ctx.logger.warn(`writing ${target} failed: ${e instanceof Error ? e.message : String(e)}`);
     }
   }
 
