@@ -1,11 +1,11 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import { ddMBps, recordsFile } from './baseline.js';
 
 /**
  * The whole broker against the disk it runs on (issue 4's performance targets), measured in one run:
@@ -33,7 +33,6 @@ const RECORDS = 100_000;
 const RECORD_BYTES = 1024;
 const IDLE_CONNECTIONS = 1_000;
 const SKIFF = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../src/cli/main.js');
-const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
 
 interface Broker {
   readonly child: ChildProcess;
@@ -89,36 +88,6 @@ async function startBroker(dir: string): Promise<Broker> {
       }
     },
   };
-}
-
-function ddMBps(file: string): number {
-  const r = spawnSync('dd', ['if=/dev/zero', `of=${file}`, 'bs=1M', 'count=256', 'conv=fdatasync'], {
-    encoding: 'utf8',
-  });
-  fs.rmSync(file, { force: true });
-  // "268435456 bytes (268 MB, 256 MiB) copied, 0.7 s, 383 MB/s"
-  const m = /(\d+) bytes.*copied, ([\d.,]+) s/.exec(r.stderr);
-  if (r.status !== 0 || !m) throw new Error(`dd failed: ${r.stderr}`);
-  return Number(m[1]) / 1e6 / Number(m[2].replace(',', '.'));
-}
-
-function recordsFile(file: string): void {
-  const line = Buffer.allocUnsafe(RECORD_BYTES);
-  const fd = fs.openSync(file, 'w');
-  try {
-    const block = Buffer.allocUnsafe(RECORD_BYTES * 1000);
-    for (let i = 0; i < RECORDS; i += 1000) {
-      for (let j = 0; j < 1000; j++) {
-        const rnd = randomBytes(RECORD_BYTES - 1);
-        for (let k = 0; k < RECORD_BYTES - 1; k++) line[k] = ALPHABET.charCodeAt(rnd[k] & 63);
-        line[RECORD_BYTES - 1] = 0x0a;
-        line.copy(block, j * RECORD_BYTES);
-      }
-      fs.writeSync(fd, block);
-    }
-  } finally {
-    fs.closeSync(fd);
-  }
 }
 
 /** Runs kcat to completion; stdout to /dev/null. Returns wall-clock seconds. */
@@ -238,7 +207,7 @@ export async function benchBroker(): Promise<void> {
       console.log('  kcat not installed (Debian: apt-get install kcat): produce/consume part skipped');
     } else {
       const input = path.join(dir, 'records.txt');
-      recordsFile(input);
+      recordsFile(input, RECORDS, RECORD_BYTES);
       const b = `127.0.0.1:${broker.port}`;
       for (const topic of ['bench', 'bench-warm']) createTopic(b, topic);
       const produceArgs = (topic: string) => [

@@ -1,5 +1,4 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
@@ -10,6 +9,7 @@ import { Admin } from '../src/client/admin.js';
 import { KafkaClient } from '../src/client/kafka-client.js';
 import { parseBootstrap, systemRuntime } from '../src/client/runtime.js';
 import { callLauncher, type LauncherFile, readLauncherFile } from '../src/cluster/control.js';
+import { ddMBps, recordsFile } from './baseline.js';
 
 /**
  * Replication on a real `skiff up --brokers 3` cluster on 127.0.0.1 (issue 6's performance targets),
@@ -49,37 +49,10 @@ const LATENCY_WARMUP = 30_000;
 const RECORDS = 100_000;
 const RECORD_BYTES = 1024;
 const SKIFF = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../src/cli/main.js');
-const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
 
 const line = (s: string) => process.stdout.write(`${s}\n`);
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
-
-function ddMBps(file: string): number {
-  const r = spawnSync('dd', ['if=/dev/zero', `of=${file}`, 'bs=1M', 'count=256', 'conv=fdatasync'], {
-    encoding: 'utf8',
-  });
-  fs.rmSync(file, { force: true });
-  const m = /(\d+) bytes.*copied, ([\d.,]+) s/.exec(r.stderr);
-  if (r.status !== 0 || !m) throw new Error(`dd failed: ${r.stderr}`);
-  return Number(m[1]) / 1e6 / Number(m[2].replace(',', '.'));
-}
-
-/** RECORDS lines of RECORD_BYTES (newline included) of random base64 characters. */
-function recordsFile(file: string): void {
-  const fd = fs.openSync(file, 'w');
-  try {
-    const block = Buffer.allocUnsafe(RECORD_BYTES * 1000);
-    for (let i = 0; i < RECORDS; i += 1000) {
-      const rnd = randomBytes(block.length);
-      for (let k = 0; k < block.length; k++)
-        block[k] = k % RECORD_BYTES === RECORD_BYTES - 1 ? 0x0a : ALPHABET.charCodeAt(rnd[k]! & 63);
-      fs.writeSync(fd, block);
-    }
-  } finally {
-    fs.closeSync(fd);
-  }
-}
 
 function run(cmd: string, args: string[], timeoutMs = 300_000): Promise<{ seconds: number; out: string }> {
   return new Promise((resolve, reject) => {
@@ -332,7 +305,7 @@ export async function benchReplication(): Promise<void> {
     const dd = ddMBps(path.join(dir, 'dd.bin'));
     line(`  dd sequential write (fdatasync): ${dd.toFixed(0)} MB/s`);
     const input = path.join(dir, 'records.txt');
-    recordsFile(input);
+    recordsFile(input, RECORDS, RECORD_BYTES);
     cluster = await Cluster.start(dir);
     client = new KafkaClient({
       bootstrap: parseBootstrap(cluster.bootstrap),
