@@ -130,7 +130,13 @@ export async function launchSkiffUp(dir: string, port: number, brokers = 3): Pro
     '--config-file',
     path.join(dir, 'server.properties'),
   ]);
-  await up.waitFor(/cluster \S+ up in \d+ ms/, 60_000);
+  try {
+    await up.waitFor(/cluster \S+ up in \d+ ms/, 60_000);
+  } catch (e) {
+    // Not up: stopped here, so no launcher outlives the test that started it.
+    await up.stop(15_000);
+    throw e;
+  }
   return up;
 }
 

@@ -36,10 +36,11 @@ import {
   describe1,
   freePorts,
   kcat,
+  launchSkiffUp,
   removeDataDir,
   requireTool,
   runSkiff,
-  SkiffProcess,
+  type SkiffProcess,
   sleep,
   waitUntil,
 } from '../cluster/helpers.js';
@@ -113,23 +114,10 @@ export class ScenarioCluster {
       ),
     );
     const port = await freePorts(brokers);
-    const up = new SkiffProcess([
-      'up',
-      '--brokers',
-      String(brokers),
-      '--data-dir',
-      dir,
-      '--port',
-      String(port),
-      '--http-port',
-      '0',
-      '--config-file',
-      props,
-    ]);
+    let up: SkiffProcess;
     try {
-      await up.waitFor(/cluster \S+ up in \d+ ms/, 60_000);
+      up = await launchSkiffUp(dir, port, brokers);
     } catch (e) {
-      await up.stop(15_000);
       removeDataDir(dir);
       throw e;
     }
