@@ -15,6 +15,11 @@ export interface RequestContext {
   readonly correlationId: number;
   readonly clientId: string | null;
   readonly connection: ConnectionInfo;
+  /**
+   * Lets the connection start its next request while this one waits (see RequestHandler): call
+   * it only once everything that must precede the next request has happened.
+   */
+  readonly releaseConnection: () => void;
 }
 
 /** What every handler module may use: the broker's services, injected by the composition root. */

@@ -138,7 +138,11 @@ export class RequestRouter implements RequestHandler {
     return this.apiKeys;
   }
 
-  async handle(frame: Buffer, connection: ConnectionInfo): Promise<Buffer[] | null> {
+  async handle(
+    frame: Buffer,
+    connection: ConnectionInfo,
+    release: () => void = () => {},
+  ): Promise<Buffer[] | null> {
     if (frame.length < 8)
       throw new ProtocolError(`request frame of ${frame.length} bytes is too short for a header`);
     const apiKey = frame.readInt16BE(0);
@@ -182,6 +186,7 @@ export class RequestRouter implements RequestHandler {
       correlationId: header.correlationId,
       clientId: header.clientId,
       connection,
+      releaseConnection: release,
     };
     const response = await route.handler(ctx, decoded);
     if (response === null) return null;

@@ -27,8 +27,11 @@ export interface RequestHandler {
   /**
    * Handles one request frame (size prefix removed). Resolves to the response as chunks ready to
    * write (size prefix included), or null when the request gets no response (Produce with acks=0).
-   * The server calls this strictly in arrival order per connection and never has two requests of
-   * one connection in flight, as Kafka mutes a channel while its request is processed.
+   * The server calls this in arrival order per connection and, as Kafka mutes a channel while its
+   * request is processed, starts the next request only when this one settles — or earlier, once
+   * the handler calls `release`: the request has done everything that must happen before the
+   * next one starts and now only waits (an acks=all Produce, appended, waiting for its followers).
+   * Responses are written in request order either way.
    */
-  handle(frame: Buffer, connection: ConnectionInfo): Promise<Buffer[] | null>;
+  handle(frame: Buffer, connection: ConnectionInfo, release: () => void): Promise<Buffer[] | null>;
 }

@@ -18,10 +18,12 @@ export interface ServerConnectionLimits {
 
 /**
  * One accepted socket (Kafka's KafkaChannel + the Processor's per-channel part). Frames are
- * handled strictly one at a time in arrival order: pipelined frames wait in a bounded queue, and
- * the socket stops being read while that queue is full or while the client is not reading its
- * responses (the socket's write buffer is over its high-water mark). Owned by the SocketServer,
- * which closes it on shutdown or idle expiry.
+ * handled one at a time in arrival order: pipelined frames wait in a bounded queue, and the socket
+ * stops being read while that queue is full or while the client is not reading its responses (the
+ * socket's write buffer is over its high-water mark). A request that released the connection (it
+ * only waits now, see RequestHandler) lets the next one start; up to `maxQueuedRequests` such
+ * requests wait at once, and responses leave in request order. Owned by the SocketServer, which
+ * closes it on shutdown or idle expiry.
  */
 export class ServerConnection implements ConnectionInfo {
   readonly remoteAddress: string;
@@ -29,7 +31,10 @@ export class ServerConnection implements ConnectionInfo {
   private readonly reader: FrameReader;
   private readonly queue: Buffer[] = [];
   private queuedBytes = 0;
+  /** A request is being handled and has not released the connection. */
   private processing = false;
+  /** Requests started and not yet answered, oldest first: responses are written in this order. */
+  private readonly inFlight: InFlight[] = [];
   private waitingForDrain = false;
   private paused = false;
   private closedFlag = false;
@@ -92,7 +97,7 @@ export class ServerConnection implements ConnectionInfo {
 
   /** Idle: nothing in flight, nothing queued, no bytes either way for `idleMs`. */
   isIdle(nowMs: number, idleMs: number): boolean {
-    return !this.processing && this.queue.length === 0 && nowMs - this.lastActiveMs > idleMs;
+    return this.inFlight.length === 0 && this.queue.length === 0 && nowMs - this.lastActiveMs > idleMs;
   }
 
   private onData(chunk: Buffer): void {
@@ -131,25 +136,46 @@ export class ServerConnection implements ConnectionInfo {
 
   private pump(): void {
     if (this.processing || this.waitingForDrain || this.closedFlag) return;
+    if (this.inFlight.length >= this.limits.maxQueuedRequests) return;
     const frame = this.queue.shift();
     if (frame === undefined) return;
     this.queuedBytes -= frame.length;
     this.processing = true;
     this.updateReading();
-    this.handler.handle(frame, this).then(
+    const request: InFlight = { settled: false, response: null };
+    this.inFlight.push(request);
+    // Called by the handler (the next request starts once the handler's synchronous part is done)
+    // or when the request settles.
+    const release = (): void => {
+      if (request.released) return;
+      request.released = true;
+      this.processing = false;
+      queueMicrotask(() => this.pump());
+    };
+    this.handler.handle(frame, this, release).then(
       (response) => {
         this.framePool?.release(frame);
-        this.processing = false;
+        request.settled = true;
+        request.response = response;
+        release();
         if (this.closedFlag) return;
-        if (response !== null) this.write(response);
+        this.writeSettled();
         this.pump();
       },
       (e: unknown) => {
         this.framePool?.release(frame);
-        this.processing = false;
+        release();
         this.close(this.reasonOf(e));
       },
     );
+  }
+
+  // Answers the settled requests at the head, in request order.
+  private writeSettled(): void {
+    while (this.inFlight.length > 0 && this.inFlight[0]!.settled) {
+      const response = this.inFlight.shift()!.response;
+      if (response !== null) this.write(response);
+    }
   }
 
   private reasonOf(e: unknown): string {
@@ -181,6 +207,7 @@ export class ServerConnection implements ConnectionInfo {
     this.closedFlag = true;
     this.queue.length = 0;
     this.queuedBytes = 0;
+    this.inFlight.length = 0;
     if (reason !== null) {
       this.logger.warn(
         `closing connection ${this.id} from ${this.remoteAddress} (clientId ${JSON.stringify(this.clientId)}): ${reason}`,
@@ -191,4 +218,10 @@ export class ServerConnection implements ConnectionInfo {
     for (const listener of [...this.closeListeners]) listener();
     this.closeListeners.clear();
   }
+}
+
+interface InFlight {
+  settled: boolean;
+  released?: boolean;
+  response: Buffer[] | null;
 }

@@ -109,6 +109,50 @@ describe('SocketServer', () => {
     c.socket.destroy();
   });
 
+  it('starts the next request once a handler releases the connection, and still answers in order', async () => {
+    // Even requests release at once and then wait long; odd ones answer at once. Each request
+    // records which requests were still unanswered when it started: a released wait must not hold
+    // the next request.
+    const started: number[] = [];
+    const unansweredAtStart = new Map<number, number[]>();
+    const unanswered = new Set<number>();
+    let waiting = 0;
+    let maxWaiting = 0;
+    const { port } = await start({
+      async handle(f, _conn, release) {
+        const n = f.readUInt32BE(0);
+        unansweredAtStart.set(n, [...unanswered]);
+        unanswered.add(n);
+        started.push(n);
+        if (n % 2 === 0) {
+          release();
+          waiting++;
+          maxWaiting = Math.max(maxWaiting, waiting);
+          await sleep(40 - n);
+          waiting--;
+        }
+        unanswered.delete(n);
+        return frame([f]);
+      },
+    });
+    const c = await RawClient.connect(port);
+    c.send(Array.from({ length: 12 }, (_, i) => u32(i)));
+    await c.waitFor(12);
+    assert.deepEqual(
+      c.frames.map((f) => f.readUInt32BE(0)),
+      Array.from({ length: 12 }, (_, i) => i),
+    );
+    // Request 1 started while request 0 still waited, and so on.
+    assert.deepEqual(unansweredAtStart.get(1), [0]);
+    assert.deepEqual(
+      started,
+      Array.from({ length: 12 }, (_, i) => i),
+    );
+    // At most maxQueuedRequestsPerConnection (4) requests are started and unanswered at once.
+    assert.ok(maxWaiting >= 2 && maxWaiting <= 4, `waiting at once: ${maxWaiting}`);
+    c.socket.destroy();
+  });
+
   it('closes only the connection that sent an oversized frame, with one log line', async () => {
     const { port, logger, server } = await start(echo);
     const good = await RawClient.connect(port);

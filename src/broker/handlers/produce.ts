@@ -115,7 +115,12 @@ export async function handleProduce(
     }
     return null;
   }
-  if (acks === -1 && pending.length > 0) await awaitReplication(b, ctx, pending, req.timeoutMs);
+  if (acks === -1 && pending.length > 0) {
+    // Appended: the next request on this connection may be appended while this one waits for its
+    // followers (Kafka keeps the channel muted; the answers keep their order either way).
+    ctx.releaseConnection();
+    await awaitReplication(b, ctx, pending, req.timeoutMs);
+  }
   return { responses, throttleTimeMs: 0, nodeEndpoints: [] };
 }
 
