@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { ddMBps, recordsFile } from './baseline.js';
+import { ProduceSink } from './produce-sink.js';
 
 /**
  * The whole broker against the disk it runs on (issue 4's performance targets), measured in one run:
@@ -175,6 +176,42 @@ function report(what: string, run: { seconds: number; brokerCpu: number }, targe
   );
 }
 
+/**
+ * Diagnostic: the same kcat run into a sink that stores nothing (bench/produce-sink.ts), best of
+ * two: what kcat and loopback allow on this machine right now, the most any broker could reach.
+ */
+async function produceCeiling(input: string, dd: number): Promise<void> {
+  const sink = await ProduceSink.start();
+  try {
+    let best = Number.POSITIVE_INFINITY;
+    let sinkCpu = 0;
+    for (let i = 0; i < 2; i++) {
+      const cpu = process.cpuUsage();
+      const seconds = await runKcat(
+        ['-P', '-b', sink.bootstrap, '-t', `sink-${i}`, '-X', 'acks=1', '-X', 'linger.ms=5'].concat([
+          '-X',
+          'batch.size=1000000',
+          '-l',
+          input,
+        ]),
+        null,
+      );
+      if (seconds < best) {
+        best = seconds;
+        const used = process.cpuUsage(cpu);
+        sinkCpu = (used.user + used.system) / 1e6;
+      }
+    }
+    const mbps = (RECORDS * RECORD_BYTES) / 1e6 / best;
+    console.log(
+      `    diagnostic: the ceiling, kcat into a sink that stores nothing: ${best.toFixed(2)} s, ` +
+        `${mbps.toFixed(0)} MB/s = ${(mbps / dd).toFixed(2)}x dd; sink CPU ${sinkCpu.toFixed(2)} s`,
+    );
+  } finally {
+    await sink.close();
+  }
+}
+
 export async function benchBroker(): Promise<void> {
   const load = os.loadavg().map((l) => l.toFixed(1));
   console.log(
@@ -219,6 +256,7 @@ export async function benchBroker(): Promise<void> {
       // (its heap and allocator have grown; the first run also pays page faults for that).
       const warm = await timed(pid, produceArgs('bench-warm'));
       report('  diagnostic: produce again, warm broker:', warm, PRODUCE_TARGET, dd);
+      await produceCeiling(input, dd);
       fs.rmSync(input, { force: true });
       const consumeArgs = ['-C', '-b', b, '-t', 'bench', '-o', 'beginning', '-q'];
       report('consume', await timed(pid, [...consumeArgs, '-c', String(RECORDS)]), CONSUME_TARGET, dd);
