@@ -35,6 +35,8 @@ export class ServerConnection implements ConnectionInfo {
   private processing = false;
   /** Requests started and not yet answered, oldest first: responses are written in this order. */
   private readonly inFlight: InFlight[] = [];
+  /** Bytes of the frames of started requests not yet settled (a handler may read its frame). */
+  private heldBytes = 0;
   private waitingForDrain = false;
   private paused = false;
   private closedFlag = false;
@@ -123,7 +125,7 @@ export class ServerConnection implements ConnectionInfo {
     if (this.closedFlag) return;
     const stop =
       this.queue.length >= this.limits.maxQueuedRequests ||
-      this.queuedBytes >= this.limits.maxQueuedBytes ||
+      this.queuedBytes + this.heldBytes >= this.limits.maxQueuedBytes ||
       this.waitingForDrain;
     if (stop && !this.paused) {
       this.paused = true;
@@ -137,9 +139,14 @@ export class ServerConnection implements ConnectionInfo {
   private pump(): void {
     if (this.processing || this.waitingForDrain || this.closedFlag) return;
     if (this.inFlight.length >= this.limits.maxQueuedRequests) return;
-    const frame = this.queue.shift();
-    if (frame === undefined) return;
+    const next = this.queue[0];
+    if (next === undefined) return;
+    // Requests that released the connection still hold their frames: together they stay within
+    // the queued bytes bound (one request always runs).
+    if (this.heldBytes > 0 && this.heldBytes + next.length > this.limits.maxQueuedBytes) return;
+    const frame = this.queue.shift()!;
     this.queuedBytes -= frame.length;
+    this.heldBytes += frame.length;
     this.processing = true;
     this.updateReading();
     const request: InFlight = { settled: false, response: null };
@@ -155,15 +162,18 @@ export class ServerConnection implements ConnectionInfo {
     this.handler.handle(frame, this, release).then(
       (response) => {
         this.framePool?.release(frame);
+        this.heldBytes -= frame.length;
         request.settled = true;
         request.response = response;
         release();
         if (this.closedFlag) return;
         this.writeSettled();
+        this.updateReading();
         this.pump();
       },
       (e: unknown) => {
         this.framePool?.release(frame);
+        this.heldBytes -= frame.length;
         release();
         this.close(this.reasonOf(e));
       },

@@ -153,6 +153,41 @@ describe('SocketServer', () => {
     c.socket.destroy();
   });
 
+  it('keeps the frames of released requests within the queued bytes bound', async () => {
+    // 400-byte frames that all release at once and wait 30 ms: with a 1000-byte bound, two can
+    // wait at once (a third would hold 1200 bytes), though four requests would be allowed.
+    let waiting = 0;
+    let maxWaiting = 0;
+    const { port } = await start(
+      {
+        async handle(f, _conn, release) {
+          release();
+          waiting++;
+          maxWaiting = Math.max(maxWaiting, waiting);
+          await sleep(30);
+          waiting--;
+          return frame([f.subarray(0, 4)]);
+        },
+      },
+      { maxQueuedBytesPerConnection: 1000 },
+    );
+    const c = await RawClient.connect(port);
+    c.send(
+      Array.from({ length: 8 }, (_, i) => {
+        const payload = Buffer.alloc(400);
+        payload.writeUInt32BE(i);
+        return payload;
+      }),
+    );
+    await c.waitFor(8);
+    assert.deepEqual(
+      c.frames.map((f) => f.readUInt32BE(0)),
+      Array.from({ length: 8 }, (_, i) => i),
+    );
+    assert.equal(maxWaiting, 2);
+    c.socket.destroy();
+  });
+
   it('closes only the connection that sent an oversized frame, with one log line', async () => {
     const { port, logger, server } = await start(echo);
     const good = await RawClient.connect(port);
