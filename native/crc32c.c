@@ -258,8 +258,9 @@ static void set_boolean(napi_env env, napi_value exports, const char *name, int 
   napi_set_named_property(env, exports, name, v);
 }
 
-// native/memory.c: tuneMalloc.
+// native/memory.c: tuneMalloc; native/sendfile.c: sendfile.
 void skiff_register_memory(napi_env env, napi_value exports);
+void skiff_register_sendfile(napi_env env, napi_value exports);
 
 NAPI_MODULE_INIT() {
   init_byte_table();
@@ -278,5 +279,6 @@ NAPI_MODULE_INIT() {
   set_boolean(env, exports, "hardware", have_hw);
   set_boolean(env, exports, "vpclmul", have_vpclmul);
   skiff_register_memory(env, exports);
+  skiff_register_sendfile(env, exports);
   return exports;
 }

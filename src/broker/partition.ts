@@ -173,14 +173,15 @@ export class Partition {
     }
   }
 
-  /** Reads for a consumer (up to the HW) or a follower (up to the LEO). */
+  /** Reads for a consumer (up to the HW) or a follower (up to the LEO); `forSocket`: see LogSegment.read. */
   read(
     fetchOffset: bigint,
     maxBytes: number,
     isolation: FetchIsolation,
     minOneMessage: boolean,
+    forSocket = false,
   ): LogReadResult {
-    return this.log.read(fetchOffset, maxBytes, isolation, minOneMessage);
+    return this.log.read(fetchOffset, maxBytes, isolation, minOneMessage, forSocket);
   }
 
   /** A follower fetched at `fetchOffset`: its LEO; may move the HW. Returns whether the HW moved. */

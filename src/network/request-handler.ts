@@ -12,6 +12,11 @@ export interface ConnectionInfo {
    * stops waiting for a client that is gone. Returns a function that removes the listener.
    */
   whenClosed(listener: () => void): () => void;
+  /**
+   * The connection writes file-region placeholders in responses as the stored bytes they stand
+   * for (storage/file-region.ts); absent or false: responses must hold their bytes.
+   */
+  readonly sendsFileRegions?: boolean;
 }
 
 /**

@@ -2,6 +2,7 @@ import type { Socket } from 'node:net';
 import type { Clock } from '../common/clock.js';
 import { type FramePool, FrameReader } from '../protocol/framing.js';
 import { ProtocolError } from '../protocol/protocol-error.js';
+import { checkRegion, readRegion, regionOf, sendRegion, zeroCopyAvailable } from '../storage/file-region.js';
 import type { StorageLogger } from '../storage/logger.js';
 import { readBuffers } from '../storage/read-buffers.js';
 import { CloseConnectionError, type ConnectionInfo, type RequestHandler } from './request-handler.js';
@@ -42,6 +43,8 @@ export class ServerConnection implements ConnectionInfo {
   private closedFlag = false;
   private lastActiveMs: number;
   private readonly closeListeners = new Set<() => void>();
+  /** The socket's descriptor where responses may carry file regions (sendfile), else -1. */
+  private readonly socketFd: number;
 
   constructor(
     readonly id: string,
@@ -66,6 +69,8 @@ export class ServerConnection implements ConnectionInfo {
       reserve: 'received',
     });
     this.lastActiveMs = clock.nowMs();
+    const fd = (socket as unknown as { _handle?: { fd?: unknown } })._handle?.fd;
+    this.socketFd = zeroCopyAvailable() && typeof fd === 'number' && fd >= 0 ? fd : -1;
     socket.setNoDelay(true);
     if (!shared) socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('drain', () => {
@@ -78,6 +83,10 @@ export class ServerConnection implements ConnectionInfo {
     socket.on('error', () => this.close(null));
     socket.on('end', () => this.close(null));
     socket.on('close', () => this.close(null));
+  }
+
+  get sendsFileRegions(): boolean {
+    return this.socketFd >= 0;
   }
 
   get closed(): boolean {
@@ -197,18 +206,69 @@ export class ServerConnection implements ConnectionInfo {
 
   private write(chunks: Buffer[]): void {
     this.lastActiveMs = this.clock.nowMs();
-    this.socket.cork();
-    for (const c of chunks) {
-      // Stored bytes read for this response go back to the read-buffer pool once the kernel has
-      // them (not on error: a destroyed socket's pending write is not ours to reuse).
-      if (readBuffers.owns(c)) this.socket.write(c, (e) => e || readBuffers.release(c));
-      else this.socket.write(c);
+    if (this.socketFd >= 0 && chunks.some((c) => regionOf(c) !== undefined)) {
+      try {
+        this.writeWithRegions(chunks);
+      } catch (e) {
+        const code = (e as NodeJS.ErrnoException).code;
+        // The client went away mid-response: nothing to report. Anything else: the stored bytes
+        // could not be sent (a truncated or closed segment) and the response is cut: close.
+        this.close(code === 'EPIPE' || code === 'ECONNRESET' ? null : (e as Error).message);
+        return;
+      }
+    } else {
+      this.socket.cork();
+      for (const c of chunks) this.writeChunk(c);
+      this.socket.uncork();
     }
-    this.socket.uncork();
     if (this.socket.writableNeedDrain) {
       this.waitingForDrain = true;
       this.updateReading();
     }
+  }
+
+  private writeChunk(c: Buffer): void {
+    // Stored bytes read for this response go back to the read-buffer pool once the kernel has
+    // them (not on error: a destroyed socket's pending write is not ours to reuse).
+    if (readBuffers.owns(c)) this.socket.write(c, (e) => e || readBuffers.release(c));
+    else this.socket.write(c);
+  }
+
+  /**
+   * A response holding file regions (storage/file-region.ts), in order: runs of ordinary chunks go
+   * out corked (one writev); a region goes with sendfile straight from the page cache while nothing
+   * is queued on the socket (so its bytes follow everything before them), and what the socket does
+   * not take at once is read into memory and queued like any chunk.
+   */
+  private writeWithRegions(chunks: Buffer[]): void {
+    // A response that cannot be completed is not begun.
+    for (const c of chunks) {
+      const region = regionOf(c);
+      if (region !== undefined) checkRegion(region);
+    }
+    let i = 0;
+    while (i < chunks.length) {
+      const region = regionOf(chunks[i]!);
+      if (region === undefined) {
+        this.socket.cork();
+        for (; i < chunks.length && regionOf(chunks[i]!) === undefined; i++) this.writeChunk(chunks[i]!);
+        this.socket.uncork();
+        continue;
+      }
+      i++;
+      const sent = this.nothingQueued() ? sendRegion(this.socketFd, region, 0) : 0;
+      if (sent < region.length) {
+        const rest = readBuffers.acquire(region.length - sent);
+        readRegion(region, sent, rest);
+        this.writeChunk(rest);
+      }
+    }
+  }
+
+  // Every byte written so far is in the kernel: none waits in the stream or in libuv's queue.
+  private nothingQueued(): boolean {
+    const handle = (this.socket as unknown as { _handle?: { writeQueueSize?: number } })._handle;
+    return this.socket.writableLength === 0 && handle?.writeQueueSize === 0;
   }
 
   /** Closes the socket; `reason` non-null logs the one line that names the client and why. */

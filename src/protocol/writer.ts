@@ -1,7 +1,7 @@
 import { uuidToBytes } from './uuid.js';
 
 /** Byte arrays at least this large are kept as their own chunk instead of being copied. */
-const ZERO_COPY_MIN_BYTES = 4096;
+export const ZERO_COPY_MIN_BYTES = 4096;
 const INITIAL_CHUNK_BYTES = 1024;
 
 /**

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import type { ZeroCopySource } from './file-region.js';
 
 /**
  * The file-system operations the storage layer needs, and nothing more, so tests can substitute
@@ -16,6 +17,11 @@ export interface FileHandle {
   size(): number;
   sync(): void;
   close(): void;
+  /**
+   * The descriptor for sendfile and a count that changes with every truncation, or null once
+   * closed; absent where there is no descriptor (test file systems). See file-region.ts.
+   */
+  zeroCopySource?(): ZeroCopySource | null;
 }
 
 export interface FileSystem {
@@ -44,6 +50,9 @@ export interface FileSystem {
 }
 
 class NodeFileHandle implements FileHandle {
+  private generation = 0;
+  private closed = false;
+
   constructor(private readonly fd: number) {}
 
   read(buf: Buffer, offset: number, length: number, position: number): number {
@@ -64,6 +73,7 @@ class NodeFileHandle implements FileHandle {
   }
 
   truncate(size: number): void {
+    this.generation++;
     fs.ftruncateSync(this.fd, size);
   }
 
@@ -76,7 +86,12 @@ class NodeFileHandle implements FileHandle {
   }
 
   close(): void {
+    this.closed = true;
     fs.closeSync(this.fd);
+  }
+
+  zeroCopySource(): ZeroCopySource | null {
+    return this.closed ? null : { fd: this.fd, generation: this.generation };
   }
 }
 

@@ -148,6 +148,7 @@ export class LocalLog {
     maxLength: number,
     maxOffsetMetadata: LogOffsetMetadata,
     minOneMessage: boolean,
+    forSocket = false,
   ): LogReadResult {
     let segment = this.segments.floor(startOffset);
     while (segment && segment.baseOffset < maxOffsetMetadata.offset) {
@@ -155,7 +156,7 @@ export class LocalLog {
         segment.baseOffset === maxOffsetMetadata.segmentBaseOffset
           ? maxOffsetMetadata.position
           : segment.size;
-      const r = segment.read(startOffset, maxLength, maxPosition, minOneMessage);
+      const r = segment.read(startOffset, maxLength, maxPosition, minOneMessage, forSocket);
       if (r) {
         return {
           fetchOffset: { offset: startOffset, segmentBaseOffset: segment.baseOffset, position: r.position },

@@ -477,13 +477,14 @@ export class Log {
 
   /**
    * Reads from `startOffset` up to `maxLength` bytes, stopping at the LEO or the HW. An offset
-   * below the log start or above the LEO is OFFSET_OUT_OF_RANGE.
+   * below the log start or above the LEO is OFFSET_OUT_OF_RANGE. `forSocket`: see LogSegment.read.
    */
   read(
     startOffset: bigint,
     maxLength: number,
     isolation: FetchIsolation,
     minOneMessage: boolean,
+    forSocket = false,
   ): LogReadResult {
     const leo = this.logEndOffset;
     if (startOffset < this.logStart || startOffset > leo) {
@@ -493,7 +494,7 @@ export class Log {
     }
     const maxOffsetMetadata =
       isolation === 'log-end' ? this.local.logEndOffsetMetadata() : this.highWatermarkMetadata();
-    return this.local.read(startOffset, maxLength, maxOffsetMetadata, minOneMessage);
+    return this.local.read(startOffset, maxLength, maxOffsetMetadata, minOneMessage, forSocket);
   }
 
   private highWatermarkMetadata(): LogOffsetMetadata {

@@ -8,6 +8,7 @@ import {
   readBatchHeader,
 } from '../protocol/records/batch.js';
 import { LogFileReader } from './batch-scan.js';
+import { fileRegion } from './file-region.js';
 import type { FileHandle, FileSystem } from './fs.js';
 import { OffsetIndex, TimeIndex } from './index-file.js';
 import { readBuffers } from './read-buffers.js';
@@ -346,18 +347,30 @@ export class LogSegment {
    * Bytes from the batch holding `startOffset`, at most `maxSize` of them and none at or beyond
    * `maxPosition`. With `minOneMessage`, the first batch is returned whole even above `maxSize`, so a
    * consumer with a small limit still makes progress. The slice may end inside a batch, as Kafka's.
+   * `forSocket`: the bytes go straight into a Fetch response written by a server connection, which
+   * may receive a file-region placeholder instead of the bytes (file-region.ts).
    */
   read(
     startOffset: bigint,
     maxSize: number,
     maxPosition = this.sizeBytes,
     minOneMessage = false,
+    forSocket = false,
   ): SegmentRead | null {
     if (maxSize < 0) throw new RangeError(`invalid max size ${maxSize}`);
     const start = this.translateOffset(startOffset);
     if (!start) return null;
     const adjustedMaxSize = minOneMessage ? Math.max(maxSize, start.size) : maxSize;
     const fetchSize = Math.max(0, Math.min(maxPosition - start.position, adjustedMaxSize));
+    const region = forSocket ? fileRegion(this.log, start.position, fetchSize) : null;
+    if (region) {
+      return {
+        position: start.position,
+        firstBatchBaseOffset: start.baseOffset,
+        records: region,
+        firstEntryIncomplete: adjustedMaxSize < start.size,
+      };
+    }
     // From the process's read-buffer pool: a Fetch response hands it back once the socket has it.
     const records = readBuffers.acquire(fetchSize);
     const n = this.log.read(records, 0, fetchSize, start.position);

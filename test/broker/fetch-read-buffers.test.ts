@@ -8,6 +8,7 @@ import type { ProduceResponse } from '../../src/protocol/generated/ProduceRespon
 import { decodeRecords, encodeBatch } from '../../src/protocol/records/codec.js';
 import { recordOffset } from '../../src/protocol/records/record.js';
 import { batchesIn } from '../../src/protocol/records/validate.js';
+import { fileRegionStats, setZeroCopyEnabled, zeroCopyAvailable } from '../../src/storage/file-region.js';
 import { readBuffers } from '../../src/storage/read-buffers.js';
 import { seededRandomBytes, startBroker, type TestBroker } from './helpers.js';
 
@@ -17,7 +18,8 @@ const VALUE_BYTES = 1024;
 const FETCH_BYTES = 200 * 1024;
 
 /**
- * Fetch answers are read into pooled buffers that the connection takes back once the socket has
+ * Fetch answers carry stored bytes as file regions sent with sendfile (src/storage/file-region.ts)
+ * or, without it, are read into pooled buffers that the connection takes back once the socket has
  * written them (src/storage/read-buffers.ts). Reuse too early would put another read's bytes on the
  * wire: several connections fetching the same log at once, each answer checked record by record
  * (CRC included), would see it.
@@ -97,8 +99,7 @@ describe('fetch read buffers', () => {
     return values;
   }
 
-  it('serves several connections reading the same log at once, every byte intact, memory reused', async () => {
-    const reusedBefore = readBuffers.reused;
+  async function readConcurrently(): Promise<void> {
     const conns = await Promise.all([b.connect(), b.connect(), b.connect()]);
     for (let round = 0; round < 2; round++) {
       const all = await Promise.all(conns.map((c) => readAll(c)));
@@ -109,6 +110,25 @@ describe('fetch read buffers', () => {
         }
       }
     }
-    assert.ok(readBuffers.reused > reusedBefore, 'read buffers were reused');
+    for (const c of conns) c.close();
+  }
+
+  it('serves several connections reading the same log at once through memory, every byte intact, memory reused', async () => {
+    setZeroCopyEnabled(false);
+    try {
+      const reusedBefore = readBuffers.reused;
+      await readConcurrently();
+      assert.ok(readBuffers.reused > reusedBefore, 'read buffers were reused');
+    } finally {
+      setZeroCopyEnabled(true);
+    }
+  });
+
+  it('serves them with sendfile where it can, every byte intact', {
+    skip: !zeroCopyAvailable(),
+  }, async () => {
+    const sentBefore = fileRegionStats.sentBytes;
+    await readConcurrently();
+    assert.ok(fileRegionStats.sentBytes > sentBefore, 'stored bytes went out with sendfile');
   });
 });

@@ -82,10 +82,15 @@ export async function handleFetch(
   if (fc.kind === 'error') return { ...defaultFetchResponse(), errorCode: fc.errorCode, sessionId: 0 };
 
   const replicaEpoch = ctx.apiVersion >= 15 ? req.replicaState.replicaEpoch : -1n;
+  // A consumer's stored bytes may reach the socket as file regions (sendfile) instead of through
+  // memory. Not a follower's: on loopback, sendfile's bytes reach the follower in smaller pieces
+  // (twice the reads and wakeups, +30% follower CPU), and a RF 3 acks=all produce of 100 MB took
+  // 0.78-0.84 s with it against 0.64-0.74 s without, alternating runs on one machine.
+  const forSocket = ctx.connection.sendsFileRegions === true;
   const readAll = (): PartitionRead[] =>
     replicaId >= 0 && b.replicaManager.replication
       ? readForFollowers(b, fc.partitions, req.maxBytes, replicaId, replicaEpoch)
-      : readPartitions(b, fc.partitions, req.maxBytes, isolation, replicaId);
+      : readPartitions(b, fc.partitions, req.maxBytes, isolation, replicaId, forSocket);
   let reads = readAll();
   const enough = (rs: PartitionRead[]): boolean =>
     rs.some((r) => r.errorCode !== 0 || r.divergingEpoch !== undefined) ||
@@ -193,6 +198,7 @@ function readPartitions(
   responseMaxBytes: number,
   isolation: FetchIsolation,
   replicaId: number,
+  forSocket: boolean,
 ): PartitionRead[] {
   let remaining = Math.max(0, responseMaxBytes);
   // Kafka returns at least one whole batch for the first partition with data, even above the
@@ -207,7 +213,7 @@ function readPartitions(
       if (replicaId !== DEBUGGING_CONSUMER_ID) p.checkLeader();
       p.checkLeaderEpoch(sp.currentLeaderEpoch);
       const limit = Math.min(Math.max(0, sp.maxBytes), remaining);
-      const result = p.read(sp.fetchOffset, limit, isolation, minOneMessage);
+      const result = p.read(sp.fetchOffset, limit, isolation, minOneMessage, forSocket);
       if (replicaId >= 0 && p.updateFollowerFetchState(replicaId, sp.fetchOffset)) {
         b.replicaManager.partitionChanged(p);
       }
