@@ -8,6 +8,7 @@
 #include <stdint.h>
 #if defined(__linux__)
 #include <sys/sendfile.h>
+#include <sys/socket.h>
 #endif
 
 // sendfile(socketFd, fileFd, position, length) -> bytes sent (0 at the end of the file) or -errno.
@@ -42,8 +43,35 @@ static napi_value js_sendfile(napi_env env, napi_callback_info info) {
   return value;
 }
 
+// setReceiveLowWater(socketFd, bytes) -> 0 or -errno: SO_RCVLOWAT, the bytes a socket must hold
+// before the event loop is told it is readable. A reader that knows how much of a frame is still
+// to come asks for that much, and is woken once instead of for every piece that arrives.
+static napi_value js_set_receive_low_water(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  int32_t fd = -1, bytes = 1;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 2 ||
+      napi_get_value_int32(env, argv[0], &fd) != napi_ok ||
+      napi_get_value_int32(env, argv[1], &bytes) != napi_ok || bytes < 1) {
+    napi_throw_type_error(env, NULL, "setReceiveLowWater(socketFd, bytes): bad arguments");
+    return NULL;
+  }
+  int64_t result;
+#if defined(__linux__)
+  result = setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &bytes, sizeof bytes) == 0 ? 0 : -(int64_t)errno;
+#else
+  (void)fd;
+  result = -ENOSYS;
+#endif
+  napi_value value;
+  napi_create_int64(env, result, &value);
+  return value;
+}
+
 void skiff_register_sendfile(napi_env env, napi_value exports) {
   napi_value fn;
   napi_create_function(env, "sendfile", NAPI_AUTO_LENGTH, js_sendfile, NULL, &fn);
   napi_set_named_property(env, exports, "sendfile", fn);
+  napi_create_function(env, "setReceiveLowWater", NAPI_AUTO_LENGTH, js_set_receive_low_water, NULL, &fn);
+  napi_set_named_property(env, exports, "setReceiveLowWater", fn);
 }

@@ -4,6 +4,7 @@ import { DEFAULT_MAX_FRAME_BYTES, type FramePool, FrameReader } from '../protoco
 import { encodeRequest, readResponse } from '../protocol/messages.js';
 import { ProtocolError } from '../protocol/protocol-error.js';
 import type { Scheduler } from '../storage/scheduler.js';
+import { ReceiveLowWater } from './receive-low-water.js';
 
 export interface ClientConnectionOptions {
   readonly clientId: string;
@@ -66,6 +67,7 @@ export class ClientConnection {
   private readonly maxInFlight: number;
   /** Slots taken: requests sent or about to be, reserved synchronously so concurrent sends cannot overshoot. */
   private slotsTaken = 0;
+  private readonly lowWater: ReceiveLowWater | null;
 
   private constructor(
     private readonly socket: net.Socket,
@@ -78,6 +80,10 @@ export class ClientConnection {
       copyFrames: options.readBufferBytes !== undefined,
     });
     socket.setNoDelay(true);
+    this.lowWater =
+      options.readBufferBytes === undefined
+        ? null
+        : ReceiveLowWater.of(socket as unknown as { _handle?: unknown }, options.readBufferBytes);
     // With readBufferBytes the socket hands its reads to connect()'s onread callback instead.
     if (options.readBufferBytes === undefined) socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('error', (e) => this.fail(e));
@@ -214,6 +220,7 @@ export class ClientConnection {
       this.fail(e as Error);
       return;
     }
+    this.lowWater?.update(this.reader.missingBytes);
     for (const f of frames) {
       if (f.length < 4) {
         this.fail(new ProtocolError(`response frame of ${f.length} bytes`));

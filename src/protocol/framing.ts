@@ -139,6 +139,11 @@ export class FrameReader {
     return this.prefixBytes + this.pieceBytes;
   }
 
+  /** Bytes still to come of the frame being collected (0 between frames or inside a size prefix). */
+  get missingBytes(): number {
+    return this.frameBytes < 0 ? 0 : this.frameBytes - this.pieceBytes;
+  }
+
   /** Whether the reader rejected its input; it then accepts nothing more. */
   get failed(): boolean {
     return this.failure !== undefined;

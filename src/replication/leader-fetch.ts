@@ -35,6 +35,8 @@ export interface FollowerFetchPartition {
   /** -1: the follower's log has no epoch (empty): no divergence check. */
   readonly lastFetchedEpoch: number;
   readonly maxBytes: number;
+  /** The records go straight into a response a server connection writes (LogSegment.read's forSocket). */
+  readonly forSocket?: boolean;
 }
 
 export interface FollowerReadResult {
@@ -101,7 +103,9 @@ export function readForFollower(
   let records: Buffer = EMPTY;
   try {
     if (!withheld) {
-      records = log.read(p.fetchOffset, maxBytes, 'log-end', minOneMessage).records;
+      // Throttled reads are cut to whole batches below, which reads their bytes.
+      const forSocket = (p.forSocket ?? false) && !isThrottled;
+      records = log.read(p.fetchOffset, maxBytes, 'log-end', minOneMessage, forSocket).records;
       // A throttled partition's budget is not spent on the cut batch at the end of a limited read
       // (the follower would drop it and fetch it again): whole batches only.
       if (isThrottled) records = completeBatches(records);
