@@ -9,6 +9,7 @@
 // Loaded by src/protocol/records/crc32c.ts; when this addon was not built, that module falls back
 // to @node-rs/crc32 (one stream, about 4x slower than the three streams here).
 #include <node_api.h>
+#include "skiff.h"
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -246,7 +247,7 @@ static napi_value js_crc32c_streams(napi_env env, napi_callback_info info) {
   return uint32_value(env, crc ^ 0xffffffffu);
 }
 
-static void set_function(napi_env env, napi_value exports, const char *name, napi_callback cb) {
+void skiff_set_function(napi_env env, napi_value exports, const char *name, napi_callback cb) {
   napi_value fn;
   napi_create_function(env, name, NAPI_AUTO_LENGTH, cb, NULL, &fn);
   napi_set_named_property(env, exports, name, fn);
@@ -258,9 +259,6 @@ static void set_boolean(napi_env env, napi_value exports, const char *name, int 
   napi_set_named_property(env, exports, name, v);
 }
 
-// native/memory.c: tuneMalloc; native/sendfile.c: sendfile.
-void skiff_register_memory(napi_env env, napi_value exports);
-void skiff_register_sendfile(napi_env env, napi_value exports);
 
 NAPI_MODULE_INIT() {
   init_byte_table();
@@ -274,8 +272,8 @@ NAPI_MODULE_INIT() {
                  __builtin_cpu_supports("vpclmulqdq") && getenv("SKIFF_CRC_NO_AVX512") == NULL;
   init_fold();
 #endif
-  set_function(env, exports, "crc32c", js_crc32c);
-  set_function(env, exports, "crc32cStreams", js_crc32c_streams);
+  skiff_set_function(env, exports, "crc32c", js_crc32c);
+  skiff_set_function(env, exports, "crc32cStreams", js_crc32c_streams);
   set_boolean(env, exports, "hardware", have_hw);
   set_boolean(env, exports, "vpclmul", have_vpclmul);
   skiff_register_memory(env, exports);

@@ -7,6 +7,7 @@
 // from fresh mmaps (fixing the trim threshold also stops glibc's dynamic mmap threshold, so the
 // mmap threshold is fixed too). Memory is still returned above 256 MiB of free heap.
 #include <node_api.h>
+#include "skiff.h"
 #include <stdint.h>
 #include <stdlib.h>
 #if defined(__GLIBC__)
@@ -57,7 +58,5 @@ static napi_value js_tune_malloc(napi_env env, napi_callback_info info) {
 }
 
 void skiff_register_memory(napi_env env, napi_value exports) {
-  napi_value fn;
-  napi_create_function(env, "tuneMalloc", NAPI_AUTO_LENGTH, js_tune_malloc, NULL, &fn);
-  napi_set_named_property(env, exports, "tuneMalloc", fn);
+  skiff_set_function(env, exports, "tuneMalloc", js_tune_malloc);
 }

@@ -4,6 +4,7 @@
 // takes and returns the count, or -EAGAIN when it takes nothing; the caller sends the rest through
 // the socket's ordinary (queued) writes.
 #include <node_api.h>
+#include "skiff.h"
 #include <errno.h>
 #include <stdint.h>
 #if defined(__linux__)
@@ -69,9 +70,6 @@ static napi_value js_set_receive_low_water(napi_env env, napi_callback_info info
 }
 
 void skiff_register_sendfile(napi_env env, napi_value exports) {
-  napi_value fn;
-  napi_create_function(env, "sendfile", NAPI_AUTO_LENGTH, js_sendfile, NULL, &fn);
-  napi_set_named_property(env, exports, "sendfile", fn);
-  napi_create_function(env, "setReceiveLowWater", NAPI_AUTO_LENGTH, js_set_receive_low_water, NULL, &fn);
-  napi_set_named_property(env, exports, "setReceiveLowWater", fn);
+  skiff_set_function(env, exports, "sendfile", js_sendfile);
+  skiff_set_function(env, exports, "setReceiveLowWater", js_set_receive_low_water);
 }

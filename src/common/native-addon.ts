@@ -19,3 +19,17 @@ export function nativeAddon(): Record<string, unknown> | null {
   }
   return loaded;
 }
+
+const linuxFunctions = new Map<string, unknown>();
+
+/**
+ * A function of the addon that only Linux has (sendfile, SO_RCVLOWAT), or null: on other systems,
+ * without the addon, or when the environment variable `offSwitch` is "0" (read once).
+ */
+export function linuxNativeFunction<T>(name: string, offSwitch: string): T | null {
+  if (!linuxFunctions.has(name)) {
+    const fn = process.platform === 'linux' && process.env[offSwitch] !== '0' ? nativeAddon()?.[name] : null;
+    linuxFunctions.set(name, typeof fn === 'function' ? fn : null);
+  }
+  return linuxFunctions.get(name) as T | null;
+}

@@ -1,16 +1,9 @@
-import { nativeAddon } from '../common/native-addon.js';
+import { linuxNativeFunction } from '../common/native-addon.js';
 
 type SetLowWater = (socketFd: number, bytes: number) => number;
 
-let setFn: SetLowWater | null | undefined;
-
-function nativeSet(): SetLowWater | null {
-  if (setFn === undefined) {
-    const fn = process.env.SKIFF_RECEIVE_LOW_WATER === '0' ? undefined : nativeAddon()?.setReceiveLowWater;
-    setFn = process.platform === 'linux' && typeof fn === 'function' ? (fn as SetLowWater) : null;
-  }
-  return setFn;
-}
+const nativeSet = (): SetLowWater | null =>
+  linuxNativeFunction<SetLowWater>('setReceiveLowWater', 'SKIFF_RECEIVE_LOW_WATER');
 
 /** Frames at least this large are waited for in one piece (smaller ones wake the reader as they come). */
 const MIN_WAIT_BYTES = 64 * 1024;

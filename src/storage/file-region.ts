@@ -1,4 +1,4 @@
-import { nativeAddon } from '../common/native-addon.js';
+import { linuxNativeFunction } from '../common/native-addon.js';
 import { ZERO_COPY_MIN_BYTES } from '../protocol/writer.js';
 import type { FileHandle } from './fs.js';
 
@@ -37,15 +37,7 @@ export class StaleFileRegionError extends Error {
 
 type SendFile = (socketFd: number, fileFd: number, position: number, length: number) => number;
 
-let sendFileFn: SendFile | null | undefined;
-
-function nativeSendFile(): SendFile | null {
-  if (sendFileFn === undefined) {
-    const fn = process.env.SKIFF_ZERO_COPY === '0' ? undefined : nativeAddon()?.sendfile;
-    sendFileFn = process.platform === 'linux' && typeof fn === 'function' ? (fn as SendFile) : null;
-  }
-  return sendFileFn;
-}
+const nativeSendFile = (): SendFile | null => linuxNativeFunction<SendFile>('sendfile', 'SKIFF_ZERO_COPY');
 
 let enabled = true;
 

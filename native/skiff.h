@@ -1,0 +1,12 @@
+// What the addon's source files share: each registers its functions on the module's exports.
+#ifndef SKIFF_NATIVE_H
+#define SKIFF_NATIVE_H
+#include <node_api.h>
+
+// exports[name] = a function calling cb (crc32c.c).
+void skiff_set_function(napi_env env, napi_value exports, const char *name, napi_callback cb);
+
+// native/memory.c: tuneMalloc; native/sendfile.c: sendfile, setReceiveLowWater.
+void skiff_register_memory(napi_env env, napi_value exports);
+void skiff_register_sendfile(napi_env env, napi_value exports);
+#endif
