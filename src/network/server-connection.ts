@@ -11,9 +11,15 @@ import { readIntoSharedBuffer } from './shared-read-buffer.js';
 export interface ServerConnectionLimits {
   /** socket.request.max.bytes */
   readonly maxFrameBytes: number;
-  /** Frames read but not yet handled; reading stops (socket paused) at this many. */
+  /**
+   * Frames read but not yet handled: reading stops (socket paused) at this many. Also the most
+   * requests started and not yet answered (released ones waiting) at once.
+   */
   readonly maxQueuedRequests: number;
-  /** Bytes of frames read but not yet handled; reading stops at this many (one frame always fits). */
+  /**
+   * Bytes of frames read and not yet done with (queued, or held by a request being handled or
+   * waiting): reading stops at this many, and no further request starts beyond it (one always can).
+   */
   readonly maxQueuedBytes: number;
 }
 
