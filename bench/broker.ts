@@ -5,8 +5,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import { encodeBatch } from '../src/protocol/records/codec.js';
 import { ddMBps, recordsFile } from './baseline.js';
-import { ProduceSink } from './produce-sink.js';
+import { KafkaSink } from './kafka-sink.js';
 
 /**
  * The whole broker against the disk it runs on (issue 4's performance targets), measured in one run:
@@ -177,11 +178,11 @@ function report(what: string, run: { seconds: number; brokerCpu: number }, targe
 }
 
 /**
- * Diagnostic: the same kcat run into a sink that stores nothing (bench/produce-sink.ts), best of
+ * Diagnostic: the same kcat run into a sink that stores nothing (bench/kafka-sink.ts), best of
  * two: what kcat and loopback allow on this machine right now, the most any broker could reach.
  */
 async function produceCeiling(input: string, dd: number): Promise<void> {
-  const sink = await ProduceSink.start();
+  const sink = await KafkaSink.start();
   try {
     let best = Number.POSITIVE_INFINITY;
     let sinkCpu = 0;
@@ -206,6 +207,36 @@ async function produceCeiling(input: string, dd: number): Promise<void> {
     console.log(
       `    diagnostic: the ceiling, kcat into a sink that stores nothing: ${best.toFixed(2)} s, ` +
         `${mbps.toFixed(0)} MB/s = ${(mbps / dd).toFixed(2)}x dd; sink CPU ${sinkCpu.toFixed(2)} s`,
+    );
+  } finally {
+    await sink.close();
+  }
+}
+
+/**
+ * Diagnostic: kcat consuming the same number of records from a sink that serves them from memory
+ * (1000-record batches, as kcat's produce makes them), best of two: what kcat and loopback allow.
+ */
+async function consumeCeiling(dd: number): Promise<void> {
+  const log: Buffer[] = [];
+  const value = Buffer.alloc(RECORD_BYTES - 1);
+  for (let i = 0; i < value.length; i++) value[i] = 65 + ((i * 7) % 26);
+  for (let base = 0; base < RECORDS; base += 1000) {
+    const count = Math.min(1000, RECORDS - base);
+    const records = Array.from({ length: count }, () => ({ key: null, value, timestampDelta: 0n }));
+    log.push(encodeBatch({ baseOffset: BigInt(base), baseTimestamp: BigInt(Date.now()), records }));
+  }
+  const sink = await KafkaSink.start(log);
+  try {
+    let best = Number.POSITIVE_INFINITY;
+    for (let i = 0; i < 2; i++) {
+      const args = ['-C', '-b', sink.bootstrap, '-t', 'sink', '-o', 'beginning', '-q', '-c', String(RECORDS)];
+      best = Math.min(best, await runKcat(args, null));
+    }
+    const mbps = (RECORDS * RECORD_BYTES) / 1e6 / best;
+    console.log(
+      `    diagnostic: the ceiling, kcat from a sink serving the records from memory: ${best.toFixed(2)} s, ` +
+        `${mbps.toFixed(0)} MB/s = ${(mbps / dd).toFixed(2)}x dd`,
     );
   } finally {
     await sink.close();
@@ -260,6 +291,7 @@ export async function benchBroker(): Promise<void> {
       fs.rmSync(input, { force: true });
       const consumeArgs = ['-C', '-b', b, '-t', 'bench', '-o', 'beginning', '-q'];
       report('consume', await timed(pid, [...consumeArgs, '-c', String(RECORDS)]), CONSUME_TARGET, dd);
+      await consumeCeiling(dd);
       // Diagnostic: the same ended by kcat -e, i.e. plus the final long poll (fetch.wait.max.ms).
       const untilEof = await timed(pid, [...consumeArgs, '-e']);
       report(

@@ -3,7 +3,11 @@ import { SystemClock } from '../src/common/clock.js';
 import type { RequestHandler } from '../src/network/request-handler.js';
 import { SocketServer } from '../src/network/socket-server.js';
 import type { MessageCodec } from '../src/protocol/codec-runtime.js';
+import type { FetchRequest } from '../src/protocol/generated/FetchRequest.js';
+import { defaultFetchResponse, defaultPartitionData } from '../src/protocol/generated/FetchResponse.js';
 import { API_MESSAGES } from '../src/protocol/generated/index.js';
+import type { ListOffsetsRequest } from '../src/protocol/generated/ListOffsetsRequest.js';
+import { defaultListOffsetsPartitionResponse } from '../src/protocol/generated/ListOffsetsResponse.js';
 import type { MetadataRequest } from '../src/protocol/generated/MetadataRequest.js';
 import {
   defaultMetadataResponse,
@@ -18,19 +22,33 @@ import { silentLogger } from '../src/storage/logger.js';
 import { TimerScheduler } from '../src/storage/scheduler.js';
 
 /**
- * The ceiling a produce benchmark can reach on this machine: a Kafka endpoint that answers
- * ApiVersions, Metadata (every topic: one partition, led by itself) and Produce (success, at once)
- * and stores nothing — no validation, no log, no disk. It reads through Skiff's network layer, so
- * what it measures is the client plus the bytes crossing loopback; a broker cannot produce faster.
+ * The ceiling a produce or consume benchmark can reach on this machine: a Kafka endpoint that
+ * answers ApiVersions, Metadata (every topic: one partition, led by itself), Produce (success, at
+ * once, the records dropped: no validation, no log, no disk), and ListOffsets and Fetch from a log
+ * held in memory (`log`: batches with consecutive offsets from 0, answered as whole batches up to
+ * the partition's byte limit, no copy). It reads and writes through Skiff's network layer, so what
+ * it measures is the client plus the bytes crossing loopback; a broker cannot go faster.
  */
-export class ProduceSink {
+export class KafkaSink {
   private nextOffset = 0n;
+  /** Base offset of each batch of `log`, and the offset after the last one. */
+  private readonly baseOffsets: bigint[] = [];
+  private readonly endOffset: bigint;
+
   private constructor(
     private readonly server: SocketServer,
     readonly port: number,
-  ) {}
+    private readonly log: readonly Buffer[],
+  ) {
+    let next = 0n;
+    for (const b of log) {
+      this.baseOffsets.push(b.readBigInt64BE(0));
+      next = b.readBigInt64BE(0) + BigInt(b.readInt32BE(23)) + 1n; // lastOffsetDelta at byte 23
+    }
+    this.endOffset = next;
+  }
 
-  static async start(): Promise<ProduceSink> {
+  static async start(log: readonly Buffer[] = []): Promise<KafkaSink> {
     const clock = new SystemClock();
     let port = 0;
     const handler: RequestHandler = { handle: async (frame) => sink.answer(frame, port) };
@@ -50,7 +68,7 @@ export class ProduceSink {
       silentLogger,
     );
     port = (await server.listen()).port;
-    const sink: ProduceSink = new ProduceSink(server, port);
+    const sink: KafkaSink = new KafkaSink(server, port, log);
     return sink;
   }
 
@@ -60,6 +78,20 @@ export class ProduceSink {
 
   close(): Promise<void> {
     return this.server.close();
+  }
+
+  // Whole batches from the one holding `offset`, at least one, then up to `maxBytes`.
+  private read(offset: bigint, maxBytes: number): Buffer {
+    if (offset < 0n || offset >= this.endOffset) return Buffer.alloc(0);
+    let i = 0;
+    while (i + 1 < this.baseOffsets.length && this.baseOffsets[i + 1]! <= offset) i++;
+    const batches: Buffer[] = [];
+    let bytes = 0;
+    for (; i < this.log.length && (batches.length === 0 || bytes + this.log[i]!.length <= maxBytes); i++) {
+      batches.push(this.log[i]!);
+      bytes += this.log[i]!.length;
+    }
+    return batches.length === 1 ? batches[0]! : Buffer.concat(batches);
   }
 
   private answer(frame: Buffer, port: number): Buffer[] | null {
@@ -73,10 +105,17 @@ export class ProduceSink {
       case ApiKey.ApiVersions:
         return respond({
           errorCode: 0,
-          apiKeys: [ApiKey.Produce, ApiKey.Metadata, ApiKey.ApiVersions].map((k) => ({
+          apiKeys: [
+            ApiKey.Produce,
+            ApiKey.Fetch,
+            ApiKey.ListOffsets,
+            ApiKey.Metadata,
+            ApiKey.ApiVersions,
+          ].map((k) => ({
             apiKey: k,
             minVersion: BROKER_API_VERSIONS.get(k)!.min,
-            maxVersion: BROKER_API_VERSIONS.get(k)!.max,
+            // Fetch by topic name: versions 13 and later name topics by id.
+            maxVersion: k === ApiKey.Fetch ? 12 : BROKER_API_VERSIONS.get(k)!.max,
           })),
           throttleTimeMs: 0,
           supportedFeatures: [],
@@ -124,8 +163,43 @@ export class ProduceSink {
         };
         return req.acks === 0 ? null : respond(response);
       }
+      case ApiKey.ListOffsets: {
+        const req = api.request.decode(body, version) as ListOffsetsRequest;
+        return respond({
+          throttleTimeMs: 0,
+          topics: req.topics.map((t) => ({
+            name: t.name,
+            partitions: t.partitions.map((p) => ({
+              ...defaultListOffsetsPartitionResponse(),
+              partitionIndex: p.partitionIndex,
+              timestamp: -1n,
+              // -2 asks for the earliest offset; anything else gets the end of the log.
+              offset: p.timestamp === -2n ? 0n : this.endOffset,
+            })),
+          })),
+        });
+      }
+      case ApiKey.Fetch: {
+        const req = api.request.decode(body, version) as FetchRequest;
+        return respond({
+          ...defaultFetchResponse(),
+          responses: req.topics.map((t) => ({
+            topic: t.topic,
+            topicId: t.topicId,
+            partitions: t.partitions.map((p) => ({
+              ...defaultPartitionData(),
+              partitionIndex: p.partition,
+              highWatermark: this.endOffset,
+              lastStableOffset: this.endOffset,
+              logStartOffset: 0n,
+              abortedTransactions: null,
+              records: this.read(p.fetchOffset, p.partitionMaxBytes),
+            })),
+          })),
+        });
+      }
       default:
-        throw new Error(`the produce sink does not answer API key ${apiKey}`);
+        throw new Error(`the sink does not answer API key ${apiKey}`);
     }
   }
 }
