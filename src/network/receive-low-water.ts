@@ -13,7 +13,10 @@ const MIN_WAIT_BYTES = 64 * 1024;
  * a frame of MIN_WAIT_BYTES or more is still arriving, the event loop is told the socket is
  * readable only once the rest of it (up to `maxBytes`, the read buffer) is there, instead of for
  * every piece loopback delivers. The rest of a frame always comes (or the connection ends, which
- * wakes the reader too), so the wait cannot hang. Inert where the native addon is missing.
+ * wakes the reader too), so the wait cannot hang. Linux caps the mark at half of tcp_rmem's
+ * maximum and grows a smaller receive buffer to hold it (clamping the window to the mark until the
+ * buffer's autotuning grows it again, which moves the clamp along). Inert where the native addon
+ * is missing.
  */
 export class ReceiveLowWater {
   private current = 1;
