@@ -177,26 +177,37 @@ function report(what: string, run: { seconds: number; brokerCpu: number }, targe
   );
 }
 
+/** kcat producing `input`'s lines to `topic` (acks=1, 1 MB batches): the measured run and its ceiling. */
+function produceArgs(bootstrap: string, topic: string, input: string): string[] {
+  return [
+    ...['-P', '-b', bootstrap, '-t', topic, '-X', 'acks=1', '-X', 'linger.ms=5', '-X', 'batch.size=1000000'],
+    ...['-l', input],
+  ];
+}
+
+/** kcat reading `topic` from the beginning (quietly): the measured runs and the ceiling. */
+function consumeArgs(bootstrap: string, topic: string): string[] {
+  return ['-C', '-b', bootstrap, '-t', topic, '-o', 'beginning', '-q'];
+}
+
 /**
- * Diagnostic: the same kcat run into a sink that stores nothing (bench/kafka-sink.ts), best of
- * two: what kcat and loopback allow on this machine right now, the most any broker could reach.
+ * Diagnostic: the same kcat run against a sink (bench/kafka-sink.ts) that stores nothing, or
+ * serves `log` from memory, best of two: what kcat and loopback allow on this machine right now,
+ * the most any broker could reach.
  */
-async function produceCeiling(input: string, dd: number): Promise<void> {
-  const sink = await KafkaSink.start();
+async function ceiling(
+  what: string,
+  log: readonly Buffer[],
+  args: (bootstrap: string, run: number) => string[],
+  dd: number,
+): Promise<void> {
+  const sink = await KafkaSink.start(log);
   try {
     let best = Number.POSITIVE_INFINITY;
     let sinkCpu = 0;
     for (let i = 0; i < 2; i++) {
       const cpu = process.cpuUsage();
-      const seconds = await runKcat(
-        ['-P', '-b', sink.bootstrap, '-t', `sink-${i}`, '-X', 'acks=1', '-X', 'linger.ms=5'].concat([
-          '-X',
-          'batch.size=1000000',
-          '-l',
-          input,
-        ]),
-        null,
-      );
+      const seconds = await runKcat(args(sink.bootstrap, i), null);
       if (seconds < best) {
         best = seconds;
         const used = process.cpuUsage(cpu);
@@ -205,7 +216,7 @@ async function produceCeiling(input: string, dd: number): Promise<void> {
     }
     const mbps = (RECORDS * RECORD_BYTES) / 1e6 / best;
     console.log(
-      `    diagnostic: the ceiling, kcat into a sink that stores nothing: ${best.toFixed(2)} s, ` +
+      `    diagnostic: the ceiling, ${what}: ${best.toFixed(2)} s, ` +
         `${mbps.toFixed(0)} MB/s = ${(mbps / dd).toFixed(2)}x dd; sink CPU ${sinkCpu.toFixed(2)} s`,
     );
   } finally {
@@ -213,11 +224,8 @@ async function produceCeiling(input: string, dd: number): Promise<void> {
   }
 }
 
-/**
- * Diagnostic: kcat consuming the same number of records from a sink that serves them from memory
- * (1000-record batches, as kcat's produce makes them), best of two: what kcat and loopback allow.
- */
-async function consumeCeiling(dd: number): Promise<void> {
+/** The records of a kcat produce as the sink serves them: batches of 1000, as kcat makes them. */
+function inMemoryLog(): Buffer[] {
   const log: Buffer[] = [];
   const value = Buffer.alloc(RECORD_BYTES - 1);
   for (let i = 0; i < value.length; i++) value[i] = 65 + ((i * 7) % 26);
@@ -226,21 +234,7 @@ async function consumeCeiling(dd: number): Promise<void> {
     const records = Array.from({ length: count }, () => ({ key: null, value, timestampDelta: 0n }));
     log.push(encodeBatch({ baseOffset: BigInt(base), baseTimestamp: BigInt(Date.now()), records }));
   }
-  const sink = await KafkaSink.start(log);
-  try {
-    let best = Number.POSITIVE_INFINITY;
-    for (let i = 0; i < 2; i++) {
-      const args = ['-C', '-b', sink.bootstrap, '-t', 'sink', '-o', 'beginning', '-q', '-c', String(RECORDS)];
-      best = Math.min(best, await runKcat(args, null));
-    }
-    const mbps = (RECORDS * RECORD_BYTES) / 1e6 / best;
-    console.log(
-      `    diagnostic: the ceiling, kcat from a sink serving the records from memory: ${best.toFixed(2)} s, ` +
-        `${mbps.toFixed(0)} MB/s = ${(mbps / dd).toFixed(2)}x dd`,
-    );
-  } finally {
-    await sink.close();
-  }
+  return log;
 }
 
 export async function benchBroker(): Promise<void> {
@@ -278,22 +272,28 @@ export async function benchBroker(): Promise<void> {
       recordsFile(input, RECORDS, RECORD_BYTES);
       const b = `127.0.0.1:${broker.port}`;
       for (const topic of ['bench', 'bench-warm']) createTopic(b, topic);
-      const produceArgs = (topic: string) => [
-        ...['-P', '-b', b, '-t', topic, '-X', 'acks=1', '-X', 'linger.ms=5', '-X', 'batch.size=1000000'],
-        ...['-l', input],
-      ];
-      report('produce', await timed(pid, produceArgs('bench')), PRODUCE_TARGET, dd);
+      report('produce', await timed(pid, produceArgs(b, 'bench', input)), PRODUCE_TARGET, dd);
       // Diagnostic, not the target: the same again into another topic once the broker is warm
       // (its heap and allocator have grown; the first run also pays page faults for that).
-      const warm = await timed(pid, produceArgs('bench-warm'));
+      const warm = await timed(pid, produceArgs(b, 'bench-warm', input));
       report('  diagnostic: produce again, warm broker:', warm, PRODUCE_TARGET, dd);
-      await produceCeiling(input, dd);
+      await ceiling(
+        'kcat into a sink that stores nothing',
+        [],
+        (sink, i) => produceArgs(sink, `sink-${i}`, input),
+        dd,
+      );
       fs.rmSync(input, { force: true });
-      const consumeArgs = ['-C', '-b', b, '-t', 'bench', '-o', 'beginning', '-q'];
-      report('consume', await timed(pid, [...consumeArgs, '-c', String(RECORDS)]), CONSUME_TARGET, dd);
-      await consumeCeiling(dd);
+      const count = ['-c', String(RECORDS)];
+      report('consume', await timed(pid, [...consumeArgs(b, 'bench'), ...count]), CONSUME_TARGET, dd);
+      await ceiling(
+        'kcat from a sink serving the records from memory',
+        inMemoryLog(),
+        (sink) => [...consumeArgs(sink, 'sink'), ...count],
+        dd,
+      );
       // Diagnostic: the same ended by kcat -e, i.e. plus the final long poll (fetch.wait.max.ms).
-      const untilEof = await timed(pid, [...consumeArgs, '-e']);
+      const untilEof = await timed(pid, [...consumeArgs(b, 'bench'), '-e']);
       report(
         '  diagnostic: consume until kcat -e sees the end (+ one long poll):',
         untilEof,
