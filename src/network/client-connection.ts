@@ -81,9 +81,7 @@ export class ClientConnection {
     });
     socket.setNoDelay(true);
     this.lowWater =
-      options.readBufferBytes === undefined
-        ? null
-        : ReceiveLowWater.of(socket as unknown as { _handle?: unknown }, options.readBufferBytes);
+      options.readBufferBytes === undefined ? null : ReceiveLowWater.of(socket, options.readBufferBytes);
     // With readBufferBytes the socket hands its reads to connect()'s onread callback instead.
     if (options.readBufferBytes === undefined) socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('error', (e) => this.fail(e));

@@ -1,4 +1,6 @@
+import type { Socket } from 'node:net';
 import { linuxNativeFunction } from '../common/native-addon.js';
+import { socketFd } from './shared-read-buffer.js';
 
 type SetLowWater = (socketFd: number, bytes: number) => number;
 
@@ -28,10 +30,10 @@ export class ReceiveLowWater {
   ) {}
 
   /** For a connected socket, or null where the option cannot be set. */
-  static of(socket: { readonly _handle?: unknown }, maxBytes: number): ReceiveLowWater | null {
+  static of(socket: Socket, maxBytes: number): ReceiveLowWater | null {
     const set = nativeSet();
-    const fd = (socket._handle as { fd?: unknown } | undefined)?.fd;
-    if (set === null || typeof fd !== 'number' || fd < 0) return null;
+    const fd = socketFd(socket);
+    if (set === null || fd < 0) return null;
     return new ReceiveLowWater(fd, set, maxBytes);
   }
 

@@ -6,7 +6,7 @@ import { checkRegion, readRegion, regionOf, sendRegion, zeroCopyAvailable } from
 import type { StorageLogger } from '../storage/logger.js';
 import { readBuffers } from '../storage/read-buffers.js';
 import { CloseConnectionError, type ConnectionInfo, type RequestHandler } from './request-handler.js';
-import { readIntoSharedBuffer } from './shared-read-buffer.js';
+import { readIntoSharedBuffer, socketFd } from './shared-read-buffer.js';
 
 export interface ServerConnectionLimits {
   /** socket.request.max.bytes */
@@ -75,8 +75,7 @@ export class ServerConnection implements ConnectionInfo {
       reserve: 'received',
     });
     this.lastActiveMs = clock.nowMs();
-    const fd = (socket as unknown as { _handle?: { fd?: unknown } })._handle?.fd;
-    this.socketFd = zeroCopyAvailable() && typeof fd === 'number' && fd >= 0 ? fd : -1;
+    this.socketFd = zeroCopyAvailable() ? socketFd(socket) : -1;
     socket.setNoDelay(true);
     if (!shared) socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('drain', () => {

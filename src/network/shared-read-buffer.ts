@@ -33,3 +33,12 @@ export function readIntoSharedBuffer(socket: Socket, onChunk: (chunk: Buffer) =>
 
 const SHARED_BUFFER_BYTES = 1024 * 1024;
 let sharedBuffer: Buffer | undefined;
+
+/**
+ * The descriptor of a connected TCP socket (Node's handle has it on Unix), or -1: for the system
+ * calls Node does not offer (sendfile, SO_RCVLOWAT).
+ */
+export function socketFd(socket: Socket): number {
+  const fd = (socket as unknown as { _handle?: { fd?: unknown } })._handle?.fd;
+  return typeof fd === 'number' && fd >= 0 ? fd : -1;
+}

@@ -1,3 +1,5 @@
+import { constants } from 'node:os';
+import { getSystemErrorName } from 'node:util';
 import { linuxNativeFunction } from '../common/native-addon.js';
 import { ZERO_COPY_MIN_BYTES } from '../protocol/writer.js';
 import type { FileHandle } from './fs.js';
@@ -34,6 +36,8 @@ export interface ZeroCopySource {
 export class StaleFileRegionError extends Error {
   override readonly name = 'StaleFileRegionError';
 }
+
+const { EAGAIN } = constants.errno;
 
 type SendFile = (socketFd: number, fileFd: number, position: number, length: number) => number;
 
@@ -106,7 +110,7 @@ export function sendRegion(socketFd: number, region: FileRegion, offset: number)
   let sent = offset;
   while (sent < region.length) {
     const n = send(socketFd, fd, region.position + sent, region.length - sent);
-    if (n === -11 /* EAGAIN */) break;
+    if (n === -EAGAIN) break;
     if (n < 0) throw sendFileError(-n);
     if (n === 0) throw new StaleFileRegionError(`stored bytes at position ${region.position} end early`);
     sent += n;
@@ -115,13 +119,11 @@ export function sendRegion(socketFd: number, region: FileRegion, offset: number)
   return sent - offset;
 }
 
-const ERRNO_CODES: Readonly<Record<number, string>> = { 32: 'EPIPE', 104: 'ECONNRESET', 9: 'EBADF' };
-
 function sendFileError(errno: number): NodeJS.ErrnoException {
-  const e: NodeJS.ErrnoException = new Error(`sendfile failed: errno ${errno}`);
-  e.errno = errno;
-  const code = ERRNO_CODES[errno];
-  if (code !== undefined) e.code = code;
+  const code = getSystemErrorName(-errno);
+  const e: NodeJS.ErrnoException = new Error(`sendfile failed: ${code}`);
+  e.errno = -errno;
+  e.code = code;
   return e;
 }
 

@@ -61,7 +61,7 @@ describe('ReceiveLowWater', () => {
     });
     await new Promise((r) => socket.once('connect', r));
     if (lowWater) {
-      water = ReceiveLowWater.of(socket as unknown as { _handle?: unknown }, 1 << 20);
+      water = ReceiveLowWater.of(socket, 1 << 20);
       assert.ok(water !== null, 'SO_RCVLOWAT can be set here');
     }
     const until = Date.now() + 10_000;
