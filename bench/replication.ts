@@ -208,16 +208,29 @@ async function waitIsr(admin: Admin, topic: string, want: number[], timeoutMs: n
   }
 }
 
+/** /proc/PID/stat's fields after the command name (state first). */
+function statFields(pid: number): string[] {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+
 /** CPU seconds (user + system) a process has used so far; Linux clock ticks are 1/100 s. */
 function cpuSeconds(pid: number): number {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const fields = statFields(pid);
   return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** Minor page faults of a process so far (memory it touched for the first time, mostly). */
+function minorFaults(pid: number): number {
+  return Number(statFields(pid)[7]);
 }
 
 interface CatchUp {
   readonly followerCpu: number;
   readonly startCpu: number;
+  /** Minor page faults of the follower from listening to the ISR, and of the leader meanwhile. */
+  readonly followerFaults: number;
+  readonly leaderFaults: number;
   readonly startup: string;
   readonly leaderCpu: number;
   readonly backlog: number;
@@ -246,18 +259,20 @@ async function catchUp(
   const backlog = c.logSize(leader, topic);
   const leaderPid = await c.pid(leader);
   const leaderCpu0 = cpuSeconds(leaderPid);
+  const leaderFaults0 = minorFaults(leaderPid);
   const t0 = performance.now();
   let startFailure: unknown = null;
   const started = c.control('start', victim).then(
     async () => {
       const listenS = (performance.now() - t0) / 1000;
-      return { listenS, cpu: cpuSeconds(await c.pid(victim)) };
+      const pid = await c.pid(victim);
+      return { listenS, cpu: cpuSeconds(pid), faults: minorFaults(pid) };
     },
     (e: unknown) => {
       // Seen by the polling loop below (an unhandled rejection would end the process before the
       // cluster is stopped).
       startFailure = e;
-      return { listenS: -1, cpu: 0 };
+      return { listenS: -1, cpu: 0, faults: 0 };
     },
   );
   let sizesS = -1;
@@ -274,7 +289,8 @@ async function catchUp(
     else await sleep(10);
   }
   const leaderCpu = cpuSeconds(leaderPid) - leaderCpu0;
-  const { listenS, cpu: startCpu } = await started;
+  const leaderFaults = minorFaults(leaderPid) - leaderFaults0;
+  const { listenS, cpu: startCpu, faults: startFaults } = await started;
   // The broker's own account of its start (broker-child's line), the last one in its server log.
   const logFile = path.join(c.dir, 'logs', `broker-${victim}.log`);
   const own = [
@@ -284,9 +300,22 @@ async function catchUp(
   ].at(-1);
   const startup =
     own === undefined ? '' : `process: modules loaded at ${own[2]} ms, listening at ${own[1]} ms`;
-  const followerCpu = cpuSeconds(await c.pid(victim));
+  const victimPid = await c.pid(victim);
+  const followerCpu = cpuSeconds(victimPid);
+  const followerFaults = minorFaults(victimPid) - startFaults;
   if (sizesS < 0) sizesS = isrS;
-  return { backlog, listenS, sizesS, isrS, followerCpu, startCpu, leaderCpu, startup };
+  return {
+    backlog,
+    listenS,
+    sizesS,
+    isrS,
+    followerCpu,
+    startCpu,
+    leaderCpu,
+    followerFaults,
+    leaderFaults,
+    startup,
+  };
 }
 
 export async function benchReplication(): Promise<void> {
@@ -340,7 +369,8 @@ export async function benchReplication(): Promise<void> {
           `listening ${r.listenS.toFixed(2)} s, sizes equal ${r.sizesS.toFixed(2)} s, in the ISR ${r.isrS.toFixed(2)} s after the start ` +
           `(target <= ${CATCHUP_TARGET_S} s: ${verdict(r.isrS <= CATCHUP_TARGET_S)}); rate ${rateMBps.toFixed(0)} MB/s = ` +
           `${(rateMBps / dd).toFixed(2)}x dd (target >= ${CATCHUP_RATE_TARGET}x: ${verdict(rateMBps / dd >= CATCHUP_RATE_TARGET)}); ` +
-          `CPU: follower ${r.startCpu.toFixed(2)} s to listen + ${(r.followerCpu - r.startCpu).toFixed(2)} s to catch up, leader ${r.leaderCpu.toFixed(2)} s; ${r.startup}`,
+          `CPU: follower ${r.startCpu.toFixed(2)} s to listen + ${(r.followerCpu - r.startCpu).toFixed(2)} s to catch up, leader ${r.leaderCpu.toFixed(2)} s; ` +
+          `minor page faults: follower ${r.followerFaults}, leader ${r.leaderFaults}; ${r.startup}`,
       );
     }
     // The verdicts use the dd above; this one shows how far the disk moved during the section.

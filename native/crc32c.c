@@ -278,5 +278,6 @@ NAPI_MODULE_INIT() {
   set_boolean(env, exports, "vpclmul", have_vpclmul);
   skiff_register_memory(env, exports);
   skiff_register_sendfile(env, exports);
+  skiff_register_preallocate(env, exports);
   return exports;
 }

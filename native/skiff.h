@@ -6,7 +6,9 @@
 // exports[name] = a function calling cb (crc32c.c).
 void skiff_set_function(napi_env env, napi_value exports, const char *name, napi_callback cb);
 
-// native/memory.c: tuneMalloc; native/sendfile.c: sendfile, setReceiveLowWater.
+// native/memory.c: tuneMalloc; native/sendfile.c: sendfile, setReceiveLowWater;
+// native/preallocate.c: preallocate.
 void skiff_register_memory(napi_env env, napi_value exports);
 void skiff_register_sendfile(napi_env env, napi_value exports);
+void skiff_register_preallocate(napi_env env, napi_value exports);
 #endif

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { linuxNativeFunction } from '../common/native-addon.js';
 import type { ZeroCopySource } from './file-region.js';
 
 /**
@@ -22,6 +23,15 @@ export interface FileHandle {
    * closed; absent where there is no descriptor (test file systems). See file-region.ts.
    */
   zeroCopySource?(): ZeroCopySource | null;
+  /**
+   * Reserves the disk blocks of `[position, position + length)` without changing the file's size
+   * (fallocate with FALLOC_FL_KEEP_SIZE); false when that cannot be done here. Absent where there
+   * is nothing to reserve (test file systems). Reserved blocks past the end are given back by
+   * `trimPreallocated`, or by any truncation.
+   */
+  preallocate?(position: number, length: number): boolean;
+  /** Gives back the blocks reserved past the end of the file; the content does not change. */
+  trimPreallocated?(): void;
 }
 
 export interface FileSystem {
@@ -93,7 +103,29 @@ class NodeFileHandle implements FileHandle {
   zeroCopySource(): ZeroCopySource | null {
     return this.closed ? null : { fd: this.fd, generation: this.generation };
   }
+
+  preallocate(position: number, length: number): boolean {
+    const fn = nativePreallocate();
+    return fn !== null && fn(this.fd, position, length) === 0;
+  }
+
+  trimPreallocated(): void {
+    // Truncating a file to its own size keeps every byte and frees the blocks past the end; the
+    // generation stays, as no region read from the file changes.
+    fs.ftruncateSync(this.fd, fs.fstatSync(this.fd).size);
+  }
 }
+
+type Preallocate = (fd: number, position: number, length: number) => number;
+
+/** Whether segment files get blocks reserved ahead of their appends here (see LogSegment). */
+export function preallocationAvailable(): boolean {
+  return nativePreallocate() !== null;
+}
+
+/** native/preallocate.c's fallocate(KEEP_SIZE): Linux with the addon built, SKIFF_PREALLOCATE not 0. */
+const nativePreallocate = (): Preallocate | null =>
+  linuxNativeFunction<Preallocate>('preallocate', 'SKIFF_PREALLOCATE');
 
 /** The real disk, through node:fs. Stateless; one instance can serve every log. */
 export class NodeFileSystem implements FileSystem {
