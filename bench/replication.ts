@@ -410,8 +410,14 @@ async function produceRf3(
 async function brokersCpu(cluster: Cluster): Promise<() => Promise<string>> {
   const pids = await Promise.all([1, 2, 3].map((id) => cluster.pid(id)));
   const before = pids.map(cpuSeconds);
+  const faults = pids.map(minorFaults);
   return async () =>
-    pids.map((pid, i) => `${i + 1}: ${(cpuSeconds(pid) - before[i]!).toFixed(2)} s`).join(', ');
+    pids
+      .map(
+        (pid, i) =>
+          `${i + 1}: ${(cpuSeconds(pid) - before[i]!).toFixed(2)} s (${minorFaults(pid) - faults[i]!} minor faults)`,
+      )
+      .join(', ');
 }
 
 async function perfTest(cluster: Cluster, records: number, props: readonly string[]) {
