@@ -253,6 +253,12 @@ void skiff_set_function(napi_env env, napi_value exports, const char *name, napi
   napi_set_named_property(env, exports, name, fn);
 }
 
+napi_value skiff_int64(napi_env env, int64_t value) {
+  napi_value v;
+  napi_create_int64(env, value, &v);
+  return v;
+}
+
 static void set_boolean(napi_env env, napi_value exports, const char *name, int value) {
   napi_value v;
   napi_get_boolean(env, value, &v);

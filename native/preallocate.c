@@ -41,9 +41,7 @@ static napi_value js_preallocate(napi_env env, napi_callback_info info) {
   (void)fd;
   result = -ENOSYS;
 #endif
-  napi_value value;
-  napi_create_int64(env, result, &value);
-  return value;
+  return skiff_int64(env, result);
 }
 
 void skiff_register_preallocate(napi_env env, napi_value exports) {

@@ -39,9 +39,7 @@ static napi_value js_sendfile(napi_env env, napi_callback_info info) {
   (void)in_fd;
   result = -ENOSYS;
 #endif
-  napi_value value;
-  napi_create_int64(env, result, &value);
-  return value;
+  return skiff_int64(env, result);
 }
 
 // setReceiveLowWater(socketFd, bytes) -> 0 or -errno: SO_RCVLOWAT, the bytes a socket must hold
@@ -64,9 +62,7 @@ static napi_value js_set_receive_low_water(napi_env env, napi_callback_info info
   (void)fd;
   result = -ENOSYS;
 #endif
-  napi_value value;
-  napi_create_int64(env, result, &value);
-  return value;
+  return skiff_int64(env, result);
 }
 
 void skiff_register_sendfile(napi_env env, napi_value exports) {
