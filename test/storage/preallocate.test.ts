@@ -99,12 +99,15 @@ describe('blocks reserved ahead of a segment’s appends', { skip: !preallocatio
     const { dir, cleanup } = tempDir();
     try {
       const url = (p: string) => new URL(p, import.meta.url).href;
+      // Each run writes its segment into a directory of its own: SKIFF_PREALLOCATE's value.
       const script = `
         import { LogSegment } from ${JSON.stringify(url('../../src/storage/segment.js'))};
         import { makeBatch, testContext } from ${JSON.stringify(url('./helpers.js'))};
         import * as fs from 'node:fs';
         const ctx = testContext();
-        const seg = LogSegment.open(ctx.fs, ${JSON.stringify(dir)}, 0n, ${JSON.stringify(config)}, ctx.clock, true);
+        const dir = ${JSON.stringify(dir)} + '/' + process.env.SKIFF_PREALLOCATE;
+        fs.mkdirSync(dir);
+        const seg = LogSegment.open(ctx.fs, dir, 0n, ${JSON.stringify(config)}, ctx.clock, true);
         for (let i = 0; i < 8; i++) seg.append(makeBatch({ baseOffset: BigInt(i * 16), count: 16, valueBytes: 1000, seed: i }), BigInt(i * 16 + 15));
         const st = fs.statSync(seg.logPath);
         process.stdout.write(JSON.stringify({ size: st.size, allocated: st.blocks * 512 }));
@@ -118,9 +121,6 @@ describe('blocks reserved ahead of a segment’s appends', { skip: !preallocatio
         ) as { size: number; allocated: number };
       const off = out('0');
       assert.ok(off.allocated <= roundUp(off.size), `off: ${off.allocated} for ${off.size}`);
-      fs.rmSync(path.join(dir, '00000000000000000000.log'));
-      fs.rmSync(path.join(dir, '00000000000000000000.index'));
-      fs.rmSync(path.join(dir, '00000000000000000000.timeindex'));
       const on = out('1');
       assert.ok(on.allocated > roundUp(on.size), `on: ${on.allocated} for ${on.size}`);
     } finally {
