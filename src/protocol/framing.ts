@@ -62,32 +62,49 @@ export class FramePool {
 
   /** A buffer of at least `size` bytes, lent until release() of a frame that views it. */
   take(size: number): Buffer {
-    let best = -1;
-    for (let i = 0; i < this.spare.length; i++) {
-      const b = this.spare[i];
-      if (b.length >= size && (best < 0 || b.length < this.spare[best].length)) best = i;
-    }
-    let buf: Buffer;
-    if (best >= 0) {
-      buf = this.spare[best];
-      this.spare.splice(best, 1);
-      this.spareBytes -= buf.length;
-    } else {
-      // Its own ArrayBuffer at offset 0 (never Node's shared small-buffer pool), so a frame's
-      // backing store identifies the lent buffer.
-      buf = Buffer.allocUnsafeSlow(Math.ceil(Math.max(size, 1) / POOL_GRANULE) * POOL_GRANULE);
-    }
+    // Its own ArrayBuffer at offset 0 (never Node's shared small-buffer pool), so a frame's
+    // backing store identifies the lent buffer.
+    const buf =
+      this.takeSpare(size) ??
+      Buffer.allocUnsafeSlow(Math.ceil(Math.max(size, 1) / POOL_GRANULE) * POOL_GRANULE);
     this.lent.add(buf.buffer);
     return buf;
   }
 
-  /** Gives back a frame's buffer if it came from this pool (anything else is ignored). */
+  /** The smallest idle buffer of at least `size` bytes, lent like take()'s; null when none is idle. */
+  takeSpare(size: number): Buffer | null {
+    let best = -1;
+    for (let i = 0; i < this.spare.length; i++) {
+      const b = this.spare[i]!;
+      if (b.length >= size && (best < 0 || b.length < this.spare[best]!.length)) best = i;
+    }
+    if (best < 0) return null;
+    const buf = this.spare[best]!;
+    this.spare.splice(best, 1);
+    this.spareBytes -= buf.length;
+    this.lent.add(buf.buffer);
+    return buf;
+  }
+
+  /**
+   * Gives back a frame's buffer if it came from this pool (anything else is ignored). Over
+   * maxBytes the smallest idle buffers go first: a large frame needs a large buffer, and the small
+   * ones left behind by growing reservations would otherwise crowd the large ones out.
+   */
   release(frame: Buffer): void {
     const store = frame.buffer;
     if (!this.lent.delete(store)) return;
-    if (this.spareBytes + store.byteLength > this.maxBytes) return;
+    if (store.byteLength > this.maxBytes) return;
     this.spare.push(Buffer.from(store, 0, store.byteLength));
     this.spareBytes += store.byteLength;
+    while (this.spareBytes > this.maxBytes) {
+      let smallest = 0;
+      for (let i = 1; i < this.spare.length; i++) {
+        if (this.spare[i]!.length < this.spare[smallest]!.length) smallest = i;
+      }
+      this.spareBytes -= this.spare[smallest]!.length;
+      this.spare.splice(smallest, 1);
+    }
   }
 }
 
@@ -239,9 +256,17 @@ export class FrameReader {
   private copyPayload(chunk: Buffer, at: number, frames: Buffer[]): number {
     const n = Math.min(this.frameBytes - this.pieceBytes, chunk.length - at);
     if (this.target === null) {
-      this.target = this.frameBuffer(
-        this.reserveReceived ? Math.min(this.frameBytes, Math.max(INITIAL_RESERVE, 2 * n)) : this.frameBytes,
-      );
+      // reserve 'received' starts small, unless an idle pool buffer already holds the whole frame
+      // (memory spent anyway: taking it costs a slow peer nothing, and a fast one the regrowth).
+      const whole =
+        this.reserveReceived && this.frameBytes > SMALL_FRAME ? this.pool?.takeSpare(this.frameBytes) : null;
+      this.target =
+        whole ??
+        this.frameBuffer(
+          this.reserveReceived
+            ? Math.min(this.frameBytes, Math.max(INITIAL_RESERVE, 2 * n))
+            : this.frameBytes,
+        );
     } else if (this.pieceBytes + n > this.target.length) {
       // reserve 'received': double (at least), never past the announced size.
       const grown = this.frameBuffer(

@@ -273,5 +273,44 @@ describe('FramePool', () => {
     const frames = [pool.take(50 * 1024), pool.take(50 * 1024)];
     for (const f of frames) pool.release(f);
     assert.equal(pool.idleBytes, 64 * 1024);
+    // One buffer larger than the whole pool is not kept, and does not push the others out.
+    pool.release(pool.take(200 * 1024));
+    assert.equal(pool.idleBytes, 64 * 1024);
+  });
+
+  it('over maxBytes it drops the smallest idle buffers, so a large frame still finds a large one', () => {
+    const pool = new FramePool(1024 * 1024 + 256 * 1024);
+    const small = [64, 128, 256].map((k) => pool.take(k * 1024));
+    const large = pool.take(1024 * 1024);
+    for (const b of small) pool.release(b);
+    pool.release(large);
+    // 64 + 128 + 256 KiB + 1 MiB is over 1.25 MiB: the 64 and 128 KiB buffers went.
+    assert.equal(pool.idleBytes, 1024 * 1024 + 256 * 1024);
+    assert.equal(pool.takeSpare(1000 * 1000)?.buffer, large.buffer);
+    assert.equal(pool.takeSpare(1000 * 1000), null, 'nothing idle is that large any more');
+    assert.equal(pool.takeSpare(200 * 1024)?.length, 256 * 1024);
+    assert.equal(pool.idleBytes, 0);
+  });
+
+  it("reserve 'received' takes an idle buffer that holds the whole frame at once (one copy, no regrowth)", () => {
+    const pool = new FramePool(4 * 1024 * 1024);
+    const reader = new FrameReader({ pool, copyFrames: true, reserve: 'received' });
+    const payload = Buffer.alloc(1_000_000, 7);
+    const stream = Buffer.concat([sizePrefix(payload.length), payload]);
+    const [first] = readAll(reader, split(stream, [65_536]));
+    assert.ok(first!.equals(payload));
+    const firstStore = first!.buffer;
+    pool.release(first!);
+    // The regrowth of the first frame left smaller buffers idle beside the 1 MiB one.
+    assert.ok(pool.idleBytes > 1024 * 1024);
+    const [second] = readAll(reader, split(stream, [65_536]));
+    assert.ok(second!.equals(payload));
+    assert.equal(second!.buffer, firstStore, 'the idle 1 MiB buffer, taken at the first chunk');
+    // A frame larger than anything idle still grows from a small reservation.
+    const huge = Buffer.concat([sizePrefix(5_000_000), Buffer.alloc(65_536)]);
+    const before = pool.idleBytes;
+    assert.deepEqual(reader.push(huge), []);
+    assert.ok(pool.idleBytes < before, 'a small idle buffer was taken for the start of the frame');
+    assert.ok(pool.idleBytes > 0);
   });
 });
