@@ -6,17 +6,39 @@ import * as fs from 'node:fs';
 
 /**
  * dd's sequential write speed in MB/s (bs=1M count=256 conv=fdatasync) into `file`, which is
- * removed afterwards: the baseline the throughput targets are ratios to.
+ * removed afterwards unless `keep` (then the caller removes it when the measured part is done):
+ * the baseline the throughput targets are ratios to.
+ *
+ * Measure it right before the part it is the baseline of, and keep the file until that part is
+ * done. On a VM whose host backs guest memory lazily and takes freed memory back (free page
+ * reporting, as on the machines this project runs on), a write into a page-cache page the guest
+ * has not used recently pays a host fault per 4 KiB: buffered writes run at ~0.4 GB/s instead of
+ * ~6 GB/s, and dd's result here swung from 230 to 1300 MB/s with how much memory had been freed in
+ * the seconds before. Removing dd's file at once would hand the measured part 256 MB of warm pages
+ * that dd itself did not have.
  */
-export function ddMBps(file: string): number {
+export function ddMBps(file: string, options: { keep?: boolean } = {}): number {
   const r = spawnSync('dd', ['if=/dev/zero', `of=${file}`, 'bs=1M', 'count=256', 'conv=fdatasync'], {
     encoding: 'utf8',
   });
-  fs.rmSync(file, { force: true });
+  if (!options.keep) fs.rmSync(file, { force: true });
   // "268435456 bytes (268 MB, 256 MiB) copied, 0.7 s, 383 MB/s"
   const m = /(\d+) bytes.*copied, ([\d.,]+) s/.exec(r.stderr);
   if (r.status !== 0 || !m) throw new Error(`dd failed: ${r.stderr}`);
   return Number(m[1]) / 1e6 / Number(m[2].replace(',', '.'));
+}
+
+/**
+ * How the kernel gives guest memory back to the host, for the benches' header: the free page
+ * reporting order from the kernel command line, or null when it is not set there.
+ */
+export function pageReporting(): string | null {
+  try {
+    const m = /page_reporting\.page_reporting_order=(\d+)/.exec(fs.readFileSync('/proc/cmdline', 'utf8'));
+    return m ? `free page reporting of ${2 ** Number(m[1]) * 4} KiB blocks` : null;
+  } catch {
+    return null;
+  }
 }
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';

@@ -9,11 +9,13 @@ import { Admin } from '../src/client/admin.js';
 import { KafkaClient } from '../src/client/kafka-client.js';
 import { parseBootstrap, systemRuntime } from '../src/client/runtime.js';
 import { callLauncher, type LauncherFile, readLauncherFile } from '../src/cluster/control.js';
-import { ddMBps, recordsFile } from './baseline.js';
+import { ddMBps, pageReporting, recordsFile } from './baseline.js';
 
 /**
  * Replication on a real `skiff up --brokers 3` cluster on 127.0.0.1 (issue 6's performance targets),
- * measured in one run against dd's sequential write speed (bs=1M count=256 conv=fdatasync):
+ * measured in one run against dd's sequential write speed (bs=1M count=256 conv=fdatasync), taken
+ * right before each measured part with its file kept to the end (see ddMBps: on a VM with lazily
+ * backed memory dd's speed depends on how much memory was freed just before):
  *  - produce: kcat, 100,000 x 1 KiB records, acks=all, to a topic with 3 replicas all in the ISR:
  *    >= 0.12x dd (wall clock of the kcat run; the topic is created beforehand);
  *  - acks=all latency: `skiff producer-perf-test --throughput` at 10 MB/s (1 KiB records,
@@ -27,7 +29,8 @@ import { ddMBps, recordsFile } from './baseline.js';
  *    (the seed's Kafka: 5.2 s); the catch-up rate (backlog / time from listening to the ISR)
  *    >= 0.5x dd.
  * SKIFF_BENCH_PARTS=produce,latency,catchup (default: all three) picks the parts;
- * SKIFF_BENCH_CATCHUP_RUNS=N repeats the catch-up N times (a new topic each time) for a range;
+ * SKIFF_BENCH_CATCHUP_RUNS=N and SKIFF_BENCH_PRODUCE_RUNS=N repeat the catch-up and the RF 3 produce N
+ * times (a new topic each time) for a range;
  * SKIFF_BENCH_NODE_FLAGS (space separated, e.g. --cpu-prof) go to `skiff up` and so to its brokers
  * (forked with the launcher's execArgv); SKIFF_BENCH_KEEP=1 keeps the data dir (server logs in
  * DIR/logs/broker-<id>.log, with millisecond timestamps).
@@ -216,9 +219,19 @@ function statFields(pid: number): string[] {
 
 /** CPU seconds (user + system) a process has used so far; Linux clock ticks are 1/100 s. */
 function cpuSeconds(pid: number): number {
-  const fields = statFields(pid);
-  return (Number(fields[11]) + Number(fields[12])) / 100;
+  const [user, system] = cpuSplit(pid);
+  return user + system;
 }
+
+/** A process's user and system CPU seconds so far (utime, stime). */
+function cpuSplit(pid: number): [number, number] {
+  const fields = statFields(pid);
+  return [Number(fields[11]) / 100, Number(fields[12]) / 100];
+}
+
+/** "user U + system S" of two cpuSplit readings. */
+const splitText = (a: [number, number], b: [number, number]) =>
+  `user ${(b[0] - a[0]).toFixed(2)} + system ${(b[1] - a[1]).toFixed(2)}`;
 
 /** Minor page faults of a process so far (memory it touched for the first time, mostly). */
 function minorFaults(pid: number): number {
@@ -233,10 +246,15 @@ interface CatchUp {
   readonly leaderFaults: number;
   readonly startup: string;
   readonly leaderCpu: number;
+  /** User and system CPU of the follower's catch-up and of the leader meanwhile. */
+  readonly followerSplit: string;
+  readonly leaderSplit: string;
   readonly backlog: number;
   readonly listenS: number;
   readonly sizesS: number;
   readonly isrS: number;
+  /** dd's MB/s right before the follower was started (the rate's baseline). */
+  readonly dd: number;
 }
 
 async function catchUp(
@@ -245,6 +263,7 @@ async function catchUp(
   topic: string,
   assignment: number[],
   input: string,
+  baseline: (name: string) => number,
 ): Promise<CatchUp> {
   const [leader, other, victim] = assignment as [number, number, number];
   const [r] = await admin.createTopics([
@@ -257,8 +276,10 @@ async function catchUp(
   const produceArgs = ['-P', '-b', c.bootstrap, '-t', topic, '-X', 'acks=all', '-X', 'linger.ms=5'];
   await run('kcat', [...produceArgs, '-X', 'batch.size=1000000', '-l', input]);
   const backlog = c.logSize(leader, topic);
+  const dd = baseline(topic);
   const leaderPid = await c.pid(leader);
   const leaderCpu0 = cpuSeconds(leaderPid);
+  const leaderSplit0 = cpuSplit(leaderPid);
   const leaderFaults0 = minorFaults(leaderPid);
   const t0 = performance.now();
   let startFailure: unknown = null;
@@ -266,13 +287,13 @@ async function catchUp(
     async () => {
       const listenS = (performance.now() - t0) / 1000;
       const pid = await c.pid(victim);
-      return { listenS, cpu: cpuSeconds(pid), faults: minorFaults(pid) };
+      return { listenS, cpu: cpuSeconds(pid), split: cpuSplit(pid), faults: minorFaults(pid) };
     },
     (e: unknown) => {
       // Seen by the polling loop below (an unhandled rejection would end the process before the
       // cluster is stopped).
       startFailure = e;
-      return { listenS: -1, cpu: 0, faults: 0 };
+      return { listenS: -1, cpu: 0, split: [0, 0] as [number, number], faults: 0 };
     },
   );
   let sizesS = -1;
@@ -289,8 +310,9 @@ async function catchUp(
     else await sleep(10);
   }
   const leaderCpu = cpuSeconds(leaderPid) - leaderCpu0;
+  const leaderSplit = splitText(leaderSplit0, cpuSplit(leaderPid));
   const leaderFaults = minorFaults(leaderPid) - leaderFaults0;
-  const { listenS, cpu: startCpu, faults: startFaults } = await started;
+  const { listenS, cpu: startCpu, split: startSplit, faults: startFaults } = await started;
   // The broker's own account of its start (broker-child's line), the last one in its server log.
   const logFile = path.join(c.dir, 'logs', `broker-${victim}.log`);
   const own = [
@@ -302,9 +324,11 @@ async function catchUp(
     own === undefined ? '' : `process: modules loaded at ${own[2]} ms, listening at ${own[1]} ms`;
   const victimPid = await c.pid(victim);
   const followerCpu = cpuSeconds(victimPid);
+  const followerSplit = splitText(startSplit, cpuSplit(victimPid));
   const followerFaults = minorFaults(victimPid) - startFaults;
   if (sizesS < 0) sizesS = isrS;
   return {
+    dd,
     backlog,
     listenS,
     sizesS,
@@ -312,6 +336,8 @@ async function catchUp(
     followerCpu,
     startCpu,
     leaderCpu,
+    followerSplit,
+    leaderSplit,
     followerFaults,
     leaderFaults,
     startup,
@@ -331,8 +357,13 @@ export async function benchReplication(): Promise<void> {
   let cluster: Cluster | undefined;
   let client: KafkaClient | undefined;
   try {
-    const dd = ddMBps(path.join(dir, 'dd.bin'));
-    line(`  dd sequential write (fdatasync): ${dd.toFixed(0)} MB/s`);
+    const memory = pageReporting();
+    line(
+      `  dd sequential write (fdatasync) at the start: ${ddMBps(path.join(dir, 'dd.bin')).toFixed(0)} MB/s (diagnostic; ` +
+        `each target's dd is taken right before its part${memory ? `; guest memory: ${memory}` : ''})`,
+    );
+    // dd right before a part, its file kept to the end (see ddMBps).
+    const baseline = (name: string): number => ddMBps(path.join(dir, `dd-${name}.bin`), { keep: true });
     const input = path.join(dir, 'records.txt');
     recordsFile(input, RECORDS, RECORD_BYTES);
     cluster = await Cluster.start(dir);
@@ -358,22 +389,24 @@ export async function benchReplication(): Promise<void> {
     };
 
     const parts = (process.env.SKIFF_BENCH_PARTS ?? 'produce,latency,catchup').split(',');
-    if (parts.includes('produce')) await produceRf3(cluster, create, input, dd);
+    if (parts.includes('produce')) await produceRf3(cluster, create, input, baseline);
     if (parts.includes('latency')) await latency(cluster, create);
     const runs = Math.max(1, Number(process.env.SKIFF_BENCH_CATCHUP_RUNS ?? '1') || 1);
     for (let i = 1; i <= runs && parts.includes('catchup'); i++) {
-      const r = await catchUp(cluster, admin, `catchup-${i}`, assignment, input);
+      const r = await catchUp(cluster, admin, `catchup-${i}`, assignment, input, baseline);
       const rateMBps = r.backlog / 1e6 / (r.isrS - r.listenS);
+      const dd = r.dd;
       line(
         `  follower catch-up ${i}/${runs} of ${(r.backlog / 1024 / 1024).toFixed(1)} MiB (broker ${victim}, leader ${leader}): ` +
           `listening ${r.listenS.toFixed(2)} s, sizes equal ${r.sizesS.toFixed(2)} s, in the ISR ${r.isrS.toFixed(2)} s after the start ` +
           `(target <= ${CATCHUP_TARGET_S} s: ${verdict(r.isrS <= CATCHUP_TARGET_S)}); rate ${rateMBps.toFixed(0)} MB/s = ` +
-          `${(rateMBps / dd).toFixed(2)}x dd (target >= ${CATCHUP_RATE_TARGET}x: ${verdict(rateMBps / dd >= CATCHUP_RATE_TARGET)}); ` +
-          `CPU: follower ${r.startCpu.toFixed(2)} s to listen + ${(r.followerCpu - r.startCpu).toFixed(2)} s to catch up, leader ${r.leaderCpu.toFixed(2)} s; ` +
+          `${(rateMBps / dd).toFixed(2)}x dd ${dd.toFixed(0)} MB/s (target >= ${CATCHUP_RATE_TARGET}x: ${verdict(rateMBps / dd >= CATCHUP_RATE_TARGET)}); ` +
+          `CPU: follower ${r.startCpu.toFixed(2)} s to listen + ${(r.followerCpu - r.startCpu).toFixed(2)} s to catch up (${r.followerSplit}), ` +
+          `leader ${r.leaderCpu.toFixed(2)} s (${r.leaderSplit}); ` +
           `minor page faults: follower ${r.followerFaults}, leader ${r.leaderFaults}; ${r.startup}`,
       );
     }
-    // The verdicts use the dd above; this one shows how far the disk moved during the section.
+    // The verdicts use each part's own dd; this one shows where the machine ended.
     line(`  dd again at the end (diagnostic): ${ddMBps(path.join(dir, 'dd.bin')).toFixed(0)} MB/s`);
   } finally {
     client?.close();
@@ -387,20 +420,26 @@ async function produceRf3(
   cluster: Cluster,
   create: (name: string) => Promise<void>,
   input: string,
-  dd: number,
+  baseline: (name: string) => number,
 ): Promise<void> {
-  await create('rf3');
-  const cpu = await brokersCpu(cluster);
-  const produce = await run('kcat', [
-    ...['-P', '-b', cluster.bootstrap, '-t', 'rf3', '-X', 'acks=all'],
-    ...['-X', 'linger.ms=5', '-X', 'batch.size=1000000', '-l', input],
-  ]);
-  const mbps = (RECORDS * RECORD_BYTES) / 1e6 / produce.seconds;
-  line(
-    `  produce RF 3 acks=all ${RECORDS} x ${RECORD_BYTES} B (kcat): ${produce.seconds.toFixed(2)} s, ` +
-      `${mbps.toFixed(0)} MB/s = ${(mbps / dd).toFixed(2)}x dd (target >= ${PRODUCE_TARGET}x: ${verdict(mbps / dd >= PRODUCE_TARGET)}); ` +
-      `brokers' CPU ${await cpu()}`,
-  );
+  const runs = Math.max(1, Number(process.env.SKIFF_BENCH_PRODUCE_RUNS ?? '1') || 1);
+  for (let i = 1; i <= runs; i++) {
+    const topic = `rf3-${i}`;
+    await create(topic);
+    const dd = baseline(topic);
+    const cpu = await brokersCpu(cluster);
+    const produce = await run('kcat', [
+      ...['-P', '-b', cluster.bootstrap, '-t', topic, '-X', 'acks=all'],
+      ...['-X', 'linger.ms=5', '-X', 'batch.size=1000000', '-l', input],
+    ]);
+    const mbps = (RECORDS * RECORD_BYTES) / 1e6 / produce.seconds;
+    const ratio = mbps / dd;
+    line(
+      `  produce ${i}/${runs} RF 3 acks=all ${RECORDS} x ${RECORD_BYTES} B (kcat): ${produce.seconds.toFixed(2)} s, ` +
+        `${mbps.toFixed(0)} MB/s = ${ratio.toFixed(2)}x dd ${dd.toFixed(0)} MB/s (target >= ${PRODUCE_TARGET}x: ${verdict(ratio >= PRODUCE_TARGET)}); ` +
+        `brokers' CPU ${await cpu()}`,
+    );
+  }
 }
 
 /**
