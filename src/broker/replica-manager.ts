@@ -111,12 +111,12 @@ export class ReplicaManager {
     this.purgatory.checkAndComplete(key);
   }
 
-  /** A partition's LEO or HW moved: parked requests on it may complete. */
   /** Resolves once the log start offsets moved so far are in the log dirs' checkpoints. */
   whenLogStartOffsetsPersisted(): Promise<void> {
     return this.logManager.whenLogStartOffsetsPersisted();
   }
 
+  /** A partition's LEO or HW moved: parked requests on it may complete. */
   partitionChanged(p: Partition): void {
     this.purgatory.checkAndComplete(partitionKey(p.topic, p.index));
   }
