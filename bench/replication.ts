@@ -9,7 +9,7 @@ import { Admin } from '../src/client/admin.js';
 import { KafkaClient } from '../src/client/kafka-client.js';
 import { parseBootstrap, systemRuntime } from '../src/client/runtime.js';
 import { callLauncher, type LauncherFile, readLauncherFile } from '../src/cluster/control.js';
-import { ddMBps, pageReporting, recordsFile } from './baseline.js';
+import { dd as ddRun, pageReporting, recordsFile } from './baseline.js';
 
 /**
  * Replication on a real `skiff up --brokers 3` cluster on 127.0.0.1 (issue 6's performance targets),
@@ -62,6 +62,9 @@ const RECORD_BYTES = 1024;
 const SKIFF = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../src/cli/main.js');
 
 const line = (s: string) => process.stdout.write(`${s}\n`);
+type Baseline = { mbps: number; systemSeconds: number };
+/** A dd result with its system CPU: ~0.05 s for the 256 MB with warm memory, ~0.6 s with cold (ddMBps). */
+const ddText = (d: Baseline) => `${d.mbps.toFixed(0)} MB/s (dd's system CPU ${d.systemSeconds.toFixed(2)} s)`;
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
 
@@ -261,8 +264,8 @@ interface CatchUp {
   readonly listenS: number;
   readonly sizesS: number;
   readonly isrS: number;
-  /** dd's MB/s right before the follower was started (the rate's baseline). */
-  readonly dd: number;
+  /** dd right before the follower was started (the rate's baseline). */
+  readonly dd: Baseline;
 }
 
 async function catchUp(
@@ -271,7 +274,7 @@ async function catchUp(
   topic: string,
   assignment: number[],
   input: string,
-  baseline: (name: string) => number,
+  baseline: (name: string) => Baseline,
 ): Promise<CatchUp> {
   const [leader, other, victim] = assignment as [number, number, number];
   const [r] = await admin.createTopics([
@@ -367,11 +370,11 @@ export async function benchReplication(): Promise<void> {
   try {
     const memory = pageReporting();
     line(
-      `  dd sequential write (fdatasync) at the start: ${ddMBps(path.join(dir, 'dd.bin')).toFixed(0)} MB/s (diagnostic; ` +
+      `  dd sequential write (fdatasync) at the start: ${ddText(ddRun(path.join(dir, 'dd.bin')))} (diagnostic; ` +
         `each target's dd is taken right before its part${memory ? `; guest memory: ${memory}` : ''})`,
     );
     // dd right before a part, its file kept to the end (see ddMBps).
-    const baseline = (name: string): number => ddMBps(path.join(dir, `dd-${name}.bin`), { keep: true });
+    const baseline = (name: string): Baseline => ddRun(path.join(dir, `dd-${name}.bin`), { keep: true });
     const input = path.join(dir, 'records.txt');
     recordsFile(input, RECORDS, RECORD_BYTES);
     cluster = await Cluster.start(dir);
@@ -403,19 +406,19 @@ export async function benchReplication(): Promise<void> {
     for (let i = 1; i <= runs && parts.includes('catchup'); i++) {
       const r = await catchUp(cluster, admin, `catchup-${i}`, assignment, input, baseline);
       const rateMBps = r.backlog / 1e6 / (r.isrS - r.listenS);
-      const dd = r.dd;
+      const dd = r.dd.mbps;
       line(
         `  follower catch-up ${i}/${runs} of ${(r.backlog / 1024 / 1024).toFixed(1)} MiB (broker ${victim}, leader ${leader}): ` +
           `listening ${r.listenS.toFixed(2)} s, sizes equal ${r.sizesS.toFixed(2)} s, in the ISR ${r.isrS.toFixed(2)} s after the start ` +
           `(target <= ${CATCHUP_TARGET_S} s: ${verdict(r.isrS <= CATCHUP_TARGET_S)}); rate ${rateMBps.toFixed(0)} MB/s = ` +
-          `${(rateMBps / dd).toFixed(2)}x dd ${dd.toFixed(0)} MB/s (target >= ${CATCHUP_RATE_TARGET}x: ${verdict(rateMBps / dd >= CATCHUP_RATE_TARGET)}); ` +
+          `${(rateMBps / dd).toFixed(2)}x dd ${ddText(r.dd)} (target >= ${CATCHUP_RATE_TARGET}x: ${verdict(rateMBps / dd >= CATCHUP_RATE_TARGET)}); ` +
           `CPU: follower ${r.startCpu.toFixed(2)} s to listen + ${(r.followerCpu - r.startCpu).toFixed(2)} s to catch up (${r.followerSplit}), ` +
           `leader ${r.leaderCpu.toFixed(2)} s (${r.leaderSplit}); ` +
           `minor page faults: follower ${r.followerFaults}, leader ${r.leaderFaults}; ${r.startup}`,
       );
     }
     // The verdicts use each part's own dd; this one shows where the machine ended.
-    line(`  dd again at the end (diagnostic): ${ddMBps(path.join(dir, 'dd.bin')).toFixed(0)} MB/s`);
+    line(`  dd again at the end (diagnostic): ${ddText(ddRun(path.join(dir, 'dd.bin')))}`);
   } finally {
     client?.close();
     await cluster?.stop();
@@ -428,7 +431,7 @@ async function produceRf3(
   cluster: Cluster,
   create: (name: string) => Promise<void>,
   input: string,
-  baseline: (name: string) => number,
+  baseline: (name: string) => Baseline,
 ): Promise<void> {
   await create('rf3-warmup');
   const warmup = await run('kcat', [
@@ -440,7 +443,8 @@ async function produceRf3(
   for (let i = 1; i <= runs; i++) {
     const topic = `rf3-${i}`;
     await create(topic);
-    const dd = baseline(topic);
+    const base = baseline(topic);
+    const dd = base.mbps;
     const cpu = await brokersCpu(cluster);
     const produce = await run('kcat', [
       ...['-P', '-b', cluster.bootstrap, '-t', topic, '-X', 'acks=all'],
@@ -450,7 +454,7 @@ async function produceRf3(
     const ratio = mbps / dd;
     line(
       `  produce ${i}/${runs} RF 3 acks=all ${RECORDS} x ${RECORD_BYTES} B (kcat): ${produce.seconds.toFixed(2)} s, ` +
-        `${mbps.toFixed(0)} MB/s = ${ratio.toFixed(2)}x dd ${dd.toFixed(0)} MB/s (target >= ${PRODUCE_TARGET}x: ${verdict(ratio >= PRODUCE_TARGET)}); ` +
+        `${mbps.toFixed(0)} MB/s = ${ratio.toFixed(2)}x dd ${ddText(base)} (target >= ${PRODUCE_TARGET}x: ${verdict(ratio >= PRODUCE_TARGET)}); ` +
         `brokers' CPU ${await cpu()}`,
     );
   }
