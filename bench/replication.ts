@@ -52,13 +52,6 @@ const LATENCY_RECORDS = 60_000;
  */
 const LATENCY_WARMUP = 30_000;
 const RECORDS = 100_000;
-/**
- * Before the RF 3 produce is timed, kcat sends the same records to a topic of their own once (as
- * the latency part has its warm-up): the brokers were started moments before, and a fresh broker's
- * first 100 MB also measure V8 compiling the request paths and the process touching its memory for
- * the first time. Measured by hand here, the same kcat produce into a 3-broker cluster took 0.65 s
- * the first time and 0.54-0.59 s from the third on (leader CPU 0.25 s, followers 0.11-0.13 s each).
- */
 const RECORD_BYTES = 1024;
 const SKIFF = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../src/cli/main.js');
 
@@ -433,6 +426,11 @@ async function produceRf3(
   input: string,
   baseline: (name: string) => Baseline,
 ): Promise<void> {
+  // Before the timed produce, kcat sends the same records to a topic of their own once (as the
+  // latency part has its warm-up): the brokers were started moments before, and a fresh broker's
+  // first 100 MB also measure V8 compiling the request paths and the process touching its memory for
+  // the first time. By hand here, the same kcat produce into a 3-broker cluster took 0.65 s the first
+  // time and 0.54-0.59 s from the third on (leader CPU 0.25 s, followers 0.11-0.13 s each).
   await create('rf3-warmup');
   const warmup = await run('kcat', kcatProduce(cluster.bootstrap, 'rf3-warmup', input));
   line(`  produce warm-up: the same records to another RF 3 topic in ${warmup.seconds.toFixed(2)} s`);
