@@ -42,10 +42,26 @@ export interface TestBroker {
   stop(): Promise<void>;
 }
 
+/**
+ * The temp dirs startBroker made, removed when this test file's process exits: a test may stop a
+ * broker and start another on its predecessor's dir, so stop() leaves them (they were left in /tmp
+ * for good, eleven per test run).
+ */
+const madeDirs: string[] = [];
+process.once('exit', () => {
+  for (const d of madeDirs) fs.rmSync(d, { recursive: true, force: true });
+});
+
+function freshBrokerDir(): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'skiff-broker-'));
+  madeDirs.push(dir);
+  return dir;
+}
+
 /** A broker on 127.0.0.1 with a free port, real time, logs in `dir` (a fresh temp dir by default). */
 export async function startBroker(
   overrides: Partial<BrokerConfig> = {},
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'skiff-broker-')),
+  dir = freshBrokerDir(),
 ): Promise<TestBroker> {
   const config = brokerConfig({ port: 0, logDirs: [path.join(dir, 'logs')], ...overrides });
   const nodeFs = new NodeFileSystem();
