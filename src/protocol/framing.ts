@@ -62,11 +62,11 @@ export class FramePool {
 
   /** A buffer of at least `size` bytes, lent until release() of a frame that views it. */
   take(size: number): Buffer {
+    const spare = this.takeSpare(size);
+    if (spare !== null) return spare;
     // Its own ArrayBuffer at offset 0 (never Node's shared small-buffer pool), so a frame's
     // backing store identifies the lent buffer.
-    const buf =
-      this.takeSpare(size) ??
-      Buffer.allocUnsafeSlow(Math.ceil(Math.max(size, 1) / POOL_GRANULE) * POOL_GRANULE);
+    const buf = Buffer.allocUnsafeSlow(Math.ceil(Math.max(size, 1) / POOL_GRANULE) * POOL_GRANULE);
     this.lent.add(buf.buffer);
     return buf;
   }
