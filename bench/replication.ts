@@ -222,17 +222,14 @@ function statFields(pid: number): string[] {
   return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
 }
 
-/** CPU seconds (user + system) a process has used so far; Linux clock ticks are 1/100 s. */
-function cpuSeconds(pid: number): number {
-  const [user, system] = cpuSplit(pid);
-  return user + system;
-}
-
-/** A process's user and system CPU seconds so far (utime, stime). */
+/** A process's user and system CPU seconds so far (utime, stime; Linux clock ticks are 1/100 s). */
 function cpuSplit(pid: number): [number, number] {
   const fields = statFields(pid);
   return [Number(fields[11]) / 100, Number(fields[12]) / 100];
 }
+
+/** CPU seconds (user + system) used between two cpuSplit readings. */
+const cpuTotal = (a: [number, number], b: [number, number]) => b[0] + b[1] - a[0] - a[1];
 
 /** "user U + system S" of two cpuSplit readings. */
 const splitText = (a: [number, number], b: [number, number]) =>
@@ -244,8 +241,9 @@ function minorFaults(pid: number): number {
 }
 
 interface CatchUp {
-  readonly followerCpu: number;
+  /** CPU seconds of the follower until it listened, and from then to the ISR. */
   readonly startCpu: number;
+  readonly followerCpu: number;
   /** Minor page faults of the follower from listening to the ISR, and of the leader meanwhile. */
   readonly followerFaults: number;
   readonly leaderFaults: number;
@@ -282,8 +280,7 @@ async function catchUp(
   const backlog = c.logSize(leader, topic);
   const dd = baseline(topic);
   const leaderPid = await c.pid(leader);
-  const leaderCpu0 = cpuSeconds(leaderPid);
-  const leaderSplit0 = cpuSplit(leaderPid);
+  const leaderCpu0 = cpuSplit(leaderPid);
   const leaderFaults0 = minorFaults(leaderPid);
   const t0 = performance.now();
   let startFailure: unknown = null;
@@ -291,13 +288,13 @@ async function catchUp(
     async () => {
       const listenS = (performance.now() - t0) / 1000;
       const pid = await c.pid(victim);
-      return { listenS, cpu: cpuSeconds(pid), split: cpuSplit(pid), faults: minorFaults(pid) };
+      return { listenS, cpu: cpuSplit(pid), faults: minorFaults(pid) };
     },
     (e: unknown) => {
       // Seen by the polling loop below (an unhandled rejection would end the process before the
       // cluster is stopped).
       startFailure = e;
-      return { listenS: -1, cpu: 0, split: [0, 0] as [number, number], faults: 0 };
+      return { listenS: -1, cpu: [0, 0] as [number, number], faults: 0 };
     },
   );
   let sizesS = -1;
@@ -313,10 +310,11 @@ async function catchUp(
       throw new Error(`broker ${victim} not back in the ISR of ${topic}`);
     else await sleep(10);
   }
-  const leaderCpu = cpuSeconds(leaderPid) - leaderCpu0;
-  const leaderSplit = splitText(leaderSplit0, cpuSplit(leaderPid));
+  const leaderCpu1 = cpuSplit(leaderPid);
+  const leaderCpu = cpuTotal(leaderCpu0, leaderCpu1);
+  const leaderSplit = splitText(leaderCpu0, leaderCpu1);
   const leaderFaults = minorFaults(leaderPid) - leaderFaults0;
-  const { listenS, cpu: startCpu, split: startSplit, faults: startFaults } = await started;
+  const { listenS, cpu: listenCpu, faults: startFaults } = await started;
   // The broker's own account of its start (broker-child's line), the last one in its server log.
   const logFile = path.join(c.dir, 'logs', `broker-${victim}.log`);
   const own = [
@@ -327,8 +325,10 @@ async function catchUp(
   const startup =
     own === undefined ? '' : `process: modules loaded at ${own[2]} ms, listening at ${own[1]} ms`;
   const victimPid = await c.pid(victim);
-  const followerCpu = cpuSeconds(victimPid);
-  const followerSplit = splitText(startSplit, cpuSplit(victimPid));
+  const followerCpu1 = cpuSplit(victimPid);
+  const startCpu = listenCpu[0] + listenCpu[1];
+  const followerCpu = cpuTotal(listenCpu, followerCpu1);
+  const followerSplit = splitText(listenCpu, followerCpu1);
   const followerFaults = minorFaults(victimPid) - startFaults;
   if (sizesS < 0) sizesS = isrS;
   return {
@@ -405,7 +405,7 @@ export async function benchReplication(): Promise<void> {
           `listening ${r.listenS.toFixed(2)} s, sizes equal ${r.sizesS.toFixed(2)} s, in the ISR ${r.isrS.toFixed(2)} s after the start ` +
           `(target <= ${CATCHUP_TARGET_S} s: ${verdict(r.isrS <= CATCHUP_TARGET_S)}); rate ${rateMBps.toFixed(0)} MB/s = ` +
           `${(rateMBps / dd).toFixed(2)}x dd ${ddText(r.dd)} (target >= ${CATCHUP_RATE_TARGET}x: ${verdict(rateMBps / dd >= CATCHUP_RATE_TARGET)}); ` +
-          `CPU: follower ${r.startCpu.toFixed(2)} s to listen + ${(r.followerCpu - r.startCpu).toFixed(2)} s to catch up (${r.followerSplit}), ` +
+          `CPU: follower ${r.startCpu.toFixed(2)} s to listen + ${r.followerCpu.toFixed(2)} s to catch up (${r.followerSplit}), ` +
           `leader ${r.leaderCpu.toFixed(2)} s (${r.leaderSplit}); ` +
           `minor page faults: follower ${r.followerFaults}, leader ${r.leaderFaults}; ${r.startup}`,
       );
@@ -489,8 +489,7 @@ async function brokersCpu(cluster: Cluster): Promise<() => Promise<string>> {
     pids
       .map((pid, i) => {
         const now = cpuSplit(pid);
-        const total = now[0] + now[1] - before[i]![0] - before[i]![1];
-        return `${i + 1}: ${total.toFixed(2)} s (${splitText(before[i]!, now)}; ${minorFaults(pid) - faults[i]!} minor faults)`;
+        return `${i + 1}: ${cpuTotal(before[i]!, now).toFixed(2)} s (${splitText(before[i]!, now)}; ${minorFaults(pid) - faults[i]!} minor faults)`;
       })
       .join(', ');
 }

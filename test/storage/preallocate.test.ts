@@ -13,12 +13,16 @@ const BLOCK = 4096;
 /** Bytes the file system holds for the file (st_blocks counts 512-byte units). */
 const allocated = (file: string): number => fs.statSync(file).blocks * 512;
 const roundUp = (n: number): number => Math.ceil(n / BLOCK) * BLOCK;
+/** The smallest reserve a segment takes (LogSegment's PREALLOCATE_MIN_BYTES). */
+const MIN_RESERVE = 64 * 1024;
 /**
- * No reserve left: st_blocks also counts the file system's own blocks for the file (an ext4 extent
- * tree block once the file has several extents), so "nothing held past the data" is "less than the
- * smallest reserve past it" (64 KiB), not "exactly the data's blocks".
+ * No reserve held for `size` bytes in `allocatedBytes`: st_blocks also counts the file system's own
+ * blocks for the file (an ext4 extent tree block once the file has several extents), so "nothing
+ * held past the data" is "less than the smallest reserve past it", not "exactly the data's blocks".
  */
-const noReserve = (file: string): boolean => allocated(file) < roundUp(fs.statSync(file).size) + 64 * 1024;
+const noReserveIn = (allocatedBytes: number, size: number): boolean =>
+  allocatedBytes < roundUp(size) + MIN_RESERVE;
+const noReserve = (file: string): boolean => noReserveIn(allocated(file), fs.statSync(file).size);
 
 /** Appends batches of 16 records of 1000 bytes (~16.4 KiB) until the segment holds `bytes`. */
 function fillTo(segment: LogSegment, bytes: number, from = 0n): bigint {
@@ -41,7 +45,7 @@ describe('blocks reserved ahead of a segment’s appends', { skip: !preallocatio
       assert.equal(fs.statSync(file).size, seg.size, 'ls sees the appended bytes only');
       // Ahead of an append of ~100 KB: as much again (at least 64 KiB), at most 4 MiB.
       const reserve = allocated(file) - roundUp(seg.size);
-      assert.ok(reserve >= 64 * 1024, `reserve of ${reserve} bytes after ${seg.size}`);
+      assert.ok(reserve >= MIN_RESERVE, `reserve of ${reserve} bytes after ${seg.size}`);
       fillTo(seg, 24 * 1024 * 1024, next);
       const bigReserve = allocated(file) - roundUp(seg.size);
       assert.ok(bigReserve > 0 && bigReserve <= 4 * 1024 * 1024 + 32 * 1024, `reserve ${bigReserve}`);
@@ -68,7 +72,7 @@ describe('blocks reserved ahead of a segment’s appends', { skip: !preallocatio
       assert.equal(fs.statSync(file).size, seg.size);
       assert.ok(noReserve(file), 'a truncation frees the blocks past the new end');
       fillTo(seg, 200_000, seg.readNextOffset());
-      assert.ok(allocated(file) > roundUp(seg.size) + 64 * 1024 - BLOCK, 'reserved again');
+      assert.ok(allocated(file) > roundUp(seg.size) + MIN_RESERVE - BLOCK, 'reserved again');
       seg.close();
       assert.ok(noReserve(file), 'the close gave the reserve back');
     } finally {
@@ -126,9 +130,9 @@ describe('blocks reserved ahead of a segment’s appends', { skip: !preallocatio
           }),
         ) as { size: number; allocated: number };
       const off = out('0');
-      assert.ok(off.allocated < roundUp(off.size) + 64 * 1024, `off: ${off.allocated} for ${off.size}`);
+      assert.ok(noReserveIn(off.allocated, off.size), `off: ${off.allocated} for ${off.size}`);
       const on = out('1');
-      assert.ok(on.allocated >= roundUp(on.size) + 64 * 1024 - BLOCK, `on: ${on.allocated} for ${on.size}`);
+      assert.ok(on.allocated >= roundUp(on.size) + MIN_RESERVE - BLOCK, `on: ${on.allocated} for ${on.size}`);
     } finally {
       cleanup();
     }
