@@ -299,6 +299,17 @@ describe('seed 13.3 实测二: throttled catch-up', () => {
         [leader, other, victim],
       ],
     });
+    // The leader knows the victim's LEO only once the victim has fetched each partition: stopped
+    // before its first fetch of one, the leader's view below has no lag to show for it.
+    await waitUntil(
+      `broker ${victim} fetched both ${PAIR} partitions`,
+      async () => {
+        const mine = (await c.logDirs(PAIR, { inProcess: true })).get(victim);
+        return [0, 1].every((p) => (mine?.get(`${PAIR}-${p}`)?.offsetLag ?? -1) >= 0) || undefined;
+      },
+      15_000,
+      100,
+    );
     await c.stopBroker(victim);
     await c.waitForIsr(PAIR, 0, [leader, other], 15_000);
     await c.waitForIsr(PAIR, 1, [leader, other], 15_000);
