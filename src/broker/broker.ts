@@ -7,12 +7,7 @@
  */
 import { statfsSync } from 'node:fs';
 import type { Clock } from '../common/clock.js';
-import {
-  type BrokerInfo,
-  type ClusterMetadata,
-  isReplicationMetadata,
-  type ReplicationMetadata,
-} from '../metadata/cluster-metadata.js';
+import type { ClusterMetadata } from '../metadata/cluster-metadata.js';
 import { brokerConfigValue, type ConfigValue, layersFor } from '../metadata/config-resolve.js';
 import { type BoundAddress, SocketServer } from '../network/socket-server.js';
 import type { FetcherConfig } from '../replication/fetcher.js';
@@ -40,6 +35,7 @@ export interface BrokerDeps {
   readonly clock: Clock;
   readonly scheduler: Scheduler;
   readonly fs: FileSystem;
+  /** The cluster's metadata (store-backed: a cluster of one, `skiff up` or etcd). */
   readonly metadata: ClusterMetadata;
   readonly logger: StorageLogger;
   /** crypto.randomBytes in production; seeded in tests. */
@@ -54,11 +50,6 @@ export interface BrokerDeps {
    * statfs on the real file system (the FileSystem abstraction has no statfs; a test injects this).
    */
   readonly diskSpace?: (logDir: string) => { totalBytes: bigint; usableBytes: bigint };
-  /**
-   * Announces this broker's endpoint once it listens (the in-process metadata); the store-backed
-   * metadata registers brokers itself and leaves this out.
-   */
-  readonly registerBroker?: (info: Omit<BrokerInfo, 'epoch' | 'inControlledShutdown'>) => void;
 }
 
 function statfsSpace(dir: string): { totalBytes: bigint; usableBytes: bigint } {
@@ -72,11 +63,11 @@ export class Broker {
   readonly router: RequestRouter;
   /** The broker's own group coordinator (null when a GroupApi was passed in, or none wanted). */
   readonly groups: GroupCoordination | null;
-  /** Replication roles and fetchers; null with a single-process metadata (no AlterPartition). */
-  readonly replication: ReplicationManager | null;
+  /** Replication roles and fetchers. */
+  readonly replication: ReplicationManager;
   /** Replica moves between this broker's log dirs (AlterReplicaLogDirs). */
   readonly alterLogDirs: AlterLogDirsManager;
-  private readonly replicaTransport: BrokerReplicaTransport | null;
+  private readonly replicaTransport: BrokerReplicaTransport;
   private readonly server: SocketServer;
   private unsubscribe: (() => void) | null = null;
   private state: 'new' | 'started' | 'stopped' = 'new';
@@ -99,17 +90,17 @@ export class Broker {
       config.logManager,
       topicConfig,
     );
-    this.replicaManager = new ReplicaManager(config.nodeId, this.logManager, topicConfig, logger);
-    if (isReplicationMetadata(metadata)) {
-      this.replicaTransport = new BrokerReplicaTransport(config.nodeId, metadata, scheduler, () =>
-        this.intConfig('replica.socket.timeout.ms', 30_000),
-      );
-      this.replication = this.replicationManager(metadata, this.replicaTransport);
-      this.replicaManager.replication = this.replication;
-    } else {
-      this.replicaTransport = null;
-      this.replication = null;
-    }
+    this.replicaTransport = new BrokerReplicaTransport(config.nodeId, metadata, scheduler, () =>
+      this.intConfig('replica.socket.timeout.ms', 30_000),
+    );
+    this.replication = this.replicationManager(metadata, this.replicaTransport);
+    this.replicaManager = new ReplicaManager(
+      config.nodeId,
+      this.logManager,
+      this.replication,
+      topicConfig,
+      logger,
+    );
     this.alterLogDirs = new AlterLogDirsManager({
       logManager: this.logManager,
       clock,
@@ -204,7 +195,7 @@ export class Broker {
   }
 
   /** The wiring of src/replication/README.md ("Integration seams"); test/sim/sim-broker.ts is its model. */
-  private replicationManager(metadata: ReplicationMetadata, transport: BrokerReplicaTransport) {
+  private replicationManager(metadata: ClusterMetadata, transport: BrokerReplicaTransport) {
     const { config, clock, scheduler, logger } = this.deps;
     const fetcherConfig = (): FetcherConfig => ({
       fetchMaxBytes: this.intConfig('replica.fetch.max.bytes', 1_048_576),
@@ -263,7 +254,7 @@ export class Broker {
    * broker's, else the cluster default), throttled lists from the topic configs, read at every
    * fetch — the first image (with its configs) is applied before any fetcher runs.
    */
-  private replicationQuotas(metadata: ReplicationMetadata): ReplicationQuotas {
+  private replicationQuotas(metadata: ClusterMetadata): ReplicationQuotas {
     const { config, clock } = this.deps;
     const window = {
       samples: this.intConfig('replication.quota.window.num', 11),
@@ -305,23 +296,16 @@ export class Broker {
     this.logsLoaded = true;
     this.replicaManager.applyImage(metadata.image());
     // Fetchers and the isr-expiration task run once the first image and its configs are applied.
-    this.replication?.start();
+    this.replication.start();
     this.alterLogDirs.start();
     this.groups?.applyImage(metadata.image(), null);
     this.unsubscribe = metadata.onChange((image, previous) => {
       applyDynamicConfigs(this.logManager, config.log, config.nodeId, image, previous);
       this.replicaManager.applyImage(image);
-      this.replication?.maybeResizeFetchers();
+      this.replication.maybeResizeFetchers();
       this.groups?.applyImage(image, previous);
     });
     const bound = await this.server.listen();
-    const advertisedPort = this.deps.config.port === 0 ? bound.port : this.deps.config.port;
-    this.deps.registerBroker?.({
-      id: this.deps.config.nodeId,
-      host: this.deps.config.advertisedHost,
-      port: advertisedPort,
-      rack: null,
-    });
     this.deps.logger.info(
       `broker ${this.deps.config.nodeId} listening on ${bound.host}:${bound.port} (${this.replicaManager.partitionCount} partitions)`,
     );
@@ -340,9 +324,9 @@ export class Broker {
     // Parked fetches and produces finish now, while the logs are still open; their answers go
     // nowhere (the connections are closed) but their handlers must not read closed logs later.
     // Fetchers stop before the logs close: no late answer is appended to a closed log.
-    this.replication?.shutdown();
+    this.replication.shutdown();
     this.alterLogDirs.shutdown();
-    this.replicaTransport?.close();
+    this.replicaTransport.close();
     if (this.replicaManager.purgatory.forceCompleteAll() > 0) await new Promise((r) => setImmediate(r));
     if (!this.logsLoaded) return;
     // A log start write under way must not land after shutdown's own (it would hold older starts).

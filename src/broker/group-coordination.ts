@@ -21,7 +21,6 @@ import { batchSize, lastOffset, readBatchHeader } from '../protocol/records/batc
 import type { StorageLogger } from '../storage/logger.js';
 import type { Scheduler } from '../storage/scheduler.js';
 import type { BrokerConfig } from './config.js';
-import { minInsyncReplicasOf } from './dynamic-config.js';
 import type { Partition } from './partition.js';
 import { awaitCondition } from './purgatory.js';
 import { partitionKey, type ReplicaManager } from './replica-manager.js';
@@ -199,14 +198,8 @@ export class GroupCoordination implements CoordinatorLog {
         `${CONSUMER_OFFSETS_TOPIC}-${partition} is not hosted by broker ${config.nodeId}`,
       );
     }
-    const minIsr = minInsyncReplicasOf(
-      this.deps.metadata.image(),
-      config.nodeId,
-      config.minInsyncReplicas,
-      CONSUMER_OFFSETS_TOPIC,
-    );
     // Throws NOT_LEADER_OR_FOLLOWER, NOT_ENOUGH_REPLICAS or MESSAGE_TOO_LARGE as a KafkaError.
-    const info = p.appendAsLeader(coordinatorBatch(records, clock.nowMs()), -1, minIsr);
+    const info = p.appendAsLeader(coordinatorBatch(records, clock.nowMs()), -1);
     replicaManager.partitionChanged(p);
     const requiredHw = info.lastOffset + 1n;
     const done = (): boolean => !p.isLeader || p.log.highWatermark >= requiredHw;

@@ -2,8 +2,8 @@
  * The partitions this broker hosts (Kafka's ReplicaManager, leader side): follows the metadata
  * image — creating a Partition and its log for every replica assigned here, applying leader /
  * epoch / ISR changes, deleting logs of deleted topics — and wakes parked requests (delayed
- * fetches, acks=all produces) when a partition's LEO or HW moves. Replica fetchers (issue 6) will
- * hang off the follower role. Owned by the Broker; applied images arrive in revision order.
+ * fetches, acks=all produces) when a partition's LEO or HW moves. The roles themselves (leader
+ * state, followers and their fetchers) are the ReplicationManager's. Owned by the Broker; applied images arrive in revision order.
  */
 import type { MetadataImage } from '../metadata/cluster-metadata.js';
 import type { ReplicationManager } from '../replication/replication-manager.js';
@@ -20,16 +20,13 @@ export function partitionKey(topic: string, partition: number): string {
 export class ReplicaManager {
   private readonly partitions = new Map<string, Partition>();
   readonly purgatory = new Purgatory();
-  /**
-   * The replication roles (leaders' ISR and HW, followers' fetchers), attached by the Broker
-   * when the metadata is multi-broker; null: every partition is its own single-broker leader.
-   */
-  replication: ReplicationManager | null = null;
   private strayLogsChecked = false;
 
   constructor(
     readonly brokerId: number,
     private readonly logManager: LogManager,
+    /** The replication roles: leaders' ISR and HW, followers' fetchers. */
+    readonly replication: ReplicationManager,
     private readonly topicConfig: (topic: string) => LogConfig,
     private readonly logger: StorageLogger,
   ) {}
@@ -76,14 +73,12 @@ export class ReplicaManager {
         } else {
           p.applyState(state);
         }
-        this.replication?.applyPartitionState(state, p.log, topic.topicId);
+        this.replication.applyPartitionState(state, p.log, topic.topicId);
         this.purgatory.checkAndComplete(key);
       }
     }
     for (const [key, p] of [...this.partitions]) if (!wanted.has(key)) this.remove(key, p);
-    // Only with replicated (store-backed) metadata, whose cluster id meta.properties pins: a
-    // single-process broker whose metadata file went missing must not lose its logs.
-    if (!this.strayLogsChecked && this.replication !== null) this.removeStrayLogs(wanted);
+    if (!this.strayLogsChecked) this.removeStrayLogs(wanted);
   }
 
   /**
@@ -104,7 +99,7 @@ export class ReplicaManager {
 
   private remove(key: string, p: Partition): void {
     this.partitions.delete(key);
-    this.replication?.removePartition(key);
+    this.replication.removePartition(key);
     this.logManager.deleteLog(p.topic, p.index);
     this.logger.info(`stopped hosting ${key} (topic id ${p.topicId}): its log was deleted`);
     // Parked requests on it complete now and find the partition gone.

@@ -2,21 +2,18 @@
  * `skiff broker --config server.properties [--override key=value]...`: one broker in this process.
  * With `etcd.endpoints` set it is a member of a real multi-machine cluster: the metadata lives in
  * etcd (StoreClusterMetadata), this process is also a controller candidate, and SIGTERM moves its
- * leadership away before it exits (see src/cluster/store-broker.ts). Without it, a single broker
- * keeps the cluster's topics in the in-process metadata, persisted as skiff-metadata.json in the
- * first log dir. This is a composition root: the only place (with the CLI entry) that creates the
+ * leadership away before it exits (see src/cluster/store-broker.ts). Without it, it is a cluster of
+ * one: the same StoreBroker on the embedded metadata store, persisted in the first log dir
+ * (skiff-metadata/), with its own controller. This is a composition root: the only place (with the CLI entry) that creates the
  * real clock, timers, file system and randomness.
  * Prints one ready line when listening; SIGTERM/SIGINT stop it cleanly.
  */
 import { randomBytes, randomInt } from 'node:crypto';
-import * as path from 'node:path';
-import { Broker } from '../broker/broker.js';
-import { brokerConfigFromProperties, parseProperties } from '../broker/config.js';
+import { parseProperties } from '../broker/config.js';
 import { StoreBroker } from '../cluster/store-broker.js';
 import { SystemClock } from '../common/clock.js';
 import { tuneMallocForBroker } from '../common/malloc-tuning.js';
 import { EtcdStore } from '../metadata/etcd-store.js';
-import { InMemoryClusterMetadata } from '../metadata/in-memory-metadata.js';
 import { StoreError } from '../metadata/store.js';
 import { NodeFileSystem } from '../storage/fs.js';
 import type { StorageLogger } from '../storage/logger.js';
@@ -24,7 +21,6 @@ import { TimerScheduler } from '../storage/scheduler.js';
 import type { CliIo } from './cli.js';
 
 export const BROKER_SUMMARY = 'run one broker (--config server.properties)';
-export const METADATA_FILE = 'skiff-metadata.json';
 /** How long a stopping broker waits for its etcd client to close. */
 const STORE_CLOSE_TIMEOUT_MS = 3000;
 
@@ -68,41 +64,20 @@ export async function runBroker(args: string[], io: CliIo): Promise<number> {
     .map((e) => e.trim())
     .filter((e) => e !== '');
   if (endpoints.length > 0) return runEtcdBroker(props, endpoints, clock, logger, io);
-  const config = brokerConfigFromProperties(props, (line) => logger.warn(line));
-  fs.mkdirp(config.logDirs[0]!);
-  const metadata = new InMemoryClusterMetadata({
-    clusterId: randomBytes(16).toString('base64url'),
-    filePath: path.join(config.logDirs[0]!, METADATA_FILE),
-    fs,
-    randomBytes,
-    defaultNumPartitions: config.numPartitions,
-    defaultReplicationFactor: config.defaultReplicationFactor,
-  });
-  const broker = new Broker({
-    config,
+  const broker = await StoreBroker.start({
+    props,
     clock,
     scheduler: new TimerScheduler(),
     fs,
-    metadata,
     logger,
     randomBytes,
-    registerBroker: (info) => metadata.registerBroker(info),
+    randomInt: (n) => randomInt(n),
   });
-  let bound: Awaited<ReturnType<Broker['start']>>;
-  try {
-    bound = await broker.start();
-  } catch (e) {
-    // Whatever was started (logs loaded, say) is closed cleanly before the error is reported.
-    await broker.stop();
-    throw e;
-  }
+  const { address, config } = broker;
   io.out(
-    `skiff broker ${config.nodeId} ready: listening on PLAINTEXT://${bound.host}:${bound.port} (cluster ${metadata.image().clusterId})`,
+    `skiff broker ${config.nodeId} ready: listening on PLAINTEXT://${address.host}:${address.port} (cluster ${broker.clusterId})`,
   );
-  const signal = await new Promise<string>((resolve) => {
-    process.once('SIGTERM', () => resolve('SIGTERM'));
-    process.once('SIGINT', () => resolve('SIGINT'));
-  });
+  const signal = await waitForSignal();
   logger.info(`received ${signal}, shutting down`);
   await broker.stop();
   return 0;

@@ -1,8 +1,9 @@
 /**
  * One broker on a MetadataStore: the store-backed metadata (StoreClusterMetadata), a controller
- * candidate, and the Broker itself. Shared by the two ways Skiff runs a replicated broker — a child
- * process of `skiff up` (RemoteStore over the IPC channel) and `skiff broker` with `etcd.endpoints`
- * (EtcdStore) — so both start and stop in exactly the same order.
+ * candidate, and the Broker itself. Shared by every way Skiff runs a broker — a child process of
+ * `skiff up` (RemoteStore over the IPC channel), `skiff broker` with `etcd.endpoints` (EtcdStore),
+ * and a lone `skiff broker` or a test's broker, a cluster of one on the EmbeddedStore in its first
+ * log dir — so all of them start, replicate and stop in exactly the same order.
  *
  * Start order (issue 5: configs before fetchers and clients): cluster id → metadata snapshot
  * applied and a FENCED registration visible (StoreClusterMetadata.start) → logs loaded and the image
@@ -12,11 +13,13 @@
  * clean-shutdown marker) → controller resigns → registration lease revoked.
  */
 
+import * as path from 'node:path';
 import { Broker } from '../broker/broker.js';
 import { type BrokerConfig, brokerConfigFromProperties } from '../broker/config.js';
 import type { Clock } from '../common/clock.js';
 import { Controller } from '../controller/controller.js';
 import { BROKER_CONFIG_DEFS } from '../metadata/config-defs.js';
+import { EmbeddedStore } from '../metadata/embedded-store.js';
 import { propertiesToRecord } from '../metadata/properties.js';
 import type { MetadataStore } from '../metadata/store.js';
 import { StoreClusterMetadata } from '../metadata/store-cluster-metadata.js';
@@ -25,9 +28,14 @@ import type { FileSystem } from '../storage/fs.js';
 import type { StorageLogger } from '../storage/logger.js';
 import type { Scheduler } from '../storage/scheduler.js';
 import { resolveClusterId } from './cluster-id.js';
+import { importLegacyMetadata } from './legacy-metadata.js';
 
 export interface StoreBrokerDeps {
-  readonly store: MetadataStore;
+  /**
+   * The cluster's metadata store. Absent: a cluster of one — the embedded store, persisted in the
+   * first log dir (METADATA_DIR), opened and closed by this broker.
+   */
+  readonly store?: MetadataStore;
   /** server.properties as given (static configs); node.id, listeners, log.dirs, broker.rack... */
   readonly props: ReadonlyMap<string, string>;
   readonly clock: Clock;
@@ -37,6 +45,9 @@ export interface StoreBrokerDeps {
   readonly randomBytes: (n: number) => Buffer;
   readonly randomInt: (n: number) => number;
 }
+
+/** The embedded store's directory inside the first log dir of a cluster of one (no `-<n>`: never a log). */
+export const METADATA_DIR = 'skiff-metadata';
 
 /** How long a stopping broker waits for the controller to move its leadership away. */
 export const CONTROLLED_SHUTDOWN_TIMEOUT_MS = 10_000;
@@ -52,25 +63,44 @@ export class StoreBroker {
     readonly config: BrokerConfig,
     readonly clusterId: string,
     readonly metadata: StoreClusterMetadata,
-    private readonly broker: Broker,
+    readonly broker: Broker,
     private readonly controller: Controller,
     readonly address: BoundAddress,
+    /** The embedded store of a cluster of one, closed when the broker stops; null: the caller's. */
+    private readonly ownStore: EmbeddedStore | null,
   ) {}
 
   static async start(deps: StoreBrokerDeps): Promise<StoreBroker> {
-    const { props, logger, store } = deps;
-    const config = brokerConfigFromProperties(new Map(props), (line) => {
+    const config = brokerConfigFromProperties(new Map(deps.props), (line) => {
       // Configs from the shared table (session timeout, unclean election, ...) are read by the
       // metadata layer and the controller, not by the broker's parser: not worth a warning.
       const key = /'([^']+)'/.exec(line)?.[1];
       if (key !== undefined && (WIRING_KEYS.has(key) || BROKER_CONFIG_DEFS.has(key))) return;
-      logger.warn(line);
+      deps.logger.warn(line);
     });
-    if (config.port === 0) {
-      throw new Error(
-        'listeners must name a port (not 0) when the metadata is shared: the port is registered before the broker listens',
-      );
+    if (deps.store !== undefined) return StoreBroker.startOn(deps, deps.store, config, null);
+    deps.fs.mkdirp(config.logDirs[0]!);
+    const store = await EmbeddedStore.open({
+      clock: deps.clock,
+      scheduler: deps.scheduler,
+      dataDir: path.join(config.logDirs[0]!, METADATA_DIR),
+    });
+    try {
+      await importLegacyMetadata(store, config.logDirs[0]!, deps.fs, deps.logger);
+      return await StoreBroker.startOn(deps, store, config, store);
+    } catch (e) {
+      await store.close();
+      throw e;
     }
+  }
+
+  private static async startOn(
+    deps: StoreBrokerDeps,
+    store: MetadataStore,
+    config: BrokerConfig,
+    ownStore: EmbeddedStore | null,
+  ): Promise<StoreBroker> {
+    const { props, logger } = deps;
     const sessionTimeoutMs = intProp(props, 'broker.session.timeout.ms', 9000, 1000);
     // A heartbeat at least three times per session, as Kafka's defaults (2 s in 9 s) do.
     const heartbeatIntervalMs = Math.min(
@@ -86,7 +116,7 @@ export class StoreBroker {
       broker: {
         id: config.nodeId,
         host: config.advertisedHost,
-        port: advertisedPort(props, config.port),
+        port: advertisedPort(props) ?? config.port,
         rack: rack === undefined || rack === '' ? null : rack,
       },
       scheduler: deps.scheduler,
@@ -124,8 +154,9 @@ export class StoreBroker {
     let bound: BoundAddress;
     try {
       bound = await broker.start();
-      // Listening now: leave the fenced registration (clients and leadership may come).
-      await metadata.unfence();
+      // Listening now: leave the fenced registration (clients and leadership may come), with the
+      // port bound (a listener on port 0 learns it only now).
+      await metadata.unfence(advertisedPort(props) ?? bound.port);
       await controller.start();
     } catch (e) {
       // Whatever was started is closed before the error is reported (no clean-shutdown marker
@@ -135,7 +166,7 @@ export class StoreBroker {
       await metadata.close().catch(() => {});
       throw e;
     }
-    return new StoreBroker(deps, config, clusterId, metadata, broker, controller, bound);
+    return new StoreBroker(deps, config, clusterId, metadata, broker, controller, bound, ownStore);
   }
 
   /** True while this process holds the controller role. */
@@ -149,7 +180,7 @@ export class StoreBroker {
    * just close the broker cleanly.
    */
   stop(options: { storeLost?: boolean } = {}): Promise<void> {
-    this.stopping ??= this.doStop(options.storeLost === true);
+    this.stopping ??= this.doStop(options.storeLost === true).finally(() => this.ownStore?.close());
     return this.stopping;
   }
 
@@ -217,10 +248,10 @@ function intProp(props: ReadonlyMap<string, string>, key: string, fallback: numb
   return n;
 }
 
-/** The port clients are told to use: advertised.listeners' if set (NAT, containers), else the listener's. */
-function advertisedPort(props: ReadonlyMap<string, string>, listenerPort: number): number {
+/** The port advertised.listeners names (NAT, containers); null: clients use the listener's. */
+function advertisedPort(props: ReadonlyMap<string, string>): number | null {
   const adv = props.get('advertised.listeners');
-  if (adv === undefined) return listenerPort;
+  if (adv === undefined) return null;
   const m = /:(\d+)\s*$/.exec(adv.split(',')[0]!.trim());
-  return m === null ? listenerPort : Number(m[1]);
+  return m === null ? null : Number(m[1]);
 }

@@ -18,6 +18,7 @@ import {
   type TopicRecord,
 } from '../metadata/keys.js';
 import type { Compare, Op } from '../metadata/store.js';
+import { validateTopicName } from '../metadata/topic-name.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { randomUuid } from '../protocol/uuid.js';
 import { type BrokerView, initialPartition } from './partition-change.js';
@@ -33,7 +34,6 @@ import { assignReplicas, type RandomInt } from './replica-assignment.js';
 const PARTITIONS_PER_TXN = 100;
 /** Partitions one request may create: a bound, not a Kafka rule. */
 export const MAX_PARTITIONS_PER_TOPIC = 100_000;
-const MAX_TOPIC_NAME = 249;
 
 export interface Chunk {
   readonly compare: readonly Compare[];
@@ -68,27 +68,6 @@ function clusterInt(ctx: AdminContext, name: string): number {
     staticProps: ctx.staticConfig,
   };
   return Number(resolveBrokerConfig(name, layers).value);
-}
-
-export function validateTopicName(name: string): ApiResult {
-  if (name.length === 0)
-    return err(ErrorCode.INVALID_TOPIC_EXCEPTION, "Topic name is illegal, it can't be empty");
-  if (name === '.' || name === '..') {
-    return err(ErrorCode.INVALID_TOPIC_EXCEPTION, 'Topic name cannot be "." or ".."');
-  }
-  if (name.length > MAX_TOPIC_NAME) {
-    return err(
-      ErrorCode.INVALID_TOPIC_EXCEPTION,
-      `Topic name is illegal, it can't be longer than ${MAX_TOPIC_NAME} characters, topic name: ${name}`,
-    );
-  }
-  if (!/^[a-zA-Z0-9._-]+$/.test(name)) {
-    return err(
-      ErrorCode.INVALID_TOPIC_EXCEPTION,
-      `Topic name ${name} is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'`,
-    );
-  }
-  return OK;
 }
 
 /** Brokers that can take new replicas: registered and not shutting down. */

@@ -9,8 +9,10 @@ import type {
  * What a broker knows about the cluster, and how it asks for changes. The broker's request
  * handlers read the current MetadataImage and never write it; every change goes through the
  * controller (ControllerClient) and comes back as a new image, applied in revision order.
- * Implementations: the store-backed one (embedded store or etcd, issue 5) and, for a single
- * process, an in-memory one with the same contract.
+ * One implementation: StoreClusterMetadata (store-cluster-metadata.ts), on the embedded store (a
+ * cluster of one, `skiff up`) or etcd. Beyond the image: the broker's registration epoch, ISR
+ * proposals to the controller (AlterPartition), leader elections (ElectLeaders), reassignments and
+ * controlled shutdown.
  */
 
 export interface BrokerInfo {
@@ -127,14 +129,6 @@ export interface ClusterMetadata {
   /** Called after each new image is applied, in revision order. Returns an unsubscribe function. */
   onChange(listener: (image: MetadataImage, previous: MetadataImage) => void): () => void;
   readonly controller: ControllerClient;
-}
-
-/**
- * What a replicated broker needs beyond ClusterMetadata: its registration epoch, ISR proposals to
- * the controller (AlterPartition), leader elections (ElectLeaders) and controlled shutdown.
- * Implemented by StoreClusterMetadata (store-cluster-metadata.ts).
- */
-export interface ReplicationMetadata extends ClusterMetadata {
   /** This broker's registration epoch; fences requests from a replaced incarnation. */
   brokerEpoch(): bigint;
   alterPartition(topics: AlterPartitionRequest['topics']): Promise<AlterPartitionResult>;
@@ -151,10 +145,4 @@ export interface ReplicationMetadata extends ClusterMetadata {
   ): Promise<PartitionResults>;
   /** Moves leadership away from this broker; true once it leads nothing another replica could. */
   controlledShutdown(timeoutMs: number): Promise<boolean>;
-}
-
-/** Metadata that can commit ISR changes (the store-backed one): only then does a broker replicate. */
-export function isReplicationMetadata(m: ClusterMetadata): m is ReplicationMetadata {
-  const r = m as Partial<ReplicationMetadata>;
-  return typeof r.alterPartition === 'function' && typeof r.brokerEpoch === 'function';
 }

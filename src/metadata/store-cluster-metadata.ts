@@ -3,13 +3,13 @@ import type { Scheduler } from '../storage/scheduler.js';
 import type {
   ApiResult,
   ClientQuotaResource,
+  ClusterMetadata,
   ConfigAlteration,
   ConfigResource,
   ControllerClient,
   CreateTopicRequest,
   CreateTopicResult,
   MetadataImage,
-  ReplicationMetadata,
 } from './cluster-metadata.js';
 import type {
   AlterPartitionRequest,
@@ -71,7 +71,7 @@ interface Pending {
  * Liveness: the registration `brokers/<id>` lives on a lease kept alive every heartbeat interval;
  * if the lease is lost (the broker was fenced), it registers again with a new epoch.
  */
-export class StoreClusterMetadata implements ReplicationMetadata {
+export class StoreClusterMetadata implements ClusterMetadata {
   readonly controller: ControllerClient;
   private readonly keys: MetadataKeys;
   private readonly follower: MetadataFollower;
@@ -85,11 +85,14 @@ export class StoreClusterMetadata implements ReplicationMetadata {
   private closed = false;
   /** Registered fenced until unfence() (the broker listens); a re-registration keeps the state. */
   private fenced = true;
+  /** The port registered: the configured one until unfence() names the one the broker listens on. */
+  private port: number;
 
   private constructor(private readonly options: StoreClusterMetadataOptions) {
     this.keys = new MetadataKeys(options.clusterId);
     this.follower = new MetadataFollower(options.store, this.keys, options.scheduler, options.logger);
     this.incarnation = options.randomBytes(8).toString('hex');
+    this.port = options.broker.port;
     this.controller = {
       createTopics: (requests, validateOnly) => this.createTopics(requests, validateOnly),
       deleteTopics: (names) => this.deleteTopics(names),
@@ -113,10 +116,12 @@ export class StoreClusterMetadata implements ReplicationMetadata {
    * give it leadership). Until then it is registered but fenced, as Kafka's brokers are until
    * they are ready; a restart within the session timeout also leaves the old registration's
    * leadership to the controller rather than to a broker that cannot answer yet.
+   * `port`: the port it listens on, when that was not known before (a listener on port 0).
    */
-  async unfence(): Promise<void> {
+  async unfence(port = this.port): Promise<void> {
     if (this.closed || !this.fenced) return;
     this.fenced = false;
+    this.port = port;
     await this.putRegistration();
     this.options.logger.info(`broker ${this.options.broker.id}: unfenced with epoch ${this.epoch}`);
   }
@@ -260,7 +265,7 @@ export class StoreClusterMetadata implements ReplicationMetadata {
     const { store, broker } = this.options;
     const record: BrokerRecord = {
       host: broker.host,
-      port: broker.port,
+      port: this.port,
       rack: broker.rack,
       incarnation: this.incarnation,
       ...(this.fenced ? { fenced: true } : {}),

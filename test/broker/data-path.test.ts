@@ -339,14 +339,55 @@ describe('broker restart', () => {
     }
   });
 
+  it('imports the skiff-metadata.json of a pre-one-model single broker: same cluster, topics, ids, configs, records', async () => {
+    const first = await startBroker();
+    const c1 = await first.connect();
+    await first.call<CreateTopicsResponse>(c1, 19, 7, {
+      timeoutMs: 1000,
+      validateOnly: false,
+      topics: [{ name: 'old', numPartitions: 2, replicationFactor: 1, assignments: [], configs: [] }],
+    });
+    await produce(first, c1, 'old', 1, batch(3));
+    const image = first.metadata.image();
+    const topicId = image.topics.get('old')!.topicId;
+    await first.stop();
+    // The log dir as the in-memory metadata left it: its JSON file, no metadata store.
+    const logDir = path.join(first.dir, 'logs');
+    fs.rmSync(path.join(logDir, 'skiff-metadata'), { recursive: true });
+    const legacy = {
+      version: 1,
+      clusterId: image.clusterId,
+      topics: [{ name: 'old', topicId, internal: false, replicas: [[1], [1]] }],
+      topicConfigs: { old: { 'retention.ms': '86400000' } },
+      brokerConfigs: { '<default>': { 'log.segment.bytes': '2097152' } },
+    };
+    fs.writeFileSync(path.join(logDir, 'skiff-metadata.json'), JSON.stringify(legacy));
+    const second = await startBroker({}, first.dir);
+    try {
+      const now = second.metadata.image();
+      assert.equal(now.clusterId, image.clusterId);
+      assert.equal(now.topics.get('old')!.topicId, topicId);
+      assert.deepEqual(now.topicConfigs.get('old'), { 'retention.ms': '86400000' });
+      assert.deepEqual(now.brokerConfigs.get('<default>'), { 'log.segment.bytes': '2097152' });
+      const c2 = await second.connect();
+      const f = await second.call<FetchResponse>(c2, 1, 11, fetchReq('old', 1, 0n));
+      assert.deepEqual(values(f.responses[0]!.partitions[0]!.records), ['value-0', 'value-1', 'value-2']);
+      assert.ok(fs.existsSync(path.join(logDir, 'skiff-metadata.json.imported')));
+      assert.ok(!fs.existsSync(path.join(logDir, 'skiff-metadata.json')));
+      assert.ok(second.logger.lines.some((l) => l.includes('imported 1 topics of cluster')));
+    } finally {
+      await second.stop();
+    }
+  });
+
   it("refuses to start on another node's log dir (meta.properties)", async () => {
-    const first = await startBroker({ nodeId: 1 });
+    const first = await startBroker({ 'node.id': '1' });
     await first.stop();
     const meta = fs.readFileSync(path.join(first.dir, 'logs', 'meta.properties'), 'utf8');
     assert.match(meta, /node\.id=1/);
-    assert.match(meta, /cluster\.id=skiff-test-cluster-id0/);
+    assert.ok(meta.includes(`cluster.id=${first.metadata.image().clusterId}`));
     await assert.rejects(
-      startBroker({ nodeId: 2 }, first.dir),
+      startBroker({ 'node.id': '2' }, first.dir),
       /stored node id 1 doesn't match the configured node.id 2/,
     );
   });

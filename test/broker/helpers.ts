@@ -1,10 +1,10 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Broker } from '../../src/broker/broker.js';
-import { type BrokerConfig, brokerConfig } from '../../src/broker/config.js';
+import type { Broker } from '../../src/broker/broker.js';
+import { StoreBroker } from '../../src/cluster/store-broker.js';
 import { SystemClock } from '../../src/common/clock.js';
-import { InMemoryClusterMetadata } from '../../src/metadata/in-memory-metadata.js';
+import type { StoreClusterMetadata } from '../../src/metadata/store-cluster-metadata.js';
 import { ClientConnection } from '../../src/network/client-connection.js';
 import type { MessageCodec } from '../../src/protocol/codec-runtime.js';
 import { API_MESSAGES } from '../../src/protocol/generated/index.js';
@@ -32,7 +32,8 @@ export function seededRandomBytes(seed = 42): (n: number) => Buffer {
 
 export interface TestBroker {
   readonly broker: Broker;
-  readonly metadata: InMemoryClusterMetadata;
+  /** The one-broker cluster's metadata (its embedded store lives in the log dir). */
+  readonly metadata: StoreClusterMetadata;
   readonly logger: MemoryLogger;
   readonly port: number;
   readonly dir: string;
@@ -58,39 +59,39 @@ function freshBrokerDir(): string {
   return dir;
 }
 
-/** A broker on 127.0.0.1 with a free port, real time, logs in `dir` (a fresh temp dir by default). */
+/**
+ * A broker on 127.0.0.1 with a free port, real time, logs in `dir` (a fresh temp dir by default):
+ * what `skiff broker` without etcd runs, a cluster of one. `props`: server.properties entries
+ * (Kafka's names) on top of node.id=1, the listener and log.dirs.
+ */
 export async function startBroker(
-  overrides: Partial<BrokerConfig> = {},
+  props: Readonly<Record<string, string>> = {},
   dir = freshBrokerDir(),
 ): Promise<TestBroker> {
-  const config = brokerConfig({ port: 0, logDirs: [path.join(dir, 'logs')], ...overrides });
-  const nodeFs = new NodeFileSystem();
-  nodeFs.mkdirp(config.logDirs[0]!);
   const logger = new MemoryLogger();
   const randomBytes = seededRandomBytes();
-  const metadata = new InMemoryClusterMetadata({
-    clusterId: 'skiff-test-cluster-id0',
-    filePath: path.join(config.logDirs[0]!, 'skiff-metadata.json'),
-    fs: nodeFs,
-    randomBytes,
-    defaultNumPartitions: config.numPartitions,
-    defaultReplicationFactor: config.defaultReplicationFactor,
-  });
-  const broker = new Broker({
-    config,
+  const random = seededRandomBytes(7);
+  const sb = await StoreBroker.start({
+    props: new Map(
+      Object.entries({
+        'node.id': '1',
+        listeners: 'PLAINTEXT://127.0.0.1:0',
+        'log.dirs': path.join(dir, 'logs'),
+        ...props,
+      }),
+    ),
     clock: new SystemClock(),
     scheduler: new TimerScheduler(),
-    fs: nodeFs,
-    metadata,
+    fs: new NodeFileSystem(),
     logger,
     randomBytes,
-    registerBroker: (info) => metadata.registerBroker(info),
+    randomInt: (n) => random(4).readUInt32BE(0) % n,
   });
-  const { port } = await broker.start();
+  const port = sb.address.port;
   const conns: ClientConnection[] = [];
   return {
-    broker,
-    metadata,
+    broker: sb.broker,
+    metadata: sb.metadata,
     logger,
     port,
     dir,
@@ -105,7 +106,7 @@ export async function startBroker(
     },
     async stop() {
       for (const c of conns) c.close();
-      await broker.stop();
+      await sb.stop();
     },
   };
 }

@@ -50,7 +50,7 @@ describe('broker requests: versions, bad input, metadata, admin', () => {
   let b: TestBroker;
   let conn: ClientConnection;
   before(async () => {
-    b = await startBroker({ numPartitions: 2 });
+    b = await startBroker({ 'num.partitions': '2' });
     conn = await b.connect();
   });
   after(async () => {
@@ -137,7 +137,8 @@ describe('broker requests: versions, bad input, metadata, admin', () => {
     assert.equal(r.brokers.length, 1);
     assert.equal(r.brokers[0]!.port, b.port);
     assert.equal(r.controllerId, 1);
-    assert.equal(r.clusterId, 'skiff-test-cluster-id0');
+    assert.equal(r.clusterId, b.metadata.image().clusterId);
+    assert.match(r.clusterId!, /^[A-Za-z0-9_-]{22}$/, 'a Kafka Uuid in base64url');
     const t = r.topics[0]!;
     assert.equal(t.errorCode, 0);
     assert.equal(t.partitions.length, 2);

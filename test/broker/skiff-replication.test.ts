@@ -1,9 +1,9 @@
 /**
- * SkiffDescribeReplication (api key 10000) on a single in-process broker: advertised in ApiVersions,
- * answering for hosted partitions (role "none" without replication: the single-process metadata
- * does not replicate), UNKNOWN_TOPIC_OR_PARTITION for one it does not host; and the Fetch of
- * Kafka's debugging consumer (replica id -2) reading up to the HW. The observed-rate fields are
- * -1 (not measured) there, and computed from real ReplicationQuotas on a manual clock below.
+ * SkiffDescribeReplication (api key 10000) on a single broker (a cluster of one): advertised in
+ * ApiVersions, answering for hosted partitions (the leader of each, with its one replica and
+ * history), UNKNOWN_TOPIC_OR_PARTITION for one it does not host; and the Fetch of Kafka's
+ * debugging consumer (replica id -2) reading up to the HW. With no follower the observed rates
+ * are 0; below they are computed from real ReplicationQuotas on a manual clock.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -76,11 +76,21 @@ describe('SkiffDescribeReplication on one broker', () => {
       ],
     );
     const p0 = parts[0]!;
-    assert.equal(p0.role, ReplicationRole.none);
+    // A single broker is a cluster of one: it leads its RF-1 partitions through replication.
+    assert.equal(p0.role, ReplicationRole.leader);
     assert.deepEqual([p0.leaderId, p0.logStartOffset, p0.logEndOffset, p0.highWatermark], [1, 0n, 5n, 5n]);
+    assert.deepEqual([p0.leaderEpoch, p0.partitionEpoch], [0, 0]);
     assert.ok(p0.sizeBytes > 0n);
     assert.deepEqual(p0.isr, [1]);
-    // No replication on the single-process broker: nothing measured, no throttle.
+    assert.deepEqual(
+      p0.replicas.map((x) => [x.brokerId, x.logEndOffset, x.inIsr, x.lag]),
+      [[1, 5n, true, 0n]],
+    );
+    assert.deepEqual(
+      p0.history.map((h) => [h.kind, h.leaderEpoch, h.newIsr]),
+      [['became-leader', 0, [1]]],
+    );
+    // No followers: no replication bytes measured, no throttle set.
     assert.deepEqual(
       [
         r.leaderReplicationBytesPerSec,
@@ -90,7 +100,7 @@ describe('SkiffDescribeReplication on one broker', () => {
         r.leaderThrottleRate,
         r.followerThrottleRate,
       ],
-      [-1n, -1n, -1n, -1n, -1n, -1n],
+      [0n, 0n, 0n, 0n, -1n, -1n],
     );
     assert.deepEqual(
       [p0.followerReplicationBytesPerSec, p0.leaderThrottled, p0.followerThrottled],

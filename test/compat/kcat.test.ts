@@ -198,7 +198,7 @@ describe('kcat against skiff broker', () => {
     const code = await exited;
     assert.equal(code, 0, output);
     assert.ok(fs.existsSync(path.join(dir, 'logs', '.kafka_cleanshutdown')));
-    assert.ok(fs.existsSync(path.join(dir, 'logs', 'skiff-metadata.json')));
+    assert.ok(fs.existsSync(path.join(dir, 'logs', 'skiff-metadata')));
   });
 });
 
@@ -207,12 +207,13 @@ describe('kcat against skiff broker', () => {
  * requests went through: requests already forwarded are appended, their responses are lost, and
  * the producer retries them on a new connection.
  */
-async function cuttingProxy(targetPort: number, cutAfterBytes: number) {
+/** `targetPort` is read at each connection: the proxy listens before the broker it fronts. */
+async function cuttingProxy(targetPort: () => number, cutAfterBytes: number) {
   let forwarded = 0;
   let cuts = 0;
   const sockets = new Set<net.Socket>();
   const server = net.createServer((client) => {
-    const upstream = net.connect({ host: '127.0.0.1', port: targetPort });
+    const upstream = net.connect({ host: '127.0.0.1', port: targetPort() });
     sockets.add(client);
     sockets.add(upstream);
     client.on('data', (c: Buffer) => {
@@ -258,9 +259,11 @@ describe('kcat idempotent producer through a connection that drops', () => {
     requireKcat();
     // The broker advertises the proxy's port, so every connection kcat makes goes through it.
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'skiff-kcat-idem-'));
-    b = await startBroker({ numPartitions: 1 }, dir);
-    proxy = await cuttingProxy(b.port, 400_000);
-    b.metadata.registerBroker({ id: 1, host: '127.0.0.1', port: proxy.port, rack: null });
+    proxy = await cuttingProxy(() => b.port, 400_000);
+    b = await startBroker(
+      { 'num.partitions': '1', 'advertised.listeners': `PLAINTEXT://127.0.0.1:${proxy.port}` },
+      dir,
+    );
     assert.ok(seededRandomBytes);
   });
   after(async () => {

@@ -62,13 +62,21 @@ describe('controller: topics and configs', () => {
         { name: 'np', numPartitions: 0, replicationFactor: 1, configs: {} },
         { name: 'bad/name', numPartitions: 1, replicationFactor: 1, configs: {} },
         { name: 'cfg', numPartitions: 1, replicationFactor: 1, configs: { 'retention.mss': '1' } },
+        { name: 'cfg2', numPartitions: 1, replicationFactor: 1, configs: { 'retention.ms': 'soon' } },
+        {
+          name: 'asg',
+          numPartitions: -1,
+          replicationFactor: -1,
+          assignments: new Map([[0, [1, 9]]]),
+          configs: {},
+        },
         { name: 'dry', numPartitions: 2, replicationFactor: 2, configs: {} },
       ],
       false,
     );
     assert.deepEqual(
       results.map((r) => r.errorCode),
-      [36, 38, 37, 17, 40, 0],
+      [36, 38, 37, 17, 40, 40, 39, 0],
     );
     assert.match(results[1]!.errorMessage!, /only 3 broker\(s\) are registered/);
     const [dry] = await b.controller.createTopics(

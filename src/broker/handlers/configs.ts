@@ -16,7 +16,7 @@ import {
   validateDynamicBrokerConfigs,
   validateTopicConfigs,
 } from '../../metadata/config-resolve.js';
-import { topicNameError } from '../../metadata/in-memory-metadata.js';
+import { validateTopicName } from '../../metadata/topic-name.js';
 import type { AlterConfigsRequest } from '../../protocol/generated/AlterConfigsRequest.js';
 import type { AlterConfigsResponse } from '../../protocol/generated/AlterConfigsResponse.js';
 import type { DescribeConfigsRequest } from '../../protocol/generated/DescribeConfigsRequest.js';
@@ -57,8 +57,8 @@ type Resolved = { resource: ConfigResource } | { error: ApiResult };
 /** The resource a request names, or Kafka's error for it. */
 function resolveResource(b: BrokerServices, type: number, name: string, forAlter: boolean): Resolved {
   if (type === ResourceType.TOPIC) {
-    const bad = topicNameError(name);
-    if (bad !== null) return { error: fail(ErrorCode.INVALID_TOPIC_EXCEPTION, bad) };
+    const bad = validateTopicName(name);
+    if (bad.errorCode !== ErrorCode.NONE) return { error: bad };
     if (!b.metadata.image().topics.has(name)) {
       return { error: fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `The topic '${name}' does not exist.`) };
     }

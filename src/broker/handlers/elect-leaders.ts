@@ -1,16 +1,12 @@
-import { isReplicationMetadata } from '../../metadata/cluster-metadata.js';
 import type { ElectLeadersRequest } from '../../protocol/generated/ElectLeadersRequest.js';
-import type {
-  ElectLeadersResponse,
-  ReplicaElectionResult,
-} from '../../protocol/generated/ElectLeadersResponse.js';
+import type { ElectLeadersResponse } from '../../protocol/generated/ElectLeadersResponse.js';
 import { ErrorCode } from '../../protocol/generated/errors.js';
 import type { BrokerServices, RequestContext } from '../handler-context.js';
 
 /**
  * ElectLeaders (preferred or unclean election, `kafka-leader-election.sh`): forwarded to the
- * controller through the metadata store. Single-process metadata has one broker per partition,
- * whose only replica already leads: every named partition answers ELECTION_NOT_NEEDED.
+ * controller through the metadata store, which answers per partition (ELECTION_NOT_NEEDED where
+ * the preferred replica already leads, as it always does on a cluster of one).
  */
 export async function handleElectLeaders(
   b: BrokerServices,
@@ -27,7 +23,6 @@ export async function handleElectLeaders(
     );
   }
   const topics = req.topicPartitions?.map((t) => ({ topic: t.topic, partitions: t.partitions })) ?? null;
-  if (!isReplicationMetadata(b.metadata)) return notNeeded(b, req);
   const result = await b.metadata.electLeaders(electionType, topics);
   if (result.errorCode !== ErrorCode.NONE) {
     return failAll(req, ctx.apiVersion, result.errorCode, null);
@@ -44,24 +39,6 @@ export async function handleElectLeaders(
       })),
     })),
   };
-}
-
-function notNeeded(b: BrokerServices, req: ElectLeadersRequest): ElectLeadersResponse {
-  const image = b.metadata.image();
-  const results: ReplicaElectionResult[] = (req.topicPartitions ?? []).map((t) => ({
-    topic: t.topic,
-    partitionResult: t.partitions.map((partitionId) => {
-      const known = image.topics.get(t.topic)?.partitions[partitionId] !== undefined;
-      return known
-        ? {
-            partitionId,
-            errorCode: ErrorCode.ELECTION_NOT_NEEDED,
-            errorMessage: 'Leader election not needed',
-          }
-        : { partitionId, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: null };
-    }),
-  }));
-  return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, replicaElectionResults: results };
 }
 
 /** v1+ carry a request-level error; v0 has none, so each partition carries it. */

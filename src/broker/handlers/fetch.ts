@@ -15,7 +15,6 @@ import {
 } from '../../protocol/generated/FetchResponse.js';
 import { ZERO_UUID } from '../../protocol/uuid.js';
 import { readForFollower } from '../../replication/leader-fetch.js';
-import type { FetchIsolation } from '../../storage/log.js';
 import { type FetchContext, type SessionPartition, sessionPartitionKey } from '../fetch-session.js';
 import type { BrokerServices, RequestContext } from '../handler-context.js';
 import { awaitCondition } from '../purgatory.js';
@@ -50,7 +49,6 @@ export async function handleFetch(
 ): Promise<FetchResponse> {
   const useTopicIds = ctx.apiVersion >= 13;
   const replicaId = ctx.apiVersion >= 15 ? req.replicaState.replicaId : req.replicaId;
-  const isolation: FetchIsolation = replicaId >= 0 ? 'log-end' : 'high-watermark';
   const image = b.metadata.image();
   const nameOfId = new Map<string, string>();
   if (useTopicIds) for (const t of image.topics.values()) nameOfId.set(t.topicId, t.name);
@@ -85,9 +83,9 @@ export async function handleFetch(
   // Stored bytes may reach the socket as file regions (sendfile) instead of through memory.
   const forSocket = ctx.connection.sendsFileRegions === true;
   const readAll = (): PartitionRead[] =>
-    replicaId >= 0 && b.replicaManager.replication
+    replicaId >= 0
       ? readForFollowers(b, fc.partitions, req.maxBytes, replicaId, replicaEpoch, forSocket)
-      : readPartitions(b, fc.partitions, req.maxBytes, isolation, replicaId, forSocket);
+      : readPartitions(b, fc.partitions, req.maxBytes, replicaId, forSocket);
   let reads = readAll();
   const enough = (rs: PartitionRead[]): boolean =>
     rs.some((r) => r.errorCode !== 0 || r.divergingEpoch !== undefined) ||
@@ -95,7 +93,7 @@ export async function handleFetch(
   if (req.maxWaitMs > 0 && fc.partitions.length > 0 && !enough(reads)) {
     const keys = fc.partitions.map((sp) => partitionKey(sp.topic, sp.partition));
     // Withheld by the replication throttle: answer once the leader's budget refills.
-    const quota = replicaId >= 0 ? b.replicaManager.replication?.quotas?.leader : undefined;
+    const quota = replicaId >= 0 ? b.replicaManager.replication.quotas?.leader : undefined;
     const waitMs =
       quota && reads.some((r) => r.throttled) ? quota.withheldWaitMs(req.maxWaitMs) : req.maxWaitMs;
     const passed = await awaitCondition(
@@ -119,8 +117,8 @@ function failedRead(sp: SessionPartition, errorCode: number): PartitionRead {
   return { sp, errorCode, highWatermark: -1n, lastStableOffset: -1n, logStartOffset: -1n, records: EMPTY };
 }
 
-// A replica's Fetch on a replicated broker: replication's leader side reads each partition
-// (epoch checks, divergingEpoch, OFFSET_OUT_OF_RANGE, the follower's fetch state, ISR expansion).
+// A replica's Fetch: replication's leader side reads each partition (epoch checks, divergingEpoch,
+// OFFSET_OUT_OF_RANGE, the follower's fetch state, ISR expansion).
 
 function readForFollowers(
   b: BrokerServices,
@@ -130,7 +128,7 @@ function readForFollowers(
   replicaEpoch: bigint,
   forSocket: boolean,
 ): PartitionRead[] {
-  const replication = b.replicaManager.replication!;
+  const replication = b.replicaManager.replication;
   const quota = replication.quotas?.leader;
   // Throttled partitions fetched by out-of-ISR followers share the leader's budget evenly (this
   // Fetch's and those of other Fetches in the last second).
@@ -191,11 +189,11 @@ function readForFollowers(
   });
 }
 
+/** A consumer's Fetch (Kafka's debugging consumer included): each partition up to its HW. */
 function readPartitions(
   b: BrokerServices,
   partitions: readonly SessionPartition[],
   responseMaxBytes: number,
-  isolation: FetchIsolation,
   replicaId: number,
   forSocket: boolean,
 ): PartitionRead[] {
@@ -212,10 +210,7 @@ function readPartitions(
       if (replicaId !== DEBUGGING_CONSUMER_ID) p.checkLeader();
       p.checkLeaderEpoch(sp.currentLeaderEpoch);
       const limit = Math.min(Math.max(0, sp.maxBytes), remaining);
-      const result = p.read(sp.fetchOffset, limit, isolation, minOneMessage, forSocket);
-      if (replicaId >= 0 && p.updateFollowerFetchState(replicaId, sp.fetchOffset)) {
-        b.replicaManager.partitionChanged(p);
-      }
+      const result = p.read(sp.fetchOffset, limit, 'high-watermark', minOneMessage, forSocket);
       if (result.records.length > 0) minOneMessage = false;
       remaining = Math.max(0, remaining - result.records.length);
       return {

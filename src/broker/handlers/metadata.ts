@@ -1,12 +1,13 @@
 /**
  * Metadata (Kafka's KafkaApis.handleTopicMetadataRequest): brokers, controller, and the requested
  * topics — all of them for a null list (v0: an empty list). A missing topic is created when the
- * request allows it (v4+, always before) and auto.create.topics.enable is set; since the
- * in-process metadata applies the creation before it resolves, the answer already carries the
- * new topic's partitions instead of Kafka's LEADER_NOT_AVAILABLE round trip.
+ * request allows it (v4+, always before) and auto.create.topics.enable is set; since a controller
+ * call resolves once this broker's image shows the change, the answer already carries the new
+ * topic's partitions instead of Kafka's LEADER_NOT_AVAILABLE round trip.
  */
 import type { MetadataImage, TopicInfo } from '../../metadata/cluster-metadata.js';
-import { topicNameError } from '../../metadata/in-memory-metadata.js';
+import { validateTopicName } from '../../metadata/topic-name.js';
+import { ErrorCode } from '../../protocol/generated/errors.js';
 import type { MetadataRequest } from '../../protocol/generated/MetadataRequest.js';
 import {
   defaultMetadataResponse,
@@ -17,10 +18,8 @@ import {
 import { ZERO_UUID } from '../../protocol/uuid.js';
 import type { BrokerServices, RequestContext } from '../handler-context.js';
 
-const UNKNOWN_TOPIC_OR_PARTITION = 3;
-const LEADER_NOT_AVAILABLE = 5;
-const INVALID_TOPIC_EXCEPTION = 17;
-const UNKNOWN_TOPIC_ID = 100;
+const { UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE, INVALID_TOPIC_EXCEPTION, UNKNOWN_TOPIC_ID } =
+  ErrorCode;
 /** Kafka's bound on topics auto-created by one request is none; ours keeps one client from creating thousands. */
 const MAX_AUTO_CREATE_PER_REQUEST = 1000;
 
@@ -60,7 +59,11 @@ export async function handleMetadata(
     const allowCreate = (ctx.apiVersion < 4 || req.allowAutoTopicCreation) && b.config.autoCreateTopicsEnable;
     const missing = new Set<string>();
     for (const t of req.topics!) {
-      if (t.name !== null && !image.topics.has(t.name) && topicNameError(t.name) === null)
+      if (
+        t.name !== null &&
+        !image.topics.has(t.name) &&
+        validateTopicName(t.name).errorCode === ErrorCode.NONE
+      )
         missing.add(t.name);
     }
     if (allowCreate && missing.size > 0) {
@@ -83,7 +86,8 @@ export async function handleMetadata(
         const t = byId.get(rt.topicId);
         return t ? topicResponse(image, t) : errorTopic(null, rt.topicId, UNKNOWN_TOPIC_ID);
       }
-      if (topicNameError(rt.name) !== null) return errorTopic(rt.name, ZERO_UUID, INVALID_TOPIC_EXCEPTION);
+      if (validateTopicName(rt.name).errorCode !== ErrorCode.NONE)
+        return errorTopic(rt.name, ZERO_UUID, INVALID_TOPIC_EXCEPTION);
       const t = image.topics.get(rt.name);
       // A creation still in flight elsewhere (store-backed metadata) reads as LEADER_NOT_AVAILABLE, as in Kafka.
       if (!t)

@@ -84,7 +84,7 @@ export async function handleListOffsets(
             rp.timestamp,
             p.leaderEpoch,
             req.isolationLevel === 1,
-            req.replicaId >= 0 && p.replication !== null,
+            req.replicaId >= 0,
           );
           // The leader epoch is a v4+ field; the codec refuses a value it cannot carry.
           return { ...base, ...found, ...(ctx.apiVersion < 4 && { leaderEpoch: -1 }) };

@@ -1,7 +1,7 @@
 /**
  * Produce (Kafka's KafkaApis.handleProduceRequest + ReplicaManager.appendRecords): each partition
- * is appended on its leader; acks=1 answers after the local append, acks=-1 once the HW covers the
- * append (at once with an ISR of one), acks=0 never answers — and, as in Kafka, closes the
+ * is appended on its leader; acks=1 answers after the local append, acks=-1 once replication's
+ * acks=all rule holds for the append (at once with an ISR of one), acks=0 never answers — and, as in Kafka, closes the
  * connection when a partition failed so that the producer notices.
  */
 
@@ -14,7 +14,6 @@ import {
 } from '../../protocol/generated/ProduceResponse.js';
 import { KafkaError } from '../../protocol/kafka-error.js';
 import type { PartitionLeaderState } from '../../replication/leader-state.js';
-import { minInsyncReplicasOf } from '../dynamic-config.js';
 import type { BrokerServices, RequestContext } from '../handler-context.js';
 import type { Partition } from '../partition.js';
 import { awaitCondition } from '../purgatory.js';
@@ -33,8 +32,8 @@ interface Pending {
   readonly response: PartitionProduceResponse;
   /** The HW that acknowledges the append. */
   readonly requiredHw: bigint;
-  /** Replication's leader state (replicated brokers): its acks=all rule decides. */
-  readonly leader: PartitionLeaderState | undefined;
+  /** Replication's leader state at the append: its acks=all rule decides. */
+  readonly leader: PartitionLeaderState;
 }
 
 function errorResponse(index: number, code: number, message: string | null): PartitionProduceResponse {
@@ -85,14 +84,13 @@ export async function handleProduce(
         );
       }
       try {
-        const minIsr = minInsyncReplicasOf(image, b.config.nodeId, b.config.minInsyncReplicas, t.name);
-        const info = p.appendAsLeader(pd.records, acks, minIsr);
+        const info = p.appendAsLeader(pd.records, acks);
         const response = defaultPartitionProduceResponse();
         response.index = pd.index;
         response.baseOffset = info.firstOffset;
         response.logAppendTimeMs = info.logAppendTimeMs;
         response.logStartOffset = info.logStartOffset;
-        pending.push({ partition: p, response, requiredHw: info.lastOffset + 1n, leader: p.leaderState });
+        pending.push({ partition: p, response, requiredHw: info.lastOffset + 1n, leader: p.leaderState! });
         if (!info.duplicate) b.replicaManager.partitionChanged(p);
         return response;
       } catch (e) {
@@ -131,11 +129,8 @@ async function awaitReplication(
   pending: Pending[],
   timeoutMs: number,
 ): Promise<void> {
-  // Kafka's checkEnoughReplicasReachOffset on a replicated broker; else the single-broker rule.
-  const done = (p: Pending): boolean =>
-    p.leader
-      ? p.leader.checkEnoughReplicasReachOffset(p.requiredHw).done
-      : !p.partition.isLeader || p.partition.log.highWatermark >= p.requiredHw;
+  // Kafka's checkEnoughReplicasReachOffset.
+  const done = (p: Pending): boolean => p.leader.checkEnoughReplicasReachOffset(p.requiredHw).done;
   if (!pending.every(done)) {
     const keys = pending.map((p) => partitionKey(p.partition.topic, p.partition.index));
     await awaitCondition(
@@ -148,14 +143,8 @@ async function awaitReplication(
     );
   }
   for (const p of pending) {
-    if (p.leader) {
-      const r = p.leader.checkEnoughReplicasReachOffset(p.requiredHw);
-      const code = r.done ? r.errorCode : REQUEST_TIMED_OUT;
-      if (code !== 0) Object.assign(p.response, { errorCode: code, baseOffset: -1n });
-    } else if (!p.partition.isLeader) {
-      Object.assign(p.response, { errorCode: NOT_LEADER_OR_FOLLOWER, baseOffset: -1n });
-    } else if (p.partition.log.highWatermark < p.requiredHw) {
-      Object.assign(p.response, { errorCode: REQUEST_TIMED_OUT, baseOffset: -1n });
-    }
+    const r = p.leader.checkEnoughReplicasReachOffset(p.requiredHw);
+    const code = r.done ? r.errorCode : REQUEST_TIMED_OUT;
+    if (code !== 0) Object.assign(p.response, { errorCode: code, baseOffset: -1n });
   }
 }

@@ -9,11 +9,7 @@
  * With single-process metadata (one broker, no controller to move replicas) a reassignment can only
  * name the replicas a partition already has: that is a no-op, anything else INVALID_REPLICA_ASSIGNMENT.
  */
-import {
-  isReplicationMetadata,
-  type MetadataImage,
-  type PartitionState,
-} from '../../metadata/cluster-metadata.js';
+import type { MetadataImage, PartitionState } from '../../metadata/cluster-metadata.js';
 import type { AlterPartitionReassignmentsRequest } from '../../protocol/generated/AlterPartitionReassignmentsRequest.js';
 import type { AlterPartitionReassignmentsResponse } from '../../protocol/generated/AlterPartitionReassignmentsResponse.js';
 import { ErrorCode } from '../../protocol/generated/errors.js';
@@ -45,37 +41,29 @@ export async function handleAlterPartitionReassignments(
     if (send.length > 0) forward.push({ topic: t.name, partitions: send });
   }
   if (forward.length > 0) {
-    if (isReplicationMetadata(b.metadata)) {
-      const result = await b.metadata.alterPartitionReassignments(forward);
-      if (result.errorCode !== ErrorCode.NONE) {
-        return {
-          throttleTimeMs: 0,
-          errorCode: result.errorCode,
-          errorMessage: null,
-          responses: req.topics.map((t) => ({
-            name: t.name,
-            partitions: t.partitions.map((p) => ({
-              partitionIndex: p.partitionIndex,
-              errorCode: result.errorCode,
-              errorMessage: null,
-            })),
+    const result = await b.metadata.alterPartitionReassignments(forward);
+    if (result.errorCode !== ErrorCode.NONE) {
+      return {
+        throttleTimeMs: 0,
+        errorCode: result.errorCode,
+        errorMessage: null,
+        responses: req.topics.map((t) => ({
+          name: t.name,
+          partitions: t.partitions.map((p) => ({
+            partitionIndex: p.partitionIndex,
+            errorCode: result.errorCode,
+            errorMessage: null,
           })),
-        };
-      }
-      for (const t of result.topics) {
-        for (const p of t.partitions) {
-          answers.set(`${t.topic}-${p.partition}`, {
-            partitionIndex: p.partition,
-            errorCode: p.errorCode,
-            errorMessage: p.errorMessage ?? messageFor(p.errorCode),
-          });
-        }
-      }
-    } else {
-      for (const t of forward) {
-        for (const p of t.partitions) {
-          answers.set(`${t.topic}-${p.partition}`, singleBroker(image, t.topic, p.partition, p.replicas));
-        }
+        })),
+      };
+    }
+    for (const t of result.topics) {
+      for (const p of t.partitions) {
+        answers.set(`${t.topic}-${p.partition}`, {
+          partitionIndex: p.partition,
+          errorCode: p.errorCode,
+          errorMessage: p.errorMessage ?? messageFor(p.errorCode),
+        });
       }
     }
   }
@@ -141,30 +129,6 @@ function messageFor(errorCode: number): string | null {
     default:
       return null;
   }
-}
-
-function singleBroker(
-  image: MetadataImage,
-  topic: string,
-  partition: number,
-  replicas: readonly number[] | null,
-): PartitionAnswer {
-  const state = partitionOf(image, topic, partition)!;
-  if (replicas === null) {
-    return {
-      partitionIndex: partition,
-      errorCode: ErrorCode.NO_REASSIGNMENT_IN_PROGRESS,
-      errorMessage: messageFor(ErrorCode.NO_REASSIGNMENT_IN_PROGRESS),
-    };
-  }
-  const same = replicas.length === state.replicas.length && replicas.every((r, i) => state.replicas[i] === r);
-  return same
-    ? { partitionIndex: partition, errorCode: ErrorCode.NONE, errorMessage: null }
-    : {
-        partitionIndex: partition,
-        errorCode: ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-        errorMessage: 'A single-process broker cannot move replicas.',
-      };
 }
 
 function inProgress(p: PartitionState): boolean {

@@ -195,7 +195,6 @@ function describePartition(
   const state = b.metadata.image().topics.get(p.topic)?.partitions[p.index];
   if (state) base.partitionEpoch = state.partitionEpoch;
   const replication = b.replicaManager.replication;
-  if (!replication) return base;
   const d = replication.describe(partitionKey(p.topic, p.index));
   if (includeHistory) base.history = historyEntries(d.history);
   if (d.leader) {
@@ -227,7 +226,7 @@ export async function handleSkiffDescribeReplication(
 ): Promise<SkiffDescribeReplicationResponse> {
   const nowMs = b.clock.nowMs();
   const hosted = b.replicaManager.allPartitions();
-  const rates = observeRates(b.replicaManager.replication?.quotas, nowMs);
+  const rates = observeRates(b.replicaManager.replication.quotas, nowMs);
   const byTopic = new Map<string, DescribeReplicationTopicResult>();
   const add = (topic: string, r: DescribeReplicationPartitionResult): void => {
     let t = byTopic.get(topic);
