@@ -245,7 +245,6 @@ export class Broker {
         return b !== undefined && !b.inControlledShutdown && (epoch === -1n || epoch === b.epoch);
       },
       alterPartition,
-      onPartitionChange: (key) => this.replicaManager.purgatory.checkAndComplete(key),
     });
   }
 
@@ -327,7 +326,7 @@ export class Broker {
     this.replication.shutdown();
     this.alterLogDirs.shutdown();
     this.replicaTransport.close();
-    if (this.replicaManager.purgatory.forceCompleteAll() > 0) await new Promise((r) => setImmediate(r));
+    if (this.replication.purgatory.forceCompleteAll() > 0) await new Promise((r) => setImmediate(r));
     if (!this.logsLoaded) return;
     // A log start write under way must not land after shutdown's own (it would hold older starts).
     await this.logManager.whenLogStartOffsetsPersisted();

@@ -18,12 +18,12 @@ import type { ClusterMetadata, MetadataImage } from '../metadata/cluster-metadat
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
 import { batchSize, lastOffset, readBatchHeader } from '../protocol/records/batch.js';
+import { awaitAcks } from '../replication/delayed-produce.js';
+import type { Partition } from '../replication/partition.js';
 import type { StorageLogger } from '../storage/logger.js';
 import type { Scheduler } from '../storage/scheduler.js';
 import type { BrokerConfig } from './config.js';
-import type { Partition } from './partition.js';
-import { awaitCondition } from './purgatory.js';
-import { partitionKey, type ReplicaManager } from './replica-manager.js';
+import type { ReplicaManager } from './replica-manager.js';
 
 /** Bytes read per step while replaying an offsets partition: bounds the memory of a load. */
 const LOAD_READ_BYTES = 1024 * 1024;
@@ -199,28 +199,21 @@ export class GroupCoordination implements CoordinatorLog {
       );
     }
     // Throws NOT_LEADER_OR_FOLLOWER, NOT_ENOUGH_REPLICAS or MESSAGE_TOO_LARGE as a KafkaError.
-    const info = p.appendAsLeader(coordinatorBatch(records, clock.nowMs()), -1);
-    replicaManager.partitionChanged(p);
-    const requiredHw = info.lastOffset + 1n;
-    const done = (): boolean => !p.isLeader || p.log.highWatermark >= requiredHw;
-    if (!done()) {
-      await awaitCondition(
-        replicaManager.purgatory,
-        scheduler,
-        [partitionKey(p.topic, p.index)],
-        config.offsetsCommitTimeoutMs,
-        done,
-      );
-    }
-    if (!p.isLeader) {
-      throw KafkaError.fromCode(ErrorCode.NOT_LEADER_OR_FOLLOWER, `${p.log.name}: leadership moved`);
-    }
-    if (p.log.highWatermark < requiredHw) {
+    const { acks } = p.appendAsLeader(coordinatorBatch(records, clock.nowMs()), -1);
+    const [code] = await awaitAcks(
+      replicaManager.replication.purgatory,
+      scheduler,
+      [acks],
+      config.offsetsCommitTimeoutMs,
+    );
+    if (code === ErrorCode.REQUEST_TIMED_OUT) {
       throw KafkaError.fromCode(
-        ErrorCode.REQUEST_TIMED_OUT,
+        code,
         `${p.log.name}: not replicated within offsets.commit.timeout.ms (${config.offsetsCommitTimeoutMs} ms)`,
       );
     }
+    if (code !== ErrorCode.NONE)
+      throw KafkaError.fromCode(code!, `${p.log.name}: the append was not acknowledged`);
   }
 }
 

@@ -1,25 +1,20 @@
 /**
  * The partitions this broker hosts (Kafka's ReplicaManager, leader side): follows the metadata
  * image — creating a Partition and its log for every replica assigned here, applying leader /
- * epoch / ISR changes, deleting logs of deleted topics — and wakes parked requests (delayed
- * fetches, acks=all produces) when a partition's LEO or HW moves. The roles themselves (leader
- * state, followers and their fetchers) are the ReplicationManager's. Owned by the Broker; applied images arrive in revision order.
+ * epoch / ISR changes, deleting logs of deleted topics. The roles themselves (leader state,
+ * followers and their fetchers) and the purgatory of requests waiting on a partition are the
+ * ReplicationManager's. Owned by the Broker; applied images arrive in revision order.
  */
+import { topicPartitionKey } from '../common/topic-partition.js';
 import type { MetadataImage } from '../metadata/cluster-metadata.js';
+import { Partition } from '../replication/partition.js';
 import type { ReplicationManager } from '../replication/replication-manager.js';
 import type { LogConfig } from '../storage/log-config.js';
 import type { LogManager } from '../storage/log-manager.js';
 import type { StorageLogger } from '../storage/logger.js';
-import { Partition } from './partition.js';
-import { Purgatory } from './purgatory.js';
-
-export function partitionKey(topic: string, partition: number): string {
-  return `${topic}-${partition}`;
-}
 
 export class ReplicaManager {
   private readonly partitions = new Map<string, Partition>();
-  readonly purgatory = new Purgatory();
   private strayLogsChecked = false;
 
   constructor(
@@ -36,7 +31,7 @@ export class ReplicaManager {
   }
 
   getPartition(topic: string, partition: number): Partition | undefined {
-    return this.partitions.get(partitionKey(topic, partition));
+    return this.partitions.get(topicPartitionKey(topic, partition));
   }
 
   /** The log dir holding a hosted partition's log. */
@@ -54,7 +49,7 @@ export class ReplicaManager {
     for (const topic of image.topics.values()) {
       for (const state of topic.partitions) {
         if (!state.replicas.includes(this.brokerId)) continue;
-        const key = partitionKey(topic.name, state.partition);
+        const key = topicPartitionKey(topic.name, state.partition);
         wanted.add(key);
         let p = this.partitions.get(key);
         if (p && p.topicId !== topic.topicId) {
@@ -74,7 +69,7 @@ export class ReplicaManager {
           p.applyState(state);
         }
         this.replication.applyPartitionState(state, p.log, topic.topicId);
-        this.purgatory.checkAndComplete(key);
+        this.replication.partitionChanged(key);
       }
     }
     for (const [key, p] of [...this.partitions]) if (!wanted.has(key)) this.remove(key, p);
@@ -90,7 +85,7 @@ export class ReplicaManager {
   private removeStrayLogs(wanted: ReadonlySet<string>): void {
     this.strayLogsChecked = true;
     for (const log of this.logManager.allLogs()) {
-      const key = partitionKey(log.topic, log.partition);
+      const key = topicPartitionKey(log.topic, log.partition);
       if (wanted.has(key)) continue;
       this.logManager.deleteLog(log.topic, log.partition);
       this.logger.info(`${key}: stray log (not assigned to broker ${this.brokerId} by the metadata) deleted`);
@@ -103,16 +98,11 @@ export class ReplicaManager {
     this.logManager.deleteLog(p.topic, p.index);
     this.logger.info(`stopped hosting ${key} (topic id ${p.topicId}): its log was deleted`);
     // Parked requests on it complete now and find the partition gone.
-    this.purgatory.checkAndComplete(key);
+    this.replication.partitionChanged(key);
   }
 
   /** Resolves once the log start offsets moved so far are in the log dirs' checkpoints. */
   whenLogStartOffsetsPersisted(): Promise<void> {
     return this.logManager.whenLogStartOffsetsPersisted();
-  }
-
-  /** A partition's LEO or HW moved: parked requests on it may complete. */
-  partitionChanged(p: Partition): void {
-    this.purgatory.checkAndComplete(partitionKey(p.topic, p.index));
   }
 }

@@ -9,18 +9,21 @@
  * closes or deletes one.
  */
 import type { Clock } from '../common/clock.js';
+import { topicPartitionKey } from '../common/topic-partition.js';
 import type { PartitionState } from '../metadata/cluster-metadata.js';
 import type { Log } from '../storage/log.js';
 import type { StorageLogger } from '../storage/logger.js';
 import { type FetcherConfig, fetcherIdFor, ReplicaFetcher, type ReplicaTransport } from './fetcher.js';
 import { PartitionFollower, type ReplicationEvent } from './follower.js';
 import { type IsrChange, IsrHistory } from './isr-history.js';
+import { type FollowerFetchPartition, type FollowerReadResult, readForFollower } from './leader-fetch.js';
 import {
   type AlterPartitionOutcome,
   type IsrProposal,
   PartitionLeaderState,
   scheduleIsrExpiration,
 } from './leader-state.js';
+import { Purgatory } from './purgatory.js';
 import type { ReplicationQuotas } from './quota.js';
 
 export const MAX_REPLICATION_EVENTS = 256;
@@ -41,7 +44,7 @@ export interface ReplicationManagerContext {
   minInsyncReplicas(topic: string): number;
   isReplicaIsrEligible(brokerId: number, brokerEpoch: bigint): boolean;
   alterPartition(proposal: IsrProposal): Promise<AlterPartitionOutcome>;
-  /** A partition's HW or ISR moved: parked produces, fetches and DeleteRecords may complete. */
+  /** A partition's HW, LEO, log start or ISR moved, after this manager's purgatory was tried. */
   onPartitionChange?(key: string): void;
   onEvent?(event: ReplicationEvent): void;
   /** Where per-partition histories live, when they must outlive this manager (a restart). */
@@ -55,6 +58,12 @@ export interface ReplicationManagerContext {
 export type ReplicaRole = 'leader' | 'follower' | 'offline';
 
 export class ReplicationManager {
+  /**
+   * The requests waiting on this broker's partitions (acks=all produces, long-poll fetches,
+   * DeleteRecords), keyed by partition: tried whenever a partition's HW, LEO, log start or ISR
+   * moves — by this manager for replication's own changes, by Partition for its appends.
+   */
+  readonly purgatory = new Purgatory();
   private readonly leaders = new Map<string, PartitionLeaderState>();
   private readonly followers = new Map<string, PartitionFollower>();
   /** By `leaderId/fetcherId`. */
@@ -91,6 +100,68 @@ export class ReplicationManager {
     this.placement.clear();
     this.leaders.clear();
     this.followers.clear();
+  }
+
+  /** A partition's HW, LEO, log start or ISR moved: what waits on it may complete now. */
+  partitionChanged(key: string): void {
+    this.purgatory.checkAndComplete(key);
+    this.ctx.onPartitionChange?.(key);
+  }
+
+  /**
+   * The leader side of a replica's Fetch (Kafka's ReplicaManager.readFromLog for a follower):
+   * each partition this broker leads is read for the follower up to `responseMaxBytes` in all
+   * (epoch checks, divergingEpoch, OFFSET_OUT_OF_RANGE, the follower's fetch state, ISR expansion,
+   * the leader's replication throttle); undefined for a partition it does not lead. A moved HW or
+   * follower log start tries what waits on the partition (acks=all produces, DeleteRecords).
+   */
+  readForFollower(
+    replicaId: number,
+    replicaEpoch: bigint,
+    partitions: readonly (FollowerFetchPartition & { readonly topic: string; readonly partition: number })[],
+    responseMaxBytes: number,
+  ): (FollowerReadResult | undefined)[] {
+    const quota = this.ctx.quotas?.leader;
+    const now = this.ctx.clock.nowMs();
+    // Throttled partitions fetched by out-of-ISR followers share the leader's budget evenly (this
+    // Fetch's and those of other Fetches in the last second).
+    const throttledKeys =
+      quota && quota.rate() !== null
+        ? partitions.flatMap((sp) => {
+            const key = sp.topic === '' ? '' : topicPartitionKey(sp.topic, sp.partition);
+            const l = key === '' ? undefined : this.leader(key);
+            return l !== undefined && !l.isr.includes(replicaId) && quota.isThrottled(sp.topic, sp.partition)
+              ? [`${key}/${replicaId}`]
+              : [];
+          })
+        : [];
+    const shares = quota && throttledKeys.length > 0 ? quota.demand(throttledKeys, now) : 1;
+    let remaining = Math.max(0, responseMaxBytes);
+    let minOneMessage = true;
+    return partitions.map((sp) => {
+      if (sp.topic === '') return undefined;
+      const key = topicPartitionKey(sp.topic, sp.partition);
+      const leader = this.leader(key);
+      if (!leader) return undefined;
+      const startBefore = leader.followerState(replicaId)?.logStartOffset;
+      const r = readForFollower(
+        leader,
+        replicaId,
+        replicaEpoch,
+        { ...sp, maxBytes: Math.min(Math.max(0, sp.maxBytes), remaining) },
+        minOneMessage,
+        now,
+        quota,
+        shares,
+      );
+      // A moved HW completes acks=all produces; a moved follower log start, DeleteRecords.
+      if (r.highWatermarkMoved || leader.followerState(replicaId)?.logStartOffset !== startBefore) {
+        this.partitionChanged(key);
+      }
+      if (r.records.length > 0) minOneMessage = false;
+      remaining = Math.max(0, remaining - r.records.length);
+      return r;
+    });
   }
 
   /** The leader state of a partition this broker leads now, else undefined. */
@@ -198,7 +269,7 @@ export class ReplicationManager {
    * follow it from the LEO; no leader → neither. Returns the role now held.
    */
   applyPartitionState(state: PartitionState, log: Log, topicId: string): ReplicaRole {
-    const key = `${state.topic}-${state.partition}`;
+    const key = topicPartitionKey(state.topic, state.partition);
     if (state.leader === this.ctx.localBrokerId) {
       this.stopFollowing(key);
       let l = this.leaders.get(key);
@@ -213,7 +284,7 @@ export class ReplicationManager {
         this.leaders.set(key, l);
       }
       l.applyPartitionState(state);
-      this.ctx.onPartitionChange?.(key);
+      this.partitionChanged(key);
       return 'leader';
     }
     this.resign(key);
@@ -261,7 +332,7 @@ export class ReplicationManager {
     if (!l) return;
     l.resign();
     this.leaders.delete(key);
-    this.ctx.onPartitionChange?.(key);
+    this.partitionChanged(key);
   }
 
   private stopFollowing(key: string): void {
@@ -307,7 +378,7 @@ export class ReplicationManager {
       minInsyncReplicas: () => this.ctx.minInsyncReplicas(topic),
       isReplicaIsrEligible: (id: number, epoch: bigint) => this.ctx.isReplicaIsrEligible(id, epoch),
       alterPartition: (p: IsrProposal) => this.ctx.alterPartition(p),
-      onStateChange: () => this.ctx.onPartitionChange?.(key),
+      onStateChange: () => this.partitionChanged(key),
     };
   }
 

@@ -188,7 +188,7 @@ describe('broker data path: produce, fetch, offsets, idempotence, sessions', () 
     });
     const parked = b.call<FetchResponse>(c, 1, 11, atLeo);
     parked.catch(() => {});
-    const purgatory = b.broker.replicaManager.purgatory;
+    const purgatory = b.broker.replication.purgatory;
     const until = Date.now() + 2000;
     while (purgatory.watched === 0 && Date.now() < until) await sleep(5);
     assert.equal(purgatory.watched, 1);

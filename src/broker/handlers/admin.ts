@@ -3,6 +3,7 @@
  * DeleteRecords on the partition leaders. Duplicate names in one request are refused with
  * INVALID_REQUEST for each copy, as Kafka does.
  */
+
 import type { CreatePartitionsRequest } from '../../protocol/generated/CreatePartitionsRequest.js';
 import type { CreatePartitionsResponse } from '../../protocol/generated/CreatePartitionsResponse.js';
 import type { CreateTopicsRequest } from '../../protocol/generated/CreateTopicsRequest.js';
@@ -18,10 +19,9 @@ import type {
   DeleteTopicsResponse,
 } from '../../protocol/generated/DeleteTopicsResponse.js';
 import { ZERO_UUID } from '../../protocol/uuid.js';
+import { awaitCondition } from '../../replication/purgatory.js';
 import type { BrokerServices, RequestContext } from '../handler-context.js';
-import { awaitCondition } from '../purgatory.js';
-import { partitionKey } from '../replica-manager.js';
-import { errorCodeOf, notHostedError } from './produce.js';
+import { errorCodeOf, notHostedError } from './partition-errors.js';
 
 const NOT_LEADER_OR_FOLLOWER = 6;
 const REQUEST_TIMED_OUT = 7;
@@ -181,24 +181,22 @@ export async function handleDeleteRecords(
             const p = b.replicaManager.getPartition(t.name, rp.partitionIndex);
             if (!p) return { ...base, errorCode: notHostedError(b, t.name, rp.partitionIndex) };
             try {
-              p.checkLeader();
-              if (p.log.maybeIncrementLogStartOffset(rp.offset, 'client delete records request')) {
-                b.replicaManager.partitionChanged(p);
+              if (p.deleteRecordsOnLeader(rp.offset)) {
                 // Answered only once the new log start is on disk: a crash cannot bring the
                 // deleted records back (Kafka checkpoints it once a minute).
                 await b.replicaManager.whenLogStartOffsetsPersisted();
               }
               const leader = p.leaderState;
-              if (!leader) return { ...base, lowWatermark: p.log.logStartOffset };
-              // Replicated: answer once every live replica's log start reached it (Kafka's
+              if (!leader) return { ...base, errorCode: NOT_LEADER_OR_FOLLOWER };
+              // Answered once every live replica's log start reached it (Kafka's
               // DelayedDeleteRecords on the low watermark), or REQUEST_TIMED_OUT.
               const target = p.log.logStartOffset;
               const reached = (): boolean => !leader.isLeader || leader.lowWatermark() >= target;
               if (!reached()) {
                 await awaitCondition(
-                  b.replicaManager.purgatory,
+                  b.replicaManager.replication.purgatory,
                   b.scheduler,
-                  [partitionKey(t.name, rp.partitionIndex)],
+                  [p.key],
                   req.timeoutMs,
                   reached,
                   (abort) => ctx.connection.whenClosed(abort),

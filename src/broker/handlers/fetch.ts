@@ -5,6 +5,8 @@
  * the request is parked and re-read whenever one of its partitions changes, until minBytes or
  * the timeout. Fetch sessions (v7+) decide which partitions a response carries.
  */
+
+import { topicPartitionKey } from '../../common/topic-partition.js';
 import type { FetchRequest } from '../../protocol/generated/FetchRequest.js';
 import {
   defaultFetchResponse,
@@ -14,12 +16,10 @@ import {
   type PartitionData,
 } from '../../protocol/generated/FetchResponse.js';
 import { ZERO_UUID } from '../../protocol/uuid.js';
-import { readForFollower } from '../../replication/leader-fetch.js';
+import { awaitCondition } from '../../replication/purgatory.js';
 import { type FetchContext, type SessionPartition, sessionPartitionKey } from '../fetch-session.js';
 import type { BrokerServices, RequestContext } from '../handler-context.js';
-import { awaitCondition } from '../purgatory.js';
-import { partitionKey } from '../replica-manager.js';
-import { errorCodeOf, notHostedError } from './produce.js';
+import { errorCodeOf, notHostedError } from './partition-errors.js';
 
 const UNKNOWN_TOPIC_ID = 100;
 /**
@@ -91,13 +91,13 @@ export async function handleFetch(
     rs.some((r) => r.errorCode !== 0 || r.divergingEpoch !== undefined) ||
     rs.reduce((n, r) => n + r.records.length, 0) >= req.minBytes;
   if (req.maxWaitMs > 0 && fc.partitions.length > 0 && !enough(reads)) {
-    const keys = fc.partitions.map((sp) => partitionKey(sp.topic, sp.partition));
+    const keys = fc.partitions.map((sp) => topicPartitionKey(sp.topic, sp.partition));
     // Withheld by the replication throttle: answer once the leader's budget refills.
     const quota = replicaId >= 0 ? b.replicaManager.replication.quotas?.leader : undefined;
     const waitMs =
       quota && reads.some((r) => r.throttled) ? quota.withheldWaitMs(req.maxWaitMs) : req.maxWaitMs;
     const passed = await awaitCondition(
-      b.replicaManager.purgatory,
+      b.replicaManager.replication.purgatory,
       b.scheduler,
       keys,
       waitMs,
@@ -117,9 +117,7 @@ function failedRead(sp: SessionPartition, errorCode: number): PartitionRead {
   return { sp, errorCode, highWatermark: -1n, lastStableOffset: -1n, logStartOffset: -1n, records: EMPTY };
 }
 
-// A replica's Fetch: replication's leader side reads each partition (epoch checks, divergingEpoch,
-// OFFSET_OUT_OF_RANGE, the follower's fetch state, ISR expansion).
-
+/** A replica's Fetch: replication's leader side reads each partition it leads here. */
 function readForFollowers(
   b: BrokerServices,
   partitions: readonly SessionPartition[],
@@ -128,54 +126,16 @@ function readForFollowers(
   replicaEpoch: bigint,
   forSocket: boolean,
 ): PartitionRead[] {
-  const replication = b.replicaManager.replication;
-  const quota = replication.quotas?.leader;
-  // Throttled partitions fetched by out-of-ISR followers share the leader's budget evenly (this
-  // Fetch's and those of other Fetches in the last second).
-  const throttledKeys =
-    quota && quota.rate() !== null
-      ? partitions.flatMap((sp) => {
-          const key = sp.topic === '' ? '' : partitionKey(sp.topic, sp.partition);
-          const l = key === '' ? undefined : replication.leader(key);
-          return l !== undefined && !l.isr.includes(replicaId) && quota.isThrottled(sp.topic, sp.partition)
-            ? [`${key}/${replicaId}`]
-            : [];
-        })
-      : [];
-  const shares = quota && throttledKeys.length > 0 ? quota.demand(throttledKeys, b.clock.nowMs()) : 1;
-  let remaining = Math.max(0, responseMaxBytes);
-  let minOneMessage = true;
-  const now = b.clock.nowMs();
-  return partitions.map((sp) => {
-    const fail = (errorCode: number): PartitionRead => failedRead(sp, errorCode);
-    if (sp.topic === '') return fail(UNKNOWN_TOPIC_ID);
-    const key = partitionKey(sp.topic, sp.partition);
-    const leader = replication.leader(key);
-    if (!leader) return fail(notHostedError(b, sp.topic, sp.partition));
-    const startBefore = leader.followerState(replicaId)?.logStartOffset;
-    const r = readForFollower(
-      leader,
-      replicaId,
-      replicaEpoch,
-      {
-        fetchOffset: sp.fetchOffset,
-        logStartOffset: sp.logStartOffset,
-        currentLeaderEpoch: sp.currentLeaderEpoch,
-        lastFetchedEpoch: sp.lastFetchedEpoch ?? -1,
-        maxBytes: Math.min(Math.max(0, sp.maxBytes), remaining),
-        forSocket,
-      },
-      minOneMessage,
-      now,
-      quota,
-      shares,
-    );
-    // A moved HW completes acks=all produces; a moved follower log start, DeleteRecords.
-    if (r.highWatermarkMoved || leader.followerState(replicaId)?.logStartOffset !== startBefore) {
-      b.replicaManager.purgatory.checkAndComplete(key);
-    }
-    if (r.records.length > 0) minOneMessage = false;
-    remaining = Math.max(0, remaining - r.records.length);
+  const results = b.replicaManager.replication.readForFollower(
+    replicaId,
+    replicaEpoch,
+    partitions.map((sp) => ({ ...sp, lastFetchedEpoch: sp.lastFetchedEpoch ?? -1, forSocket })),
+    responseMaxBytes,
+  );
+  return partitions.map((sp, i) => {
+    if (sp.topic === '') return failedRead(sp, UNKNOWN_TOPIC_ID);
+    const r = results[i];
+    if (r === undefined) return failedRead(sp, notHostedError(b, sp.topic, sp.partition));
     return {
       sp,
       errorCode: r.errorCode,

@@ -16,7 +16,7 @@ import type { OffsetForLeaderEpochResponse } from '../../protocol/generated/Offs
 import { lastOffsetForLeaderEpoch } from '../../replication/leader-fetch.js';
 import type { Log } from '../../storage/log.js';
 import type { BrokerServices, RequestContext } from '../handler-context.js';
-import { errorCodeOf, notHostedError } from './produce.js';
+import { errorCodeOf, notHostedError } from './partition-errors.js';
 
 export const EARLIEST_TIMESTAMP = -2n;
 export const LATEST_TIMESTAMP = -1n;

@@ -6,54 +6,21 @@
  */
 
 import { CloseConnectionError } from '../../network/request-handler.js';
+import { ErrorCode } from '../../protocol/generated/errors.js';
 import type { ProduceRequest } from '../../protocol/generated/ProduceRequest.js';
 import {
   defaultPartitionProduceResponse,
   type PartitionProduceResponse,
   type ProduceResponse,
 } from '../../protocol/generated/ProduceResponse.js';
-import { KafkaError } from '../../protocol/kafka-error.js';
-import type { PartitionLeaderState } from '../../replication/leader-state.js';
+import { awaitAcks, type PendingAcks } from '../../replication/delayed-produce.js';
 import type { BrokerServices, RequestContext } from '../handler-context.js';
-import type { Partition } from '../partition.js';
-import { awaitCondition } from '../purgatory.js';
-import { partitionKey } from '../replica-manager.js';
+import { errorCodeOf, notHostedError } from './partition-errors.js';
 
-const UNKNOWN_TOPIC_OR_PARTITION = 3;
-const NOT_LEADER_OR_FOLLOWER = 6;
-const REQUEST_TIMED_OUT = 7;
-const INVALID_TOPIC_EXCEPTION = 17;
-const INVALID_REQUIRED_ACKS = 21;
-const INVALID_RECORD = 87;
-const UNKNOWN_SERVER_ERROR = -1;
-
-interface Pending {
-  readonly partition: Partition;
-  readonly response: PartitionProduceResponse;
-  /** The HW that acknowledges the append. */
-  readonly requiredHw: bigint;
-  /** Replication's leader state at the append: its acks=all rule decides. */
-  readonly leader: PartitionLeaderState;
-}
+const { INVALID_TOPIC_EXCEPTION, INVALID_REQUIRED_ACKS, INVALID_RECORD } = ErrorCode;
 
 function errorResponse(index: number, code: number, message: string | null): PartitionProduceResponse {
   return { ...defaultPartitionProduceResponse(), index, errorCode: code, errorMessage: message };
-}
-
-/** The error for a partition this broker does not host: unknown topic, or another broker's. */
-export function notHostedError(b: BrokerServices, topic: string, partition: number): number {
-  const t = b.metadata.image().topics.get(topic);
-  return t && partition >= 0 && partition < t.partitions.length
-    ? NOT_LEADER_OR_FOLLOWER
-    : UNKNOWN_TOPIC_OR_PARTITION;
-}
-
-export function errorCodeOf(e: unknown, b: BrokerServices, what: string): { code: number; message: string } {
-  if (e instanceof KafkaError) return { code: e.code, message: e.message };
-  // Not an operating error: a bug or an I/O failure. Answer it for this partition and say so.
-  const message = e instanceof Error ? e.message : String(e);
-  b.logger.warn(`${what}: unexpected error: ${e instanceof Error ? (e.stack ?? message) : message}`);
-  return { code: UNKNOWN_SERVER_ERROR, message };
 }
 
 export async function handleProduce(
@@ -63,7 +30,7 @@ export async function handleProduce(
 ): Promise<ProduceResponse | null> {
   const acks = req.acks;
   const validAcks = acks === 0 || acks === 1 || acks === -1;
-  const pending: Pending[] = [];
+  const pending: { response: PartitionProduceResponse; acks: PendingAcks }[] = [];
   const image = b.metadata.image();
   const responses = req.topicData.map((t) => ({
     name: t.name,
@@ -84,14 +51,13 @@ export async function handleProduce(
         );
       }
       try {
-        const info = p.appendAsLeader(pd.records, acks);
+        const { info, acks: waiting } = p.appendAsLeader(pd.records, acks);
         const response = defaultPartitionProduceResponse();
         response.index = pd.index;
         response.baseOffset = info.firstOffset;
         response.logAppendTimeMs = info.logAppendTimeMs;
         response.logStartOffset = info.logStartOffset;
-        pending.push({ partition: p, response, requiredHw: info.lastOffset + 1n, leader: p.leaderState! });
-        if (!info.duplicate) b.replicaManager.partitionChanged(p);
+        pending.push({ response, acks: waiting });
         return response;
       } catch (e) {
         const { code, message } = errorCodeOf(e, b, `produce to ${t.name}-${pd.index}`);
@@ -117,34 +83,16 @@ export async function handleProduce(
     // Appended: the next request on this connection may be appended while this one waits for its
     // followers (Kafka keeps the channel muted; the answers keep their order either way).
     ctx.releaseConnection();
-    await awaitReplication(b, ctx, pending, req.timeoutMs);
-  }
-  return { responses, throttleTimeMs: 0, nodeEndpoints: [] };
-}
-
-// acks=-1: wait until every appended partition's HW covers its append, or the request timeout.
-async function awaitReplication(
-  b: BrokerServices,
-  ctx: RequestContext,
-  pending: Pending[],
-  timeoutMs: number,
-): Promise<void> {
-  // Kafka's checkEnoughReplicasReachOffset.
-  const done = (p: Pending): boolean => p.leader.checkEnoughReplicasReachOffset(p.requiredHw).done;
-  if (!pending.every(done)) {
-    const keys = pending.map((p) => partitionKey(p.partition.topic, p.partition.index));
-    await awaitCondition(
-      b.replicaManager.purgatory,
+    const codes = await awaitAcks(
+      b.replicaManager.replication.purgatory,
       b.scheduler,
-      keys,
-      timeoutMs,
-      () => pending.every(done),
+      pending.map((p) => p.acks),
+      req.timeoutMs,
       (abort) => ctx.connection.whenClosed(abort),
     );
+    codes.forEach((code, i) => {
+      if (code !== 0) Object.assign(pending[i]!.response, { errorCode: code, baseOffset: -1n });
+    });
   }
-  for (const p of pending) {
-    const r = p.leader.checkEnoughReplicasReachOffset(p.requiredHw);
-    const code = r.done ? r.errorCode : REQUEST_TIMED_OUT;
-    if (code !== 0) Object.assign(p.response, { errorCode: code, baseOffset: -1n });
-  }
+  return { responses, throttleTimeMs: 0, nodeEndpoints: [] };
 }

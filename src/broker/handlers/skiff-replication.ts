@@ -10,6 +10,8 @@
  * whether each side's throttled-replicas list names it here. Read-only; answers from the event
  * loop's current state.
  */
+
+import { topicPartitionKey } from '../../common/topic-partition.js';
 import { ErrorCode } from '../../protocol/generated/errors.js';
 import type { SkiffDescribeReplicationRequest } from '../../protocol/generated/SkiffDescribeReplicationRequest.js';
 import type {
@@ -21,6 +23,7 @@ import type {
 } from '../../protocol/generated/SkiffDescribeReplicationResponse.js';
 import type { IsrChange } from '../../replication/isr-history.js';
 import type { PartitionLeaderState } from '../../replication/leader-state.js';
+import type { Partition } from '../../replication/partition.js';
 import type {
   ObservedReplicationRate,
   ReplicationQuota,
@@ -28,8 +31,6 @@ import type {
 } from '../../replication/quota.js';
 import type { Log } from '../../storage/log.js';
 import type { BrokerServices, RequestContext } from '../handler-context.js';
-import type { Partition } from '../partition.js';
-import { partitionKey } from '../replica-manager.js';
 
 /** The Role field. */
 export const ReplicationRole = { leader: 0, follower: 1, none: 2 } as const;
@@ -107,7 +108,7 @@ export function partitionReplicationRates(
     return { followerReplicationBytesPerSec: -1n, leaderThrottled: false, followerThrottled: false };
   return {
     followerReplicationBytesPerSec: following
-      ? bytesPerSec(o.follower.partitions.get(partitionKey(topic, partition)) ?? 0)
+      ? bytesPerSec(o.follower.partitions.get(topicPartitionKey(topic, partition)) ?? 0)
       : -1n,
     leaderThrottled: o.quotas.leader.isThrottled(topic, partition),
     followerThrottled: o.quotas.follower.isThrottled(topic, partition),
@@ -195,7 +196,7 @@ function describePartition(
   const state = b.metadata.image().topics.get(p.topic)?.partitions[p.index];
   if (state) base.partitionEpoch = state.partitionEpoch;
   const replication = b.replicaManager.replication;
-  const d = replication.describe(partitionKey(p.topic, p.index));
+  const d = replication.describe(topicPartitionKey(p.topic, p.index));
   if (includeHistory) base.history = historyEntries(d.history);
   if (d.leader) {
     return {

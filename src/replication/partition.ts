@@ -1,23 +1,35 @@
 /**
- * One partition replica hosted by this broker (Kafka's Partition): its log, its role (leader or
- * follower) and leader epoch from the metadata image. The leader's HW, ISR and acks rules are
- * replication's PartitionLeaderState, the follower's fetch state its PartitionFollower.
- * Owned by the ReplicaManager; every call is synchronous, so calls are serialised by the event loop.
+ * One partition replica hosted by this broker (Kafka's core/cluster/Partition): its log, its role
+ * (leader or follower) and leader epoch from the metadata image. The leader's HW, ISR and acks
+ * rules are PartitionLeaderState's, the follower's fetch state PartitionFollower's; an append or a
+ * log start move here tries what waits on the partition in the ReplicationManager's purgatory.
+ * Owned by the broker's ReplicaManager; every call is synchronous, serialised by the event loop.
  */
+import { topicPartitionKey } from '../common/topic-partition.js';
 import type { PartitionState } from '../metadata/cluster-metadata.js';
+import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
 import { batchSize, readBatchHeader } from '../protocol/records/batch.js';
-import type { PartitionLeaderState } from '../replication/leader-state.js';
-import { localOffsetLag, UNKNOWN_OFFSET_LAG } from '../replication/offset-lag.js';
-import type { ReplicationManager } from '../replication/replication-manager.js';
 import type { LogReadResult } from '../storage/local-log.js';
 import type { FetchIsolation, Log, LogAppendInfo } from '../storage/log.js';
+import type { PendingAcks } from './delayed-produce.js';
+import type { PartitionLeaderState } from './leader-state.js';
+import { localOffsetLag, UNKNOWN_OFFSET_LAG } from './offset-lag.js';
+import type { ReplicationManager } from './replication-manager.js';
 
-const NOT_LEADER_OR_FOLLOWER = 6;
-const INVALID_TXN_STATE = 48;
-const FENCED_LEADER_EPOCH = 74;
-const UNKNOWN_LEADER_EPOCH = 75;
-const INVALID_RECORD = 87;
+const {
+  NOT_LEADER_OR_FOLLOWER,
+  INVALID_TXN_STATE,
+  FENCED_LEADER_EPOCH,
+  UNKNOWN_LEADER_EPOCH,
+  INVALID_RECORD,
+} = ErrorCode;
+
+/** A leader append: where it went, and what acknowledges it with acks=all. */
+export interface LeaderAppend {
+  readonly info: LogAppendInfo;
+  readonly acks: PendingAcks;
+}
 
 export class Partition {
   private state: PartitionState;
@@ -59,8 +71,9 @@ export class Partition {
     return this.state.leader === this.localBrokerId;
   }
 
-  private get key(): string {
-    return `${this.state.topic}-${this.state.partition}`;
+  /** `<topic>-<partition>`: the key of this partition in the purgatory and in replication. */
+  get key(): string {
+    return topicPartitionKey(this.state.topic, this.state.partition);
   }
 
   /** Replication's leader state while this broker leads the partition. */
@@ -101,10 +114,11 @@ export class Partition {
   }
 
   /**
-   * A leader append (Produce): offsets, epoch and idempotence checks are the log's (a retried
-   * batch already in the log comes back with `duplicate` and its first append's offsets).
+   * A leader append (Produce, the group coordinator): offsets, epoch and idempotence checks are
+   * the log's (a retried batch already in the log comes back with `duplicate` and its first
+   * append's offsets). What waits on this partition is tried once the records are in.
    */
-  appendAsLeader(records: Buffer, requiredAcks: number): LogAppendInfo {
+  appendAsLeader(records: Buffer, requiredAcks: number): LeaderAppend {
     this.checkLeader();
     const ls = this.leaderState;
     if (!ls) {
@@ -117,7 +131,19 @@ export class Partition {
     this.refuseTransactionalBatches(records);
     const info = ls.appendAsLeader(records, requiredAcks);
     if (info.duplicate) this.duplicateBatches++;
-    return info;
+    else this.replication.partitionChanged(this.key);
+    return { info, acks: { key: this.key, leader: ls, requiredOffset: info.lastOffset + 1n } };
+  }
+
+  /**
+   * DeleteRecords on the leader (Kafka's deleteRecordsOnLeader): moves the log start to `offset`
+   * when that is ahead of it. Returns whether it moved; what waits on the partition is tried then.
+   */
+  deleteRecordsOnLeader(offset: bigint): boolean {
+    this.checkLeader();
+    if (!this.log.maybeIncrementLogStartOffset(offset, 'client delete records request')) return false;
+    this.replication.partitionChanged(this.key);
+    return true;
   }
 
   // Transactions (markers, LSO, aborted lists) are not implemented: refuse their batches instead
