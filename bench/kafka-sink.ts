@@ -1,11 +1,13 @@
-import { ApiKey, BROKER_API_VERSIONS } from '../src/broker/api-versions.js';
+import { BROKER_API_VERSIONS } from '../src/broker/api-versions.js';
 import { SystemClock } from '../src/common/clock.js';
+import { silentLogger } from '../src/common/logger.js';
+import { TimerScheduler } from '../src/common/scheduler.js';
 import type { RequestHandler } from '../src/network/request-handler.js';
 import { SocketServer } from '../src/network/socket-server.js';
 import type { MessageCodec } from '../src/protocol/codec-runtime.js';
 import type { FetchRequest } from '../src/protocol/generated/FetchRequest.js';
 import { defaultFetchResponse, defaultPartitionData } from '../src/protocol/generated/FetchResponse.js';
-import { API_MESSAGES } from '../src/protocol/generated/index.js';
+import { API_MESSAGES, ApiKey } from '../src/protocol/generated/index.js';
 import type { ListOffsetsRequest } from '../src/protocol/generated/ListOffsetsRequest.js';
 import { defaultListOffsetsPartitionResponse } from '../src/protocol/generated/ListOffsetsResponse.js';
 import type { MetadataRequest } from '../src/protocol/generated/MetadataRequest.js';
@@ -18,8 +20,6 @@ import {
 import type { ProduceRequest } from '../src/protocol/generated/ProduceRequest.js';
 import { defaultPartitionProduceResponse } from '../src/protocol/generated/ProduceResponse.js';
 import { encodeResponse, readRequest } from '../src/protocol/messages.js';
-import { silentLogger } from '../src/storage/logger.js';
-import { TimerScheduler } from '../src/storage/scheduler.js';
 
 /**
  * The ceiling a produce or consume benchmark can reach on this machine: a Kafka endpoint that

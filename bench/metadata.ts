@@ -4,11 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { SystemClock } from '../src/common/clock.js';
+import { MemoryLogger } from '../src/common/logger.js';
+import { TimerScheduler } from '../src/common/scheduler.js';
 import { Controller } from '../src/controller/controller.js';
 import { EmbeddedStore } from '../src/metadata/embedded-store.js';
 import { StoreClusterMetadata } from '../src/metadata/store-cluster-metadata.js';
-import { MemoryLogger } from '../src/storage/logger.js';
-import { TimerScheduler } from '../src/storage/scheduler.js';
 
 /**
  * Issue 5's metadata targets, with the embedded store on a real clock (in memory, then persisted

@@ -5,14 +5,14 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { SystemClock } from '../src/common/clock.js';
+import { silentLogger } from '../src/common/logger.js';
+import { ManualScheduler } from '../src/common/scheduler.js';
 import { crc32cImplementation } from '../src/protocol/records/crc32c.js';
 import { computeCrc, encodeBatch } from '../src/protocol/records/index.js';
 import { type FileHandle, type FileSystem, NodeFileSystem } from '../src/storage/fs.js';
 import type { StorageContext } from '../src/storage/local-log.js';
 import { Log } from '../src/storage/log.js';
 import { DEFAULT_LOG_CONFIG, type LogConfig, logConfig } from '../src/storage/log-config.js';
-import { silentLogger } from '../src/storage/logger.js';
-import { ManualScheduler } from '../src/storage/scheduler.js';
 
 /**
  * The storage engine against the disk it runs on (issue 3's performance targets), every baseline

@@ -5,6 +5,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { SystemClock } from '../src/common/clock.js';
+import { silentLogger } from '../src/common/logger.js';
+import { TimerScheduler } from '../src/common/scheduler.js';
 import type { FetchRequest } from '../src/protocol/generated/FetchRequest.js';
 import { defaultPartitionData, type FetchResponse } from '../src/protocol/generated/FetchResponse.js';
 import { encodeBatch } from '../src/protocol/records/index.js';
@@ -16,8 +18,6 @@ import { ReplicationQuota } from '../src/replication/quota.js';
 import { NodeFileSystem } from '../src/storage/fs.js';
 import { Log } from '../src/storage/log.js';
 import { logConfig } from '../src/storage/log-config.js';
-import { silentLogger } from '../src/storage/logger.js';
-import { TimerScheduler } from '../src/storage/scheduler.js';
 
 /**
  * Replication throttle accuracy (issue 7): a real follower (PartitionFollower + ReplicaFetcher with

@@ -14,18 +14,18 @@
  */
 import * as path from 'node:path';
 import type { Clock } from '../common/clock.js';
+import type { Logger } from '../common/logger.js';
+import type { Scheduler } from '../common/scheduler.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { TokenBucket } from '../replication/quota.js';
 import type { Log } from '../storage/log.js';
 import type { LogManager } from '../storage/log-manager.js';
-import type { StorageLogger } from '../storage/logger.js';
-import type { Scheduler } from '../storage/scheduler.js';
 
 export interface AlterLogDirsContext {
   readonly logManager: LogManager;
   readonly clock: Clock;
   readonly scheduler: Scheduler;
-  readonly logger: StorageLogger;
+  readonly logger: Logger;
   /** replica.alter.log.dirs.io.max.bytes.per.second now; null: unlimited. */
   readonly rateBytesPerSec: () => number | null;
   /** Bytes copied per step at most (replica.fetch.max.bytes, as Kafka's thread fetches). */

@@ -4,48 +4,12 @@
  * a connection that asks for anything else. Kafka 4.0's floors are kept where older versions need
  * message formats v0/v1 (Produce < 3, Fetch < 4), which Skiff does not store.
  */
+import { ApiKey } from '../protocol/generated/index.js';
+
 export interface VersionRange {
   readonly min: number;
   readonly max: number;
 }
-
-export const ApiKey = {
-  Produce: 0,
-  Fetch: 1,
-  ListOffsets: 2,
-  Metadata: 3,
-  OffsetCommit: 8,
-  OffsetFetch: 9,
-  FindCoordinator: 10,
-  JoinGroup: 11,
-  Heartbeat: 12,
-  LeaveGroup: 13,
-  SyncGroup: 14,
-  DescribeGroups: 15,
-  ListGroups: 16,
-  ApiVersions: 18,
-  CreateTopics: 19,
-  DeleteTopics: 20,
-  DeleteRecords: 21,
-  InitProducerId: 22,
-  OffsetForLeaderEpoch: 23,
-  DescribeConfigs: 32,
-  AlterConfigs: 33,
-  AlterReplicaLogDirs: 34,
-  DescribeLogDirs: 35,
-  CreatePartitions: 37,
-  DeleteGroups: 42,
-  ElectLeaders: 43,
-  IncrementalAlterConfigs: 44,
-  AlterPartitionReassignments: 45,
-  ListPartitionReassignments: 46,
-  OffsetDelete: 47,
-  DescribeClientQuotas: 48,
-  AlterClientQuotas: 49,
-  DescribeCluster: 60,
-  /** Skiff's own admin API (tools/codegen/skiff-specs), far above Kafka's keys. */
-  SkiffDescribeReplication: 10000,
-} as const;
 
 /** Implemented by the broker itself. */
 export const BROKER_API_VERSIONS: ReadonlyMap<number, VersionRange> = new Map([

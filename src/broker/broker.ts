@@ -5,19 +5,22 @@
  * manual clock and the CLI on the real one. Owned by whoever starts it; `stop()` is a clean
  * shutdown (connections closed, logs flushed, checkpoints and the clean-shutdown marker written).
  */
+
 import { statfsSync } from 'node:fs';
+import { assert } from '../common/assert.js';
 import type { Clock } from '../common/clock.js';
+import type { Logger } from '../common/logger.js';
+import type { Scheduler } from '../common/scheduler.js';
 import type { ClusterMetadata } from '../metadata/cluster-metadata.js';
 import { brokerConfigValue, type ConfigValue, layersFor } from '../metadata/config-resolve.js';
 import { type BoundAddress, SocketServer } from '../network/socket-server.js';
+import { ErrorCode } from '../protocol/generated/errors.js';
 import type { FetcherConfig } from '../replication/fetcher.js';
 import type { AlterPartitionOutcome, IsrProposal } from '../replication/leader-state.js';
 import { ReplicationQuota, type ReplicationQuotas } from '../replication/quota.js';
 import { ReplicationManager } from '../replication/replication-manager.js';
 import type { FileSystem } from '../storage/fs.js';
 import { LogManager } from '../storage/log-manager.js';
-import type { StorageLogger } from '../storage/logger.js';
-import type { Scheduler } from '../storage/scheduler.js';
 import { AlterLogDirsManager } from './alter-log-dirs.js';
 import type { BrokerConfig } from './config.js';
 import { applyDynamicConfigs, effectiveLogConfig, minInsyncReplicasOf } from './dynamic-config.js';
@@ -37,7 +40,7 @@ export interface BrokerDeps {
   readonly fs: FileSystem;
   /** The cluster's metadata (store-backed: a cluster of one, `skiff up` or etcd). */
   readonly metadata: ClusterMetadata;
-  readonly logger: StorageLogger;
+  readonly logger: Logger;
   /** crypto.randomBytes in production; seeded in tests. */
   readonly randomBytes: (n: number) => Buffer;
   /**
@@ -91,7 +94,7 @@ export class Broker {
       topicConfig,
     );
     this.replicaTransport = new BrokerReplicaTransport(config.nodeId, metadata, scheduler, () =>
-      this.intConfig('replica.socket.timeout.ms', 30_000),
+      this.intConfig('replica.socket.timeout.ms'),
     );
     this.replication = this.replicationManager(metadata, this.replicaTransport);
     this.replicaManager = new ReplicaManager(
@@ -107,8 +110,8 @@ export class Broker {
       scheduler,
       logger,
       rateBytesPerSec: () => this.rateConfig('replica.alter.log.dirs.io.max.bytes.per.second'),
-      chunkBytes: () => this.intConfig('replica.fetch.max.bytes', 1_048_576),
-      windowMs: this.intConfig('alter.log.dirs.replication.quota.window.size.seconds', 1) * 1000,
+      chunkBytes: () => this.intConfig('replica.fetch.max.bytes'),
+      windowMs: this.intConfig('alter.log.dirs.replication.quota.window.size.seconds') * 1000,
     });
     // Producer ids: start time in the high bits, so a restarted broker never hands out an id it
     // gave before (unless it issued more than 1024 ids per millisecond of uptime), and the node id
@@ -189,20 +192,22 @@ export class Broker {
     return n === null || n >= BigInt(Number.MAX_SAFE_INTEGER) ? null : Number(n);
   }
 
-  private intConfig(name: string, fallback: number): number {
+  /** An int or long broker config; its default is config-defs.ts's, so it always has a value. */
+  private intConfig(name: string): number {
     const v = this.currentConfig(name);
-    return typeof v === 'number' ? v : typeof v === 'bigint' ? Number(v) : fallback;
+    assert(typeof v === 'number' || typeof v === 'bigint', `broker config ${name} has no numeric value`);
+    return Number(v);
   }
 
   /** The wiring of src/replication/README.md ("Integration seams"); test/sim/sim-broker.ts is its model. */
   private replicationManager(metadata: ClusterMetadata, transport: BrokerReplicaTransport) {
     const { config, clock, scheduler, logger } = this.deps;
     const fetcherConfig = (): FetcherConfig => ({
-      fetchMaxBytes: this.intConfig('replica.fetch.max.bytes', 1_048_576),
-      responseMaxBytes: this.intConfig('replica.fetch.response.max.bytes', 10_485_760),
-      maxWaitMs: this.intConfig('replica.fetch.wait.max.ms', 500),
-      minBytes: this.intConfig('replica.fetch.min.bytes', 1),
-      backoffMs: this.intConfig('replica.fetch.backoff.ms', 1000),
+      fetchMaxBytes: this.intConfig('replica.fetch.max.bytes'),
+      responseMaxBytes: this.intConfig('replica.fetch.response.max.bytes'),
+      maxWaitMs: this.intConfig('replica.fetch.wait.max.ms'),
+      minBytes: this.intConfig('replica.fetch.min.bytes'),
+      backoffMs: this.intConfig('replica.fetch.backoff.ms'),
     });
     const alterPartition = async (p: IsrProposal): Promise<AlterPartitionOutcome> => {
       const r = await metadata.alterPartition([
@@ -224,7 +229,7 @@ export class Broker {
       const pr = r.topics
         .find((t) => t.topic === p.topic)
         ?.partitions.find((x) => x.partition === p.partition);
-      if (!pr) return { ...none, errorCode: 3 };
+      if (!pr) return { ...none, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION };
       return pr;
     };
     return new ReplicationManager({
@@ -236,8 +241,8 @@ export class Broker {
       transport,
       brokerEpoch: () => metadata.brokerEpoch(),
       fetcherConfig,
-      replicaLagTimeMaxMs: () => this.intConfig('replica.lag.time.max.ms', 30_000),
-      numReplicaFetchers: () => this.intConfig('num.replica.fetchers', 1),
+      replicaLagTimeMaxMs: () => this.intConfig('replica.lag.time.max.ms'),
+      numReplicaFetchers: () => this.intConfig('num.replica.fetchers'),
       minInsyncReplicas: (topic) =>
         minInsyncReplicasOf(metadata.image(), config.nodeId, config.minInsyncReplicas, topic),
       isReplicaIsrEligible: (id, epoch) => {
@@ -256,13 +261,8 @@ export class Broker {
   private replicationQuotas(metadata: ClusterMetadata): ReplicationQuotas {
     const { config, clock } = this.deps;
     const window = {
-      samples: this.intConfig('replication.quota.window.num', 11),
-      sampleMs: this.intConfig('replication.quota.window.size.seconds', 1) * 1000,
-    };
-    const rateOf = (name: string) => (): number | null => {
-      const v = this.currentConfig(name);
-      const n = typeof v === 'bigint' ? v : typeof v === 'number' ? BigInt(v) : null;
-      return n === null || n >= BigInt(Number.MAX_SAFE_INTEGER) ? null : Number(n);
+      samples: this.intConfig('replication.quota.window.num'),
+      sampleMs: this.intConfig('replication.quota.window.size.seconds') * 1000,
     };
     const side = (s: 'leader' | 'follower') =>
       new ReplicationQuota({
@@ -270,7 +270,7 @@ export class Broker {
         localBrokerId: config.nodeId,
         clock,
         window,
-        rate: rateOf(`${s}.replication.throttled.rate`),
+        rate: () => this.rateConfig(`${s}.replication.throttled.rate`),
         throttledReplicas: (topic) =>
           metadata.image().topicConfigs.get(topic)?.[`${s}.replication.throttled.replicas`],
       });
@@ -287,7 +287,7 @@ export class Broker {
 
   /** Checks meta.properties, loads the logs, applies the current metadata, then listens and registers. */
   async start(): Promise<BoundAddress> {
-    if (this.state !== 'new') throw new Error(`broker ${this.deps.config.nodeId} was already started`);
+    assert(this.state === 'new', `broker ${this.deps.config.nodeId} was already started`);
     this.state = 'started';
     const { config, fs, metadata, randomBytes } = this.deps;
     ensureMetaProperties(fs, config.logDirs, config.nodeId, metadata.image().clusterId, randomBytes);

@@ -8,9 +8,9 @@
  * Owned by the broker; single-threaded.
  */
 import type { Clock } from '../common/clock.js';
+import { ErrorCode } from '../protocol/generated/errors.js';
 
-export const FETCH_SESSION_ID_NOT_FOUND = 70;
-export const INVALID_FETCH_SESSION_EPOCH = 71;
+const { FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH } = ErrorCode;
 /** Kafka's evictable threshold for sessions of ordinary clients. */
 const EVICTION_IDLE_MS = 120_000;
 /** Random draws for an unused session id before giving up (each collides with p ≤ slots / 2^31). */

@@ -8,6 +8,8 @@
  * leadership callbacks of ReplicaManager. Owned by the Broker; single-threaded.
  */
 import type { Clock } from '../common/clock.js';
+import type { Logger } from '../common/logger.js';
+import type { Scheduler } from '../common/scheduler.js';
 import { coordinatorBatch, recordsInBatches } from '../coordinator/batches.js';
 import { CONSUMER_OFFSETS_TOPIC } from '../coordinator/config.js';
 import type { CoordinatorNode } from '../coordinator/find-coordinator.js';
@@ -20,8 +22,6 @@ import { KafkaError } from '../protocol/kafka-error.js';
 import { batchSize, lastOffset, readBatchHeader } from '../protocol/records/batch.js';
 import { awaitAcks } from '../replication/delayed-produce.js';
 import type { Partition } from '../replication/partition.js';
-import type { StorageLogger } from '../storage/logger.js';
-import type { Scheduler } from '../storage/scheduler.js';
 import type { BrokerConfig } from './config.js';
 import type { ReplicaManager } from './replica-manager.js';
 
@@ -34,7 +34,7 @@ export interface GroupCoordinationDeps {
   readonly config: BrokerConfig;
   readonly clock: Clock;
   readonly scheduler: Scheduler;
-  readonly logger: StorageLogger;
+  readonly logger: Logger;
   readonly metadata: ClusterMetadata;
   readonly replicaManager: ReplicaManager;
 }

@@ -1,8 +1,8 @@
 import type { Clock } from '../common/clock.js';
+import type { Logger } from '../common/logger.js';
+import type { Scheduler } from '../common/scheduler.js';
 import type { ClusterMetadata } from '../metadata/cluster-metadata.js';
 import type { ConnectionInfo } from '../network/request-handler.js';
-import type { StorageLogger } from '../storage/logger.js';
-import type { Scheduler } from '../storage/scheduler.js';
 import type { AlterLogDirsManager } from './alter-log-dirs.js';
 import type { BrokerConfig } from './config.js';
 import type { FetchSessionCache } from './fetch-session.js';
@@ -27,7 +27,7 @@ export interface BrokerServices {
   readonly config: BrokerConfig;
   readonly clock: Clock;
   readonly scheduler: Scheduler;
-  readonly logger: StorageLogger;
+  readonly logger: Logger;
   readonly metadata: ClusterMetadata;
   readonly replicaManager: ReplicaManager;
   readonly fetchSessions: FetchSessionCache;

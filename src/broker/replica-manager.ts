@@ -5,13 +5,14 @@
  * followers and their fetchers) and the purgatory of requests waiting on a partition are the
  * ReplicationManager's. Owned by the Broker; applied images arrive in revision order.
  */
+
+import type { Logger } from '../common/logger.js';
 import { topicPartitionKey } from '../common/topic-partition.js';
 import type { MetadataImage } from '../metadata/cluster-metadata.js';
 import { Partition } from '../replication/partition.js';
 import type { ReplicationManager } from '../replication/replication-manager.js';
 import type { LogConfig } from '../storage/log-config.js';
 import type { LogManager } from '../storage/log-manager.js';
-import type { StorageLogger } from '../storage/logger.js';
 
 export class ReplicaManager {
   private readonly partitions = new Map<string, Partition>();
@@ -23,7 +24,7 @@ export class ReplicaManager {
     /** The replication roles: leaders' ISR and HW, followers' fetchers. */
     readonly replication: ReplicationManager,
     private readonly topicConfig: (topic: string) => LogConfig,
-    private readonly logger: StorageLogger,
+    private readonly logger: Logger,
   ) {}
 
   get partitionCount(): number {

@@ -5,6 +5,8 @@
  * image. A failed connection is dropped and reopened by the next request (the fetcher backs off
  * in between). Owned by the Broker; close() ends every connection.
  */
+
+import type { Scheduler } from '../common/scheduler.js';
 import type { ClusterMetadata } from '../metadata/cluster-metadata.js';
 import { ClientConnection } from '../network/client-connection.js';
 import { FramePool } from '../protocol/framing.js';
@@ -14,6 +16,7 @@ import {
   FetchRequestCodec,
 } from '../protocol/generated/FetchRequest.js';
 import { type FetchResponse, FetchResponseCodec } from '../protocol/generated/FetchResponse.js';
+import { ApiKey } from '../protocol/generated/index.js';
 import {
   defaultListOffsetsRequest,
   ListOffsetsRequestCodec,
@@ -21,11 +24,8 @@ import {
 import { ListOffsetsResponseCodec } from '../protocol/generated/ListOffsetsResponse.js';
 import { KafkaError } from '../protocol/kafka-error.js';
 import type { LeaderOffsets, ReplicaTransport } from '../replication/fetcher.js';
-import type { Scheduler } from '../storage/scheduler.js';
 
-const FETCH = 1;
 const FETCH_VERSION = 12;
-const LIST_OFFSETS = 2;
 const LIST_OFFSETS_VERSION = 7;
 /**
  * Idle assembly buffers kept for the fetchers' responses: a follower catching up gets one
@@ -85,7 +85,7 @@ export class BrokerReplicaTransport implements ReplicaTransport {
     const conn = await this.connection(leaderId, fetcherId);
     // v12 carries the replica id at the top level; ReplicaState (with the broker epoch) is v15+.
     const v12 = { ...request, replicaState: defaultReplicaState() };
-    return conn.send(FETCH, FETCH_VERSION, FetchRequestCodec, v12, FetchResponseCodec);
+    return conn.send(ApiKey.Fetch, FETCH_VERSION, FetchRequestCodec, v12, FetchResponseCodec);
   }
 
   /** The fetcher has appended the response's records: their frame's buffer goes back to the pool. */
@@ -103,7 +103,7 @@ export class BrokerReplicaTransport implements ReplicaTransport {
     const conn = await this.connection(leaderId);
     const ask = async (timestamp: bigint): Promise<bigint> => {
       const resp = await conn.send(
-        LIST_OFFSETS,
+        ApiKey.ListOffsets,
         LIST_OFFSETS_VERSION,
         ListOffsetsRequestCodec,
         {

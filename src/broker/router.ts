@@ -16,10 +16,10 @@ import {
 import type { MessageCodec } from '../protocol/codec-runtime.js';
 import type { ApiVersion } from '../protocol/generated/ApiVersionsResponse.js';
 import { ApiVersionsResponseCodec } from '../protocol/generated/ApiVersionsResponse.js';
-import { API_MESSAGES } from '../protocol/generated/index.js';
+import { API_MESSAGES, ApiKey } from '../protocol/generated/index.js';
 import { encodeResponse, readRequest } from '../protocol/messages.js';
 import { ProtocolError } from '../protocol/protocol-error.js';
-import { ApiKey, BROKER_API_VERSIONS, GROUP_API_KEYS, type VersionRange } from './api-versions.js';
+import { BROKER_API_VERSIONS, GROUP_API_KEYS, type VersionRange } from './api-versions.js';
 import type { GroupApi, GroupRequestContext } from './group-api.js';
 import type { BrokerServices, RequestContext } from './handler-context.js';
 import {

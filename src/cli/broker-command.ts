@@ -12,12 +12,12 @@ import { randomBytes, randomInt } from 'node:crypto';
 import { parseProperties } from '../broker/config.js';
 import { StoreBroker } from '../cluster/store-broker.js';
 import { SystemClock } from '../common/clock.js';
+import { type Logger, lineLogger } from '../common/logger.js';
 import { tuneMallocForBroker } from '../common/malloc-tuning.js';
+import { TimerScheduler } from '../common/scheduler.js';
 import { EtcdStore } from '../metadata/etcd-store.js';
 import { StoreError } from '../metadata/store.js';
 import { NodeFileSystem } from '../storage/fs.js';
-import type { StorageLogger } from '../storage/logger.js';
-import { TimerScheduler } from '../storage/scheduler.js';
 import type { CliIo } from './cli.js';
 
 export const BROKER_SUMMARY = 'run one broker (--config server.properties)';
@@ -55,10 +55,7 @@ export async function runBroker(args: string[], io: CliIo): Promise<number> {
       : parseProperties(fs.readFile(configPath).toString('utf8'));
   for (const o of overrides) for (const [k, v] of parseProperties(o)) props.set(k, v);
   const clock = new SystemClock();
-  const logger: StorageLogger = {
-    info: (line) => io.out(`[${new Date(clock.nowMs()).toISOString()}] INFO ${line}`),
-    warn: (line) => io.out(`[${new Date(clock.nowMs()).toISOString()}] WARN ${line}`),
-  };
+  const logger = lineLogger(clock, (line) => io.out(line));
   const endpoints = (props.get('etcd.endpoints') ?? '')
     .split(',')
     .map((e) => e.trim())
@@ -95,7 +92,7 @@ async function runEtcdBroker(
   props: Map<string, string>,
   endpoints: readonly string[],
   clock: SystemClock,
-  logger: StorageLogger,
+  logger: Logger,
   io: CliIo,
 ): Promise<number> {
   // Two processes defaulting to id 1 would overwrite each other's registration: say it up front.

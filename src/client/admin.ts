@@ -3,6 +3,7 @@
  * results (a topic, a partition, a config resource) so a tool can print what succeeded next to
  * what failed, as Kafka's tools do.
  */
+import { topicPartitionKey } from '../common/topic-partition.js';
 import type { DescribeConfigsResourceResult } from '../protocol/generated/DescribeConfigsResponse.js';
 import type { DescribeLogDirsResult } from '../protocol/generated/DescribeLogDirsResponse.js';
 import { ZERO_UUID } from '../protocol/uuid.js';
@@ -313,14 +314,20 @@ export class Admin {
         const resp = await this.client.send({ kind: 'node', id: leader }, Apis.DeleteRecords, () => ({
           topics: [...topics].map(([name, parts]) => ({
             name,
-            partitions: parts.map((p) => ({ partitionIndex: p, offset: byKey.get(`${name}-${p}`)! })),
+            partitions: parts.map((p) => ({
+              partitionIndex: p,
+              offset: byKey.get(topicPartitionKey(name, p))!,
+            })),
           })),
           timeoutMs: this.client.requestTimeoutMs,
         }));
         const answers = new Map<string, { errorCode: number; value: bigint }>();
         for (const t of resp.topics)
           for (const p of t.partitions)
-            answers.set(`${t.name}-${p.partitionIndex}`, { errorCode: p.errorCode, value: p.lowWatermark });
+            answers.set(topicPartitionKey(t.name, p.partitionIndex), {
+              errorCode: p.errorCode,
+              value: p.lowWatermark,
+            });
         return answers;
       },
     );
@@ -358,7 +365,10 @@ export class Admin {
       const answers = new Map<string, { errorCode: number; value: bigint }>();
       for (const t of resp.topics)
         for (const p of t.partitions)
-          answers.set(`${t.name}-${p.partitionIndex}`, { errorCode: p.errorCode, value: p.offset });
+          answers.set(topicPartitionKey(t.name, p.partitionIndex), {
+            errorCode: p.errorCode,
+            value: p.offset,
+          });
       return answers;
     });
   }
@@ -388,7 +398,7 @@ export class Admin {
     for (const t of resp.responses)
       for (const p of t.partitions)
         out.set(
-          `${t.name}-${p.partitionIndex}`,
+          topicPartitionKey(t.name, p.partitionIndex),
           p.errorCode === 0 ? null : kafkaError(p.errorCode, p.errorMessage),
         );
     return out;
@@ -412,7 +422,7 @@ export class Admin {
     const out = new Map<string, PartitionReassignment>();
     for (const t of resp.topics)
       for (const p of t.partitions)
-        out.set(`${t.name}-${p.partitionIndex}`, {
+        out.set(topicPartitionKey(t.name, p.partitionIndex), {
           topic: t.name,
           partition: p.partitionIndex,
           replicas: p.replicas,

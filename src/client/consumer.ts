@@ -1,3 +1,5 @@
+import { topicPartitionKey } from '../common/topic-partition.js';
+import { ErrorCode } from '../protocol/generated/errors.js';
 import {
   batchesIn,
   decodeRecords,
@@ -85,7 +87,8 @@ export class Consumer {
     for (const tp of tps) {
       const r = results.get(tpKey(tp));
       if (r && !r.ok) {
-        if (r.error instanceof Error && 'code' in r.error && r.error.code === 1) reset.push(tp);
+        if (r.error instanceof Error && 'code' in r.error && r.error.code === ErrorCode.OFFSET_OUT_OF_RANGE)
+          reset.push(tp);
         else if (!isRetriable(r.error)) throw r.error;
       }
     }
@@ -113,7 +116,7 @@ export class Consumer {
       const m = new Map<string, { errorCode: number; value: bigint }>();
       for (const t of resp.topics)
         for (const p of t.partitions)
-          m.set(`${t.name}-${p.partitionIndex}`, { errorCode: p.errorCode, value: p.offset });
+          m.set(topicPartitionKey(t.name, p.partitionIndex), { errorCode: p.errorCode, value: p.offset });
       return m;
     });
     for (const tp of tps) {
@@ -144,7 +147,7 @@ export class Consumer {
         partitions: parts.map((partition) => ({
           partition,
           currentLeaderEpoch: -1,
-          fetchOffset: this.positions.get(`${topic}-${partition}`)!.offset,
+          fetchOffset: this.positions.get(topicPartitionKey(topic, partition))!.offset,
           lastFetchedEpoch: -1,
           logStartOffset: -1n,
           partitionMaxBytes: this.options.partitionMaxBytes,
@@ -158,7 +161,7 @@ export class Consumer {
     const answers = new Map<string, { errorCode: number; value: null }>();
     for (const t of resp.responses) {
       for (const p of t.partitions) {
-        const key = `${t.topic}-${p.partitionIndex}`;
+        const key = topicPartitionKey(t.topic, p.partitionIndex);
         answers.set(key, { errorCode: p.errorCode, value: null });
         const pos = this.positions.get(key);
         if (p.errorCode !== 0 || !pos || !p.records) continue;

@@ -3,6 +3,7 @@
  * describe (members with their assignments, committed offsets), commit offsets for a reset, delete.
  * Classic groups only (the JoinGroup/SyncGroup protocol Skiff's coordinator speaks).
  */
+import { topicPartitionKey } from '../common/topic-partition.js';
 import { ConsumerProtocolAssignmentCodec } from '../protocol/generated/ConsumerProtocolAssignment.js';
 import { Reader } from '../protocol/reader.js';
 import { Apis } from './apis.js';
@@ -130,7 +131,7 @@ export class GroupAdmin {
       for (const t of resp.topics) {
         for (const p of t.partitions) {
           if (p.errorCode !== 0 || p.committedOffset < 0n) continue;
-          out.set(`${t.name}-${p.partitionIndex}`, {
+          out.set(topicPartitionKey(t.name, p.partitionIndex), {
             tp: { topic: t.name, partition: p.partitionIndex },
             offset: p.committedOffset,
           });

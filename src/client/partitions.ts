@@ -1,3 +1,4 @@
+import { topicPartitionKey } from '../common/topic-partition.js';
 import { ClientError, type KafkaResponseError, kafkaError } from './errors.js';
 import { isRetriable, type KafkaClient } from './kafka-client.js';
 
@@ -7,7 +8,7 @@ export interface TopicPartition {
 }
 
 export function tpKey(tp: TopicPartition): string {
-  return `${tp.topic}-${tp.partition}`;
+  return topicPartitionKey(tp.topic, tp.partition);
 }
 
 /** One partition's outcome: a value or the error the broker (or the client) gave for it. */

@@ -1,3 +1,5 @@
+import { topicPartitionKey } from '../common/topic-partition.js';
+import { ErrorCode } from '../protocol/generated/errors.js';
 import { type CompressionCodecId, encodeBatch } from '../protocol/records/index.js';
 import { Apis } from './apis.js';
 import { ClientError, KafkaResponseError, kafkaError } from './errors.js';
@@ -214,7 +216,7 @@ export class Producer {
         return t;
       })
       .catch((e: unknown) => {
-        if (e instanceof KafkaResponseError && e.code === 3) {
+        if (e instanceof KafkaResponseError && e.code === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) {
           throw new ClientError(`Topic ${topic} not present in metadata`);
         }
         throw e;
@@ -224,7 +226,7 @@ export class Producer {
   }
 
   private queueFor(topic: string, partition: number): PartitionQueue {
-    const key = `${topic}-${partition}`;
+    const key = topicPartitionKey(topic, partition);
     let q = this.queues.get(key);
     if (!q) {
       q = { topic, partition, batches: [], muted: false };

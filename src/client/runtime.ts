@@ -1,5 +1,5 @@
 import { type Clock, SystemClock } from '../common/clock.js';
-import type { Scheduler } from '../storage/scheduler.js';
+import type { Scheduler } from '../common/scheduler.js';
 
 /**
  * Time as the client sees it: the clock for latencies and deadlines, a scheduler for request

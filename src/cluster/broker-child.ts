@@ -9,11 +9,11 @@
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import { SystemClock } from '../common/clock.js';
+import { lineLogger } from '../common/logger.js';
 import { tuneMallocForBroker } from '../common/malloc-tuning.js';
+import { TimerScheduler } from '../common/scheduler.js';
 import { ipcChannel, RemoteStore } from '../metadata/remote-store.js';
 import { NodeFileSystem } from '../storage/fs.js';
-import type { StorageLogger } from '../storage/logger.js';
-import { TimerScheduler } from '../storage/scheduler.js';
 import { type ChildMessage, PROPS_ENV } from './child-protocol.js';
 import { StoreBroker } from './store-broker.js';
 
@@ -36,10 +36,7 @@ async function main(): Promise<number> {
   });
   tuneMallocForBroker();
   const clock = new SystemClock();
-  const line = (level: string, text: string): void => {
-    process.stdout.write(`[${new Date(clock.nowMs()).toISOString()}] ${level} ${text}\n`);
-  };
-  const logger: StorageLogger = { info: (t) => line('INFO', t), warn: (t) => line('WARN', t) };
+  const logger = lineLogger(clock, (line) => process.stdout.write(`${line}\n`));
   const props = new Map(Object.entries(JSON.parse(process.env[PROPS_ENV] ?? '{}') as Record<string, string>));
   const scheduler = new TimerScheduler();
   const store = new RemoteStore(ipcChannel(process), scheduler);

@@ -8,16 +8,18 @@
  * Owned by the `up` command; start() returns once every broker is listening, shutdown() stops the
  * brokers gracefully (each moves its leadership away first), then the store.
  */
+
 import { type ChildProcess, fork } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Clock } from '../common/clock.js';
+import { lineLogger } from '../common/logger.js';
+import { TimerScheduler } from '../common/scheduler.js';
 import { EmbeddedStore } from '../metadata/embedded-store.js';
 import { MetadataKeys } from '../metadata/keys.js';
 import { MetadataFollower } from '../metadata/metadata-follower.js';
 import { ipcChannel, serveStore } from '../metadata/remote-store.js';
-import { TimerScheduler } from '../storage/scheduler.js';
 import { isChildMessage, PROPS_ENV } from './child-protocol.js';
 import { resolveClusterId } from './cluster-id.js';
 import {
@@ -124,15 +126,11 @@ export class Launcher implements LauncherControl {
       scheduler,
     });
     const launcherLog = path.join(dataDir, 'logs', 'launcher.log');
-    const fileLog = (level: string) => (line: string) =>
-      fs.appendFileSync(launcherLog, `[${new Date(options.clock.nowMs()).toISOString()}] ${level} ${line}\n`);
+    const fileLogger = lineLogger(options.clock, (line) => fs.appendFileSync(launcherLog, `${line}\n`));
     let launcher: Launcher;
     try {
       const clusterId = await resolveClusterId(store, options.randomBytes);
-      const follower = new MetadataFollower(store, new MetadataKeys(clusterId), scheduler, {
-        info: fileLog('INFO'),
-        warn: fileLog('WARN'),
-      });
+      const follower = new MetadataFollower(store, new MetadataKeys(clusterId), scheduler, fileLogger);
       await follower.start();
       launcher = new Launcher(options, store, clusterId, follower);
     } catch (e) {

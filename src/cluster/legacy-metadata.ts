@@ -8,11 +8,11 @@
  * controller runs on the store yet, so these writes race nothing.
  */
 import * as path from 'node:path';
+import type { Logger } from '../common/logger.js';
 import type { ConfigMap } from '../metadata/cluster-metadata.js';
 import { encodeConfigMap, MetadataKeys, type PartitionRecord, type TopicRecord } from '../metadata/keys.js';
 import { type MetadataStore, type Op, STORE_LIMITS } from '../metadata/store.js';
 import type { FileSystem } from '../storage/fs.js';
-import type { StorageLogger } from '../storage/logger.js';
 import { CLUSTER_ID_KEY } from './cluster-id.js';
 
 export const LEGACY_METADATA_FILE = 'skiff-metadata.json';
@@ -36,7 +36,7 @@ export async function importLegacyMetadata(
   store: MetadataStore,
   logDir: string,
   fs: FileSystem,
-  logger: StorageLogger,
+  logger: Logger,
 ): Promise<boolean> {
   const file = path.join(logDir, LEGACY_METADATA_FILE);
   if (!fs.exists(file) || (await store.get(CLUSTER_ID_KEY)) !== null) return false;

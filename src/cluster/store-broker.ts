@@ -17,6 +17,8 @@ import * as path from 'node:path';
 import { Broker } from '../broker/broker.js';
 import { type BrokerConfig, brokerConfigFromProperties } from '../broker/config.js';
 import type { Clock } from '../common/clock.js';
+import type { Logger } from '../common/logger.js';
+import type { Scheduler } from '../common/scheduler.js';
 import { Controller } from '../controller/controller.js';
 import { BROKER_CONFIG_DEFS } from '../metadata/config-defs.js';
 import { EmbeddedStore } from '../metadata/embedded-store.js';
@@ -25,8 +27,6 @@ import type { MetadataStore } from '../metadata/store.js';
 import { StoreClusterMetadata } from '../metadata/store-cluster-metadata.js';
 import type { BoundAddress } from '../network/socket-server.js';
 import type { FileSystem } from '../storage/fs.js';
-import type { StorageLogger } from '../storage/logger.js';
-import type { Scheduler } from '../storage/scheduler.js';
 import { resolveClusterId } from './cluster-id.js';
 import { importLegacyMetadata } from './legacy-metadata.js';
 
@@ -41,7 +41,7 @@ export interface StoreBrokerDeps {
   readonly clock: Clock;
   readonly scheduler: Scheduler;
   readonly fs: FileSystem;
-  readonly logger: StorageLogger;
+  readonly logger: Logger;
   readonly randomBytes: (n: number) => Buffer;
   readonly randomInt: (n: number) => number;
 }

@@ -1,4 +1,6 @@
 import type { Clock } from '../common/clock.js';
+import type { Logger } from '../common/logger.js';
+import type { Scheduler } from '../common/scheduler.js';
 import type { ConfigMap, MetadataImage } from '../metadata/cluster-metadata.js';
 import { resolveBrokerConfig, resolveTopicConfig } from '../metadata/config-resolve.js';
 import type {
@@ -8,7 +10,7 @@ import type {
 } from '../metadata/controller-requests.js';
 import { Election, type Leadership } from '../metadata/election.js';
 import { MetadataKeys } from '../metadata/keys.js';
-import { type FollowerLogger, MetadataFollower } from '../metadata/metadata-follower.js';
+import { MetadataFollower } from '../metadata/metadata-follower.js';
 import {
   type Compare,
   type KeyValue,
@@ -17,7 +19,6 @@ import {
   rangeAll,
   type StoreWatch,
 } from '../metadata/store.js';
-import type { Scheduler } from '../storage/scheduler.js';
 import { planAlterPartition, planElectLeaders, planReassignments, planRebalance } from './partition-admin.js';
 import {
   asOneChange,
@@ -43,7 +44,7 @@ export interface ControllerOptions {
   readonly nodeId: number;
   readonly clock: Clock;
   readonly scheduler: Scheduler;
-  readonly logger: FollowerLogger;
+  readonly logger: Logger;
   readonly randomInt: RandomInt;
   readonly randomBytes: (n: number) => Buffer;
   /** TTL of the controller's lease: how long a dead controller keeps the role (default 9000). */

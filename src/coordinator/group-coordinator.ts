@@ -7,6 +7,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../common/clock.js';
+import type { Logger } from '../common/logger.js';
+import type { Scheduler } from '../common/scheduler.js';
 import type { DeleteGroupsRequest } from '../protocol/generated/DeleteGroupsRequest.js';
 import type { DeleteGroupsResponse } from '../protocol/generated/DeleteGroupsResponse.js';
 import type { DescribeGroupsRequest } from '../protocol/generated/DescribeGroupsRequest.js';
@@ -31,14 +33,13 @@ import type { OffsetFetchResponse } from '../protocol/generated/OffsetFetchRespo
 import type { SyncGroupRequest } from '../protocol/generated/SyncGroupRequest.js';
 import type { SyncGroupResponse } from '../protocol/generated/SyncGroupResponse.js';
 import { KafkaError } from '../protocol/kafka-error.js';
-import type { Scheduler } from '../storage/scheduler.js';
 import { groupAppendError, offsetAppendError } from './append-errors.js';
 import { type GroupCoordinatorConfig, groupCoordinatorConfig } from './config.js';
 import { type CoordinatorNode, findCoordinator } from './find-coordinator.js';
 import { ClassicGroup, type GroupState } from './group.js';
 import { GROUP_API_VERSIONS, type GroupRequestContext } from './group-api.js';
 import { type ReplayRecord, replayPartition } from './loader.js';
-import { type CoordinatorLogger, Membership } from './membership.js';
+import { Membership } from './membership.js';
 import { OffsetManager, offsetKey } from './offsets.js';
 import { partitionForGroup } from './partitioner.js';
 import {
@@ -55,7 +56,7 @@ export interface GroupCoordinatorOptions {
   scheduler: Scheduler;
   log: CoordinatorLog;
   config?: Partial<GroupCoordinatorConfig>;
-  logger?: CoordinatorLogger;
+  logger?: Logger;
   /** Source of the uuid part of member ids; crypto.randomUUID unless a test wants them predictable. */
   newUuid?: () => string;
   /**
@@ -69,7 +70,7 @@ export interface GroupCoordinatorOptions {
 
 type PartitionState = { state: 'loading' | 'active'; epoch: number };
 
-const silent: CoordinatorLogger = { info() {}, warn() {} };
+const silent: Logger = { info() {}, warn() {} };
 
 export class GroupCoordinator {
   readonly versions = GROUP_API_VERSIONS;
@@ -77,7 +78,7 @@ export class GroupCoordinator {
   private readonly clock: Clock;
   private readonly scheduler: Scheduler;
   private readonly log: CoordinatorLog;
-  private readonly logger: CoordinatorLogger;
+  private readonly logger: Logger;
   private readonly membership: Membership;
   private readonly offsets: OffsetManager;
   private readonly groups = new Map<string, ClassicGroup>();

@@ -5,9 +5,11 @@
  * checks ownership of their __consumer_offsets partition and passes a live group in; this class
  * never reads the OS clock and never touches the log except through `storeGroup`.
  */
+
 import type { Clock } from '../common/clock.js';
+import type { Logger } from '../common/logger.js';
+import type { Scheduler } from '../common/scheduler.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
-import type { Scheduler } from '../storage/scheduler.js';
 import type { GroupCoordinatorConfig } from './config.js';
 import {
   type ClassicGroup,
@@ -20,17 +22,12 @@ import {
 import { SessionTimers } from './session-timers.js';
 import { rejoinStaticMember } from './static-membership.js';
 
-export interface CoordinatorLogger {
-  info(line: string): void;
-  warn(line: string): void;
-}
-
 /** What the rebalance logic needs from its owner. */
 export interface MembershipContext {
   readonly config: GroupCoordinatorConfig;
   readonly clock: Clock;
   readonly scheduler: Scheduler;
-  readonly logger: CoordinatorLogger;
+  readonly logger: Logger;
   /** A fresh member id: `${prefix}-${uuid}` as Kafka builds them. */
   newMemberId(prefix: string): string;
   /** Writes the group's metadata record; resolves to NONE or the Kafka error to answer with. Never rejects. */

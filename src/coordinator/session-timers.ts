@@ -5,7 +5,7 @@
  * in a rebalance (parked members are bounded by the rebalance timeout instead, as in Kafka).
  */
 import type { Clock } from '../common/clock.js';
-import type { Scheduler } from '../storage/scheduler.js';
+import type { Scheduler } from '../common/scheduler.js';
 import type { ClassicGroup, MemberMetadata } from './group.js';
 
 export class SessionTimers {

@@ -8,7 +8,10 @@
  * The entity's key is canonical: components sorted by type, `type=<encoded name>` joined by ',',
  * the default written `<default>` (an encoded name cannot contain '<').
  */
+import { ErrorCode } from '../protocol/generated/errors.js';
 import type { ApiResult } from './cluster-metadata.js';
+
+const { INVALID_REQUEST } = ErrorCode;
 
 export const QUOTA_ENTITY_TYPES = ['user', 'client-id'] as const;
 export type QuotaEntityType = (typeof QUOTA_ENTITY_TYPES)[number];
@@ -25,8 +28,6 @@ export const QUOTA_KEYS: ReadonlySet<string> = new Set([
   'request_percentage',
   'controller_mutation_rate',
 ]);
-
-const INVALID_REQUEST = 42;
 
 /** The canonical key of an entity, or an error for an unknown type or a repeated one. */
 export function quotaEntityKey(components: readonly QuotaEntityComponent[]): string | { error: string } {

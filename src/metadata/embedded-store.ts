@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import type { Clock } from '../common/clock.js';
-import type { Scheduler } from '../storage/scheduler.js';
+import type { Scheduler } from '../common/scheduler.js';
 import { type JournalOp, JournalWriter, loadState, writeSnapshot } from './embedded-journal.js';
 import {
   type Compare,

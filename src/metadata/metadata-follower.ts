@@ -1,13 +1,9 @@
-import type { Scheduler } from '../storage/scheduler.js';
+import type { Logger } from '../common/logger.js';
+import type { Scheduler } from '../common/scheduler.js';
 import type { MetadataImage } from './cluster-metadata.js';
 import { ImageBuilder } from './image-builder.js';
 import type { MetadataKeys } from './keys.js';
 import { type MetadataStore, rangeAll, type StoreError, type StoreWatch } from './store.js';
-
-export interface FollowerLogger {
-  info(line: string): void;
-  warn(line: string): void;
-}
 
 /** Most callers that may wait for a revision at once; more is a bug in the caller. */
 const MAX_REVISION_WAITERS = 10_000;
@@ -36,7 +32,7 @@ export class MetadataFollower {
     private readonly store: MetadataStore,
     private readonly keys: MetadataKeys,
     private readonly scheduler: Scheduler,
-    private readonly logger: FollowerLogger,
+    private readonly logger: Logger,
   ) {
     this.builder = new ImageBuilder(keys);
     this.current = this.builder.image();

@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import type { Scheduler } from '../storage/scheduler.js';
+import type { Scheduler } from '../common/scheduler.js';
 import {
   type KeyValue,
   type MetadataStore,

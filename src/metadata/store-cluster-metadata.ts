@@ -1,5 +1,6 @@
+import type { Logger } from '../common/logger.js';
+import type { Scheduler } from '../common/scheduler.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
-import type { Scheduler } from '../storage/scheduler.js';
 import type {
   ApiResult,
   ClientQuotaResource,
@@ -20,7 +21,7 @@ import type {
   PartitionResults,
 } from './controller-requests.js';
 import { type BrokerRecord, MetadataKeys } from './keys.js';
-import { type FollowerLogger, MetadataFollower } from './metadata-follower.js';
+import { MetadataFollower } from './metadata-follower.js';
 import { type MetadataStore, StoreError, type StoreWatch } from './store.js';
 
 export interface BrokerRegistration {
@@ -35,7 +36,7 @@ export interface StoreClusterMetadataOptions {
   readonly clusterId: string;
   readonly broker: BrokerRegistration;
   readonly scheduler: Scheduler;
-  readonly logger: FollowerLogger;
+  readonly logger: Logger;
   readonly randomBytes: (n: number) => Buffer;
   /** broker.session.timeout.ms: the registration lease's TTL (default 9000). */
   readonly sessionTimeoutMs?: number;

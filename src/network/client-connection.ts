@@ -1,9 +1,9 @@
 import * as net from 'node:net';
+import type { Scheduler } from '../common/scheduler.js';
 import type { MessageCodec } from '../protocol/codec-runtime.js';
 import { DEFAULT_MAX_FRAME_BYTES, type FramePool, FrameReader } from '../protocol/framing.js';
 import { encodeRequest, readResponse } from '../protocol/messages.js';
 import { ProtocolError } from '../protocol/protocol-error.js';
-import type { Scheduler } from '../storage/scheduler.js';
 import { ReceiveLowWater } from './receive-low-water.js';
 
 export interface ClientConnectionOptions {

@@ -1,9 +1,9 @@
 import type { Socket } from 'node:net';
 import type { Clock } from '../common/clock.js';
+import type { Logger } from '../common/logger.js';
 import { type FramePool, FrameReader } from '../protocol/framing.js';
 import { ProtocolError } from '../protocol/protocol-error.js';
 import { checkRegion, readRegion, regionOf, sendRegion, zeroCopyAvailable } from '../storage/file-region.js';
-import type { StorageLogger } from '../storage/logger.js';
 import { readBuffers } from '../storage/read-buffers.js';
 import { CloseConnectionError, type ConnectionInfo, type RequestHandler } from './request-handler.js';
 import { readIntoSharedBuffer, socketFd } from './shared-read-buffer.js';
@@ -58,7 +58,7 @@ export class ServerConnection implements ConnectionInfo {
     private readonly handler: RequestHandler,
     private readonly limits: ServerConnectionLimits,
     private readonly clock: Clock,
-    private readonly logger: StorageLogger,
+    private readonly logger: Logger,
     private readonly onClose: (conn: ServerConnection) => void,
     // Frames spanning socket reads are assembled here and given back once handled: a handler must
     // not keep views of its request frame once its promise settles (it copies what it keeps).

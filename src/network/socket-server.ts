@@ -1,8 +1,8 @@
 import * as net from 'node:net';
 import type { Clock } from '../common/clock.js';
+import type { Logger } from '../common/logger.js';
+import type { Scheduler } from '../common/scheduler.js';
 import { FramePool } from '../protocol/framing.js';
-import type { StorageLogger } from '../storage/logger.js';
-import type { Scheduler } from '../storage/scheduler.js';
 import type { RequestHandler } from './request-handler.js';
 import { ServerConnection } from './server-connection.js';
 
@@ -53,7 +53,7 @@ export class SocketServer {
     private readonly handler: RequestHandler,
     private readonly clock: Clock,
     private readonly scheduler: Scheduler,
-    private readonly logger: StorageLogger,
+    private readonly logger: Logger,
   ) {
     this.server = net.createServer({ noDelay: true }, (socket) => this.accept(socket));
     // Errors before listening reject listen(); later ones are logged and the listener carries on.

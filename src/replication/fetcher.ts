@@ -16,15 +16,17 @@
  * (`ReplicationQuota.chunk`) and asks the leader for no more than the budget holds, so the quota
  * holds from the first Fetch on. Bytes appended are recorded in the quota (charged when throttled).
  */
+
 import type { Clock } from '../common/clock.js';
+import { childLogger, type Logger } from '../common/logger.js';
+import { topicPartitionKey } from '../common/topic-partition.js';
 import {
   defaultFetchRequest,
   type FetchRequest,
   type FetchTopic,
 } from '../protocol/generated/FetchRequest.js';
 import type { FetchResponse, PartitionData } from '../protocol/generated/FetchResponse.js';
-import type { StorageLogger } from '../storage/logger.js';
-import type { PartitionFollower, SentFetch } from './follower.js';
+import { type PartitionFollower, replicaFetcherPrefix, type SentFetch } from './follower.js';
 import type { ReplicationQuota } from './quota.js';
 
 export interface LeaderOffsets {
@@ -79,7 +81,7 @@ export const DEFAULT_FETCHER_CONFIG: FetcherConfig = Object.freeze({
 export interface FetcherContext {
   readonly localBrokerId: number;
   readonly clock: Clock;
-  readonly logger: StorageLogger;
+  readonly logger: Logger;
   readonly scheduler: { schedule(name: string, delayMs: number, task: () => void): () => void };
   readonly transport: ReplicaTransport;
   /** This broker's registration epoch, sent as replicaState.replicaEpoch. */
@@ -122,12 +124,17 @@ export class ReplicaFetcher {
   /** Where the scan for throttled partitions starts, moved every round (fair share of the budget). */
   private rotation = 0;
 
+  /** Lines with Kafka's prefix for this fetcher: `[ReplicaFetcher replicaId=3, leaderId=1]`. */
+  private readonly logger: Logger;
+
   constructor(
     readonly leaderId: number,
     private readonly ctx: FetcherContext,
     /** Which of the leader's fetchers this is (num.replica.fetchers > 1). */
     readonly fetcherId = 0,
-  ) {}
+  ) {
+    this.logger = childLogger(ctx.logger, replicaFetcherPrefix(ctx.localBrokerId, leaderId));
+  }
 
   get partitionCount(): number {
     return this.followers.size;
@@ -282,9 +289,7 @@ export class ReplicaFetcher {
     } catch (e) {
       if (this.stopped) return;
       failed = true;
-      this.ctx.logger.warn(
-        `[ReplicaFetcher replicaId=${this.ctx.localBrokerId}, leaderId=${this.leaderId}] Error in response for fetch request: ${e instanceof Error ? e.message : String(e)}`,
-      );
+      this.logger.warn(`Error in response for fetch request: ${e instanceof Error ? e.message : String(e)}`);
       for (const f of built.sent.keys()) f.delay(this.ctx.config().backoffMs);
     } finally {
       this.inFlight = false;
@@ -328,14 +333,15 @@ export class ReplicaFetcher {
     const answers = new Map<string, PartitionData>();
     for (const t of response.responses) {
       for (const p of t.partitions) {
-        answers.set(`${t.topic}-${p.partitionIndex}`, p);
+        answers.set(topicPartitionKey(t.topic, p.partitionIndex), p);
         answers.set(`id:${t.topicId}-${p.partitionIndex}`, p);
       }
     }
     const outOfRange: PartitionFollower[] = [];
     for (const [f, s] of sent) {
       if (this.followers.get(f.name) !== f) continue;
-      const pd = answers.get(`${f.topic}-${f.partition}`) ?? answers.get(`id:${f.topicId}-${f.partition}`);
+      const pd =
+        answers.get(topicPartitionKey(f.topic, f.partition)) ?? answers.get(`id:${f.topicId}-${f.partition}`);
       if (pd === undefined) continue;
       const outcome = f.handlePartitionData(pd, s);
       if (outcome.kind === 'appended') this.ctx.quota?.record(f.name, outcome.bytes, throttled.has(f));

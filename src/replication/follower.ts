@@ -7,19 +7,19 @@
  * Owned by the fetcher of its current leader; calls are serialised by the event loop. The fetcher
  * drives it; nothing here does I/O beyond the partition's own Log.
  */
+
 import type { Clock } from '../common/clock.js';
+import { childLogger, type Logger } from '../common/logger.js';
+import { topicPartitionKey } from '../common/topic-partition.js';
+import { ErrorCode } from '../protocol/generated/errors.js';
 import type { FetchPartition } from '../protocol/generated/FetchRequest.js';
 import type { PartitionData } from '../protocol/generated/FetchResponse.js';
 import { KafkaError } from '../protocol/kafka-error.js';
 import { OffsetsOutOfOrderError, UnexpectedAppendOffsetError } from '../storage/errors.js';
 import type { Log } from '../storage/log.js';
-import type { StorageLogger } from '../storage/logger.js';
 import { offsetTruncationState } from './truncation.js';
 
-const NONE = 0;
-const OFFSET_OUT_OF_RANGE = 1;
-const FENCED_LEADER_EPOCH = 74;
-const KAFKA_STORAGE_ERROR = 56;
+const { NONE, OFFSET_OUT_OF_RANGE, FENCED_LEADER_EPOCH, KAFKA_STORAGE_ERROR } = ErrorCode;
 
 /** Things an operator wants to see beside the log lines (the dashboard, `skiff` tools, tests). */
 export type ReplicationEvent =
@@ -58,7 +58,7 @@ export type FollowerOutcome =
 export interface FollowerContext {
   readonly localBrokerId: number;
   readonly clock: Clock;
-  readonly logger: StorageLogger;
+  readonly logger: Logger;
   onEvent?(event: ReplicationEvent): void;
 }
 
@@ -66,6 +66,11 @@ export interface FollowerContext {
 export interface SentFetch {
   readonly fetchOffset: bigint;
   readonly currentLeaderEpoch: number;
+}
+
+/** Kafka's prefix of a replica fetcher's log lines: `[ReplicaFetcher replicaId=3, leaderId=1]`. */
+export function replicaFetcherPrefix(replicaId: number, leaderId: number): string {
+  return `[ReplicaFetcher replicaId=${replicaId}, leaderId=${leaderId}]`;
 }
 
 export class PartitionFollower {
@@ -94,8 +99,13 @@ export class PartitionFollower {
     this.fetchOffsetValue = log.logEndOffset;
   }
 
+  /** Lines with Kafka's fetcher prefix: `[ReplicaFetcher replicaId=3, leaderId=1]` (the leader followed now). */
+  private get fetcherLogger(): Logger {
+    return childLogger(this.ctx.logger, replicaFetcherPrefix(this.ctx.localBrokerId, this.leaderIdValue));
+  }
+
   get name(): string {
-    return `${this.topic}-${this.partition}`;
+    return topicPartitionKey(this.topic, this.partition);
   }
 
   get leaderId(): number {
@@ -156,8 +166,8 @@ export class PartitionFollower {
     this.resetToLogEnd();
     this.statusValue = 'fetching';
     this.delayedUntilMs = 0;
-    this.ctx.logger.info(
-      `[ReplicaFetcher replicaId=${this.ctx.localBrokerId}, leaderId=${leaderId}] ${this.name}: following leader ${leaderId} at leader epoch ${leaderEpoch} from offset ${this.fetchOffsetValue} (last fetched epoch ${this.lastFetchedEpochValue})`,
+    this.fetcherLogger.info(
+      `${this.name}: following leader ${leaderId} at leader epoch ${leaderEpoch} from offset ${this.fetchOffsetValue} (last fetched epoch ${this.lastFetchedEpochValue})`,
     );
     return true;
   }
@@ -219,8 +229,8 @@ export class PartitionFollower {
     if (pd.errorCode === FENCED_LEADER_EPOCH) {
       // Our leader epoch is older than the leader's: wait for the metadata image (makeFollower).
       this.statusValue = 'fenced';
-      this.ctx.logger.info(
-        `[ReplicaFetcher replicaId=${this.ctx.localBrokerId}, leaderId=${this.leaderIdValue}] ${this.name}: fenced at leader epoch ${this.leaderEpochValue}; waiting for the new partition state`,
+      this.fetcherLogger.info(
+        `${this.name}: fenced at leader epoch ${this.leaderEpochValue}; waiting for the new partition state`,
       );
       return { kind: 'fenced' };
     }
@@ -246,14 +256,14 @@ export class PartitionFollower {
       },
     );
     if (state.offset < log.highWatermark) {
-      this.ctx.logger.warn(
-        `[ReplicaFetcher replicaId=${this.ctx.localBrokerId}, leaderId=${this.leaderIdValue}] ${this.name}: truncating to offset ${state.offset} below the high watermark ${log.highWatermark}`,
+      this.fetcherLogger.warn(
+        `${this.name}: truncating to offset ${state.offset} below the high watermark ${log.highWatermark}`,
       );
     }
     const sizeBefore = log.size;
     if (log.truncateTo(state.offset, { quiet: true })) {
-      this.ctx.logger.info(
-        `[ReplicaFetcher replicaId=${this.ctx.localBrokerId}, leaderId=${this.leaderIdValue}] Truncating partition ${this.name} with TruncationState(offset=${state.offset}, completed=${state.truncationCompleted}) due to the leader's diverging epoch ${epoch} ending at ${endOffset}: LEO ${before} → ${log.logEndOffset}, ${sizeBefore - log.size} bytes discarded${state.truncationCompleted ? '' : ' (will ask again with the new latest epoch)'}`,
+      this.fetcherLogger.info(
+        `Truncating partition ${this.name} with TruncationState(offset=${state.offset}, completed=${state.truncationCompleted}) due to the leader's diverging epoch ${epoch} ending at ${endOffset}: LEO ${before} → ${log.logEndOffset}, ${sizeBefore - log.size} bytes discarded${state.truncationCompleted ? '' : ' (will ask again with the new latest epoch)'}`,
       );
       this.ctx.onEvent?.({
         kind: 'truncate',
@@ -280,9 +290,7 @@ export class PartitionFollower {
         if (e instanceof KafkaError) return { kind: 'retry', errorCode: e.code };
         if (e instanceof UnexpectedAppendOffsetError || e instanceof OffsetsOutOfOrderError) {
           // The leader answered for another position than ours: start again from our LEO.
-          this.ctx.logger.warn(
-            `[ReplicaFetcher replicaId=${this.ctx.localBrokerId}, leaderId=${this.leaderIdValue}] ${this.name}: ${e.message}; fetching again from ${log.logEndOffset}`,
-          );
+          this.fetcherLogger.warn(`${this.name}: ${e.message}; fetching again from ${log.logEndOffset}`);
           this.resetToLogEnd();
           return { kind: 'retry', errorCode: KAFKA_STORAGE_ERROR };
         }
@@ -313,12 +321,11 @@ export class PartitionFollower {
     if (this.statusValue !== 'awaiting-leader-offsets') return;
     const log = this.log;
     const leo = log.logEndOffset;
-    const prefix = `[ReplicaFetcher replicaId=${this.ctx.localBrokerId}, leaderId=${this.leaderIdValue}]`;
     if (leaderLogEndOffset < leo) {
       const sizeBefore = log.size;
       log.truncateTo(leaderLogEndOffset, { quiet: true });
-      this.ctx.logger.warn(
-        `${prefix} Reset fetch offset for partition ${this.name} from ${leo} to current leader's latest offset ${leaderLogEndOffset}: truncated to ${log.logEndOffset}, ${sizeBefore - log.size} bytes discarded`,
+      this.fetcherLogger.warn(
+        `Reset fetch offset for partition ${this.name} from ${leo} to current leader's latest offset ${leaderLogEndOffset}: truncated to ${log.logEndOffset}, ${sizeBefore - log.size} bytes discarded`,
       );
       this.ctx.onEvent?.({
         kind: 'truncate',
@@ -357,8 +364,8 @@ export class PartitionFollower {
       restartOffset < r.newLogStartOffset
         ? `log restarted at offset ${restartOffset} (base offset of the batch holding offset ${r.newLogStartOffset}), log start offset ${this.log.logStartOffset}`
         : `log restarted at offset ${restartOffset}`;
-    this.ctx.logger.warn(
-      `[ReplicaFetcher replicaId=${this.ctx.localBrokerId}, leaderId=${this.leaderIdValue}] Rebuilding partition ${this.name}: local log end offset ${r.oldLogEndOffset} is below the leader's log start offset ${r.newLogStartOffset}; all local segments discarded (${r.bytesDiscarded} bytes, renamed .deleted until file.delete.delay.ms); ${where}`,
+    this.fetcherLogger.warn(
+      `Rebuilding partition ${this.name}: local log end offset ${r.oldLogEndOffset} is below the leader's log start offset ${r.newLogStartOffset}; all local segments discarded (${r.bytesDiscarded} bytes, renamed .deleted until file.delete.delay.ms); ${where}`,
     );
     this.ctx.onEvent?.({
       kind: 'rebuild',

@@ -12,18 +12,21 @@
  * the quota holds from the first fetch on, and sends whole batches only. Bytes sent for throttled partitions are charged to the
  * quota (any follower, as Kafka records them); all bytes count in its observed rates.
  */
+import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
 import { completeBatches } from './follower.js';
 import type { PartitionLeaderState } from './leader-state.js';
 import type { ReplicationQuota } from './quota.js';
 import type { EpochEndOffset } from './truncation.js';
 
-const NONE = 0;
-const OFFSET_OUT_OF_RANGE = 1;
-const NOT_LEADER_OR_FOLLOWER = 6;
-const FENCED_LEADER_EPOCH = 74;
-const UNKNOWN_LEADER_EPOCH = 75;
-const KAFKA_STORAGE_ERROR = 56;
+const {
+  NONE,
+  OFFSET_OUT_OF_RANGE,
+  NOT_LEADER_OR_FOLLOWER,
+  FENCED_LEADER_EPOCH,
+  UNKNOWN_LEADER_EPOCH,
+  KAFKA_STORAGE_ERROR,
+} = ErrorCode;
 
 const EMPTY = Buffer.alloc(0);
 

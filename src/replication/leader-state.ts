@@ -7,11 +7,15 @@
  * from the metadata image through `applyPartitionState`. Time, configs, eligibility and the
  * AlterPartition channel are injected (LeaderContext), so the same code runs in test/sim.
  */
+
+import { assert } from '../common/assert.js';
 import type { Clock } from '../common/clock.js';
+import { childLogger, type Logger } from '../common/logger.js';
+import { topicPartitionKey } from '../common/topic-partition.js';
 import type { PartitionState } from '../metadata/cluster-metadata.js';
+import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
 import type { Log } from '../storage/log.js';
-import type { StorageLogger } from '../storage/logger.js';
 import { formatIsr, type IsrChangeKind, IsrHistory } from './isr-history.js';
 import {
   type FollowerFetch,
@@ -21,14 +25,16 @@ import {
   updateFetchState,
 } from './replica-state.js';
 
-const NONE = 0;
-const UNKNOWN_TOPIC_OR_PARTITION = 3;
-const NOT_LEADER_OR_FOLLOWER = 6;
-const NOT_ENOUGH_REPLICAS = 19;
-const NOT_ENOUGH_REPLICAS_AFTER_APPEND = 20;
-const INVALID_REQUIRED_ACKS = 21;
-const FENCED_LEADER_EPOCH = 74;
-const INVALID_UPDATE_VERSION = 95;
+const {
+  NONE,
+  UNKNOWN_TOPIC_OR_PARTITION,
+  NOT_LEADER_OR_FOLLOWER,
+  NOT_ENOUGH_REPLICAS,
+  NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+  INVALID_REQUIRED_ACKS,
+  FENCED_LEADER_EPOCH,
+  INVALID_UPDATE_VERSION,
+} = ErrorCode;
 
 /** What the leader proposes to the controller (one AlterPartition partition entry). */
 export interface IsrProposal {
@@ -54,7 +60,7 @@ export interface AlterPartitionOutcome {
 export interface LeaderContext {
   readonly localBrokerId: number;
   readonly clock: Clock;
-  readonly logger: StorageLogger;
+  readonly logger: Logger;
   /** replica.lag.time.max.ms, read at every check: dynamic in Skiff (Kafka needs a restart). */
   replicaLagTimeMaxMs(): number;
   /** The topic's min.insync.replicas, read at every check. */
@@ -111,7 +117,12 @@ export class PartitionLeaderState {
   ) {}
 
   get name(): string {
-    return `${this.topic}-${this.partition}`;
+    return topicPartitionKey(this.topic, this.partition);
+  }
+
+  /** Lines with Kafka's Partition prefix: `[Partition orders-0 broker=1]`. */
+  private get partitionLogger(): Logger {
+    return childLogger(this.ctx.logger, `[Partition ${this.name} broker=${this.ctx.localBrokerId}]`);
   }
 
   get isLeader(): boolean {
@@ -169,11 +180,10 @@ export class PartitionLeaderState {
    * leader epoch replaces the ISR and ends any change in flight. Returns whether the epoch is new.
    */
   applyPartitionState(state: PartitionState): boolean {
-    if (state.leader !== this.ctx.localBrokerId) {
-      throw new Error(
-        `${this.name}: applyPartitionState with leader ${state.leader} on ${this.ctx.localBrokerId}`,
-      );
-    }
+    assert(
+      state.leader === this.ctx.localBrokerId,
+      `${this.name}: applyPartitionState with leader ${state.leader} on ${this.ctx.localBrokerId}`,
+    );
     const now = this.ctx.clock.nowMs();
     const newEpoch = !this.isLeaderValue || state.leaderEpoch > this.leaderEpochValue;
     if (!newEpoch && state.partitionEpoch <= this.partitionEpochValue) return false;
@@ -193,8 +203,8 @@ export class PartitionLeaderState {
         // Same leader, new epoch: what it learned of its followers stays true.
         this.followers.set(id, old ?? initialReplicaState(id, state.isr.includes(id), now));
       }
-      this.ctx.logger.info(
-        `[Partition ${this.name} broker=${this.ctx.localBrokerId}] ${wasLeader ? 'New leader epoch of' : 'Leader'} ${this.name} starts at leader epoch ${state.leaderEpoch} from offset ${leo} with partition epoch ${state.partitionEpoch}, high watermark ${this.log.highWatermark}, ISR [${formatIsr(state.isr)}], adding replicas [${formatIsr(state.addingReplicas)}] and removing replicas [${formatIsr(state.removingReplicas)}].`,
+      this.partitionLogger.info(
+        `${wasLeader ? 'New leader epoch of' : 'Leader'} ${this.name} starts at leader epoch ${state.leaderEpoch} from offset ${leo} with partition epoch ${state.partitionEpoch}, high watermark ${this.log.highWatermark}, ISR [${formatIsr(state.isr)}], adding replicas [${formatIsr(state.addingReplicas)}] and removing replicas [${formatIsr(state.removingReplicas)}].`,
       );
     } else {
       for (const id of state.replicas) {
@@ -306,8 +316,8 @@ export class PartitionLeaderState {
         return `(brokerId: ${id}, endOffset: ${s?.logEndOffset ?? -1n}, lastCaughtUpTimeMs: ${s?.lastCaughtUpTimeMs ?? 0})`;
       })
       .join(', ');
-    this.ctx.logger.info(
-      `[Partition ${this.name} broker=${this.ctx.localBrokerId}] Shrinking ISR from ${formatIsr(oldIsr)} to ${formatIsr(newIsr)}. Leader: (highWatermark: ${this.log.highWatermark}, endOffset: ${this.log.logEndOffset}). Out of sync replicas: ${details}.`,
+    this.partitionLogger.info(
+      `Shrinking ISR from ${formatIsr(oldIsr)} to ${formatIsr(newIsr)}. Leader: (highWatermark: ${this.log.highWatermark}, endOffset: ${this.log.logEndOffset}). Out of sync replicas: ${details}.`,
     );
     const proposal = this.proposal(newIsr);
     const reason = `out of sync: ${formatIsr(outOfSync)}`;
@@ -329,9 +339,7 @@ export class PartitionLeaderState {
       return false;
     const oldIsr = this.isr;
     const newIsr = this.replicasValue.filter((id) => oldIsr.includes(id) || id === brokerId);
-    this.ctx.logger.info(
-      `[Partition ${this.name} broker=${this.ctx.localBrokerId}] Expanding ISR from ${formatIsr(oldIsr)} to ${formatIsr(newIsr)}`,
-    );
+    this.partitionLogger.info(`Expanding ISR from ${formatIsr(oldIsr)} to ${formatIsr(newIsr)}`);
     const proposal = this.proposal(newIsr);
     const reason = `broker ${brokerId} caught up at ${s.logEndOffset}`;
     this.isrStateValue = { kind: 'pending-expand', isr: oldIsr, newInSync: brokerId, proposal, reason };
@@ -373,9 +381,13 @@ export class PartitionLeaderState {
     const s = this.isrStateValue;
     if (!this.isLeaderValue || s.kind === 'committed' || s.proposal !== proposal) return;
     if (outcome.errorCode !== NONE) {
-      const waitForMetadata = [UNKNOWN_TOPIC_OR_PARTITION, FENCED_LEADER_EPOCH, INVALID_UPDATE_VERSION];
-      this.ctx.logger.info(
-        `[Partition ${this.name} broker=${this.ctx.localBrokerId}] Failed to alter partition to ISR ${formatIsr(proposal.newIsr)}: controller error ${outcome.errorCode}${waitForMetadata.includes(outcome.errorCode) ? '; awaiting the latest metadata' : ''}`,
+      const waitForMetadata: readonly number[] = [
+        UNKNOWN_TOPIC_OR_PARTITION,
+        FENCED_LEADER_EPOCH,
+        INVALID_UPDATE_VERSION,
+      ];
+      this.partitionLogger.info(
+        `Failed to alter partition to ISR ${formatIsr(proposal.newIsr)}: controller error ${outcome.errorCode}${waitForMetadata.includes(outcome.errorCode) ? '; awaiting the latest metadata' : ''}`,
       );
       if (!waitForMetadata.includes(outcome.errorCode))
         this.isrStateValue = { kind: 'committed', isr: s.isr };
@@ -386,8 +398,8 @@ export class PartitionLeaderState {
     const oldIsr = s.isr;
     this.partitionEpochValue = outcome.partitionEpoch;
     this.isrStateValue = { kind: 'committed', isr: [...outcome.isr] };
-    this.ctx.logger.info(
-      `[Partition ${this.name} broker=${this.ctx.localBrokerId}] ISR updated to ${formatIsr(outcome.isr)} and version updated to ${outcome.partitionEpoch}`,
+    this.partitionLogger.info(
+      `ISR updated to ${formatIsr(outcome.isr)} and version updated to ${outcome.partitionEpoch}`,
     );
     this.recordHistory(kind, oldIsr, outcome.isr, reason);
     this.maybeIncrementHighWatermark();
@@ -397,8 +409,8 @@ export class PartitionLeaderState {
   private handleAlterPartitionFailure(proposal: IsrProposal, e: unknown): void {
     const s = this.isrStateValue;
     if (!this.isLeaderValue || s.kind === 'committed' || s.proposal !== proposal) return;
-    this.ctx.logger.warn(
-      `[Partition ${this.name} broker=${this.ctx.localBrokerId}] AlterPartition to ISR ${formatIsr(proposal.newIsr)} failed: ${e instanceof Error ? e.message : String(e)}; will propose again`,
+    this.partitionLogger.warn(
+      `AlterPartition to ISR ${formatIsr(proposal.newIsr)} failed: ${e instanceof Error ? e.message : String(e)}; will propose again`,
     );
     this.isrStateValue = { kind: 'committed', isr: s.isr };
   }

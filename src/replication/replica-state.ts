@@ -3,9 +3,10 @@
  * rules that update it on each follower Fetch. Plain data plus pure functions: the leader state
  * owns one per follower and replaces it on every fetch.
  */
+import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
 
-const NOT_LEADER_OR_FOLLOWER = 6;
+const { NOT_LEADER_OR_FOLLOWER } = ErrorCode;
 
 /** -1: not known yet (a new leader has not heard from the follower). */
 export const UNKNOWN_OFFSET = -1n;

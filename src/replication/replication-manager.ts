@@ -9,10 +9,10 @@
  * closes or deletes one.
  */
 import type { Clock } from '../common/clock.js';
+import type { Logger } from '../common/logger.js';
 import { topicPartitionKey } from '../common/topic-partition.js';
 import type { PartitionState } from '../metadata/cluster-metadata.js';
 import type { Log } from '../storage/log.js';
-import type { StorageLogger } from '../storage/logger.js';
 import { type FetcherConfig, fetcherIdFor, ReplicaFetcher, type ReplicaTransport } from './fetcher.js';
 import { PartitionFollower, type ReplicationEvent } from './follower.js';
 import { type IsrChange, IsrHistory } from './isr-history.js';
@@ -31,7 +31,7 @@ export const MAX_REPLICATION_EVENTS = 256;
 export interface ReplicationManagerContext {
   readonly localBrokerId: number;
   readonly clock: Clock;
-  readonly logger: StorageLogger;
+  readonly logger: Logger;
   readonly scheduler: { schedule(name: string, delayMs: number, task: () => void): () => void };
   readonly transport: ReplicaTransport;
   /** This broker's registration epoch (sent on Fetch, fencing a replaced incarnation). */

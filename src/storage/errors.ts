@@ -1,21 +1,22 @@
+import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
 
 /** Errors the storage layer raises for a request, as the Kafka codes a handler answers with. */
 
 export function offsetOutOfRange(message: string): KafkaError {
-  return KafkaError.fromCode(1, message);
+  return KafkaError.fromCode(ErrorCode.OFFSET_OUT_OF_RANGE, message);
 }
 
 export function corruptRecord(message: string): KafkaError {
-  return KafkaError.fromCode(2, message);
+  return KafkaError.fromCode(ErrorCode.CORRUPT_MESSAGE, message);
 }
 
 export function recordTooLarge(message: string): KafkaError {
-  return KafkaError.fromCode(10, message);
+  return KafkaError.fromCode(ErrorCode.MESSAGE_TOO_LARGE, message);
 }
 
 export function invalidRecord(message: string): KafkaError {
-  return KafkaError.fromCode(87, message);
+  return KafkaError.fromCode(ErrorCode.INVALID_RECORD, message);
 }
 
 /**

@@ -27,6 +27,4 @@ export {
 } from './log.js';
 export { DEFAULT_LOG_CONFIG, type LogConfig, logConfig } from './log-config.js';
 export * from './log-manager.js';
-export { MemoryLogger, type StorageLogger, silentLogger } from './logger.js';
 export { PARTITION_METADATA_FILE, PartitionMetadataFile } from './partition-metadata.js';
-export { ManualScheduler, type Scheduler, TimerScheduler } from './scheduler.js';

@@ -1,5 +1,5 @@
+import type { Logger } from '../common/logger.js';
 import type { CheckpointFile, EpochEntry } from './checkpoint.js';
-import type { StorageLogger } from './logger.js';
 
 export const UNDEFINED_EPOCH = -1;
 export const UNDEFINED_EPOCH_OFFSET = -1n;
@@ -23,7 +23,7 @@ export class LeaderEpochFileCache {
 
   constructor(
     private readonly checkpoint: CheckpointFile<EpochEntry> | null,
-    private readonly logger: StorageLogger,
+    private readonly logger: Logger,
     private readonly name: string,
   ) {
     if (checkpoint) {

@@ -1,10 +1,10 @@
 import * as path from 'node:path';
 import type { Clock } from '../common/clock.js';
+import type { Logger } from '../common/logger.js';
+import type { Scheduler } from '../common/scheduler.js';
 import type { BatchHeader } from '../protocol/records/batch.js';
 import type { FileSystem } from './fs.js';
 import type { LogConfig } from './log-config.js';
-import type { StorageLogger } from './logger.js';
-import type { Scheduler } from './scheduler.js';
 import { DELETED_FILE_SUFFIX, LogSegment, type SegmentConfig } from './segment.js';
 import type { LogSegments } from './segments.js';
 
@@ -13,7 +13,7 @@ export interface StorageContext {
   readonly fs: FileSystem;
   readonly clock: Clock;
   readonly scheduler: Scheduler;
-  readonly logger: StorageLogger;
+  readonly logger: Logger;
 }
 
 /** An offset with where its batch sits: which segment, and at which byte (Kafka's LogOffsetMetadata). */

@@ -1,4 +1,5 @@
 import * as path from 'node:path';
+import { topicPartitionKey } from '../common/topic-partition.js';
 import {
   CheckpointFile,
   formatCheckpoint,
@@ -135,7 +136,7 @@ export class LogManager {
       }
       const tp = parseTopicPartitionDir(name);
       if (!tp || !fs.isDirectory(full)) continue;
-      const key = `${tp.topic}-${tp.partition}`;
+      const key = topicPartitionKey(tp.topic, tp.partition);
       if (this.logs.has(key))
         throw new Error(`duplicate log directories for ${key}: ${this.logs.get(key)!.logDir} and ${dir}`);
       const log = Log.open({
@@ -169,7 +170,7 @@ export class LogManager {
    */
   private loadFutureLog(dir: string, name: string, hadCleanShutdown: boolean): void {
     const tp = parseFutureDir(name)!;
-    const key = `${tp.topic}-${tp.partition}`;
+    const key = topicPartitionKey(tp.topic, tp.partition);
     const full = path.join(dir, name);
     const open = (logDir: string) =>
       Log.open({
@@ -200,7 +201,7 @@ export class LogManager {
     const out = new Map<string, bigint>();
     try {
       for (const e of new CheckpointFile(this.ctx.fs, path.join(dir, file), partitionOffsetCodec).read()) {
-        out.set(`${e.topic}-${e.partition}`, e.offset);
+        out.set(topicPartitionKey(e.topic, e.partition), e.offset);
       }
     } catch (e) {
       // A damaged checkpoint only costs work: every log is then recovered or read from its start.
@@ -219,7 +220,7 @@ export class LogManager {
   }
 
   getLog(topic: string, partition: number): Log | undefined {
-    return this.logs.get(`${topic}-${partition}`)?.log;
+    return this.logs.get(topicPartitionKey(topic, partition))?.log;
   }
 
   allLogs(): Log[] {
@@ -228,7 +229,7 @@ export class LogManager {
 
   /** The log dir holding a partition, for DescribeLogDirs. */
   logDirOf(topic: string, partition: number): string | undefined {
-    return this.logs.get(`${topic}-${partition}`)?.logDir;
+    return this.logs.get(topicPartitionKey(topic, partition))?.logDir;
   }
 
   /** The partition's log, created in the log dir with the fewest partitions when missing. */
@@ -242,14 +243,14 @@ export class LogManager {
     for (const { logDir } of this.logs.values()) counts.set(logDir, (counts.get(logDir) ?? 0) + 1);
     const logDir = [...counts.entries()].sort((a, b) => a[1] - b[1])[0]![0];
     const log = Log.open({
-      dir: path.join(logDir, `${topic}-${partition}`),
+      dir: path.join(logDir, topicPartitionKey(topic, partition)),
       topic,
       partition,
       config: config ?? this.topicConfig(topic),
       ctx: this.ctx,
       hadCleanShutdown: true,
     });
-    this.logs.set(`${topic}-${partition}`, { log: this.watch(log), logDir });
+    this.logs.set(topicPartitionKey(topic, partition), { log: this.watch(log), logDir });
     this.ctx.logger.info(`created log for partition ${topic}-${partition} in ${logDir}`);
     return log;
   }
@@ -262,7 +263,7 @@ export class LogManager {
    * `-delete` directories are removed at start-up. Returns whether there was such a log.
    */
   deleteLog(topic: string, partition: number): boolean {
-    const key = `${topic}-${partition}`;
+    const key = topicPartitionKey(topic, partition);
     const entry = this.logs.get(key);
     if (!entry) return false;
     this.logs.delete(key);
@@ -293,12 +294,12 @@ export class LogManager {
 
   /** The future log of a partition being moved between log dirs, if any. */
   futureLog(topic: string, partition: number): Log | undefined {
-    return this.futureLogs.get(`${topic}-${partition}`)?.log;
+    return this.futureLogs.get(topicPartitionKey(topic, partition))?.log;
   }
 
   /** The log dir a partition is being moved to, if any. */
   futureLogDirOf(topic: string, partition: number): string | undefined {
-    return this.futureLogs.get(`${topic}-${partition}`)?.logDir;
+    return this.futureLogs.get(topicPartitionKey(topic, partition))?.logDir;
   }
 
   /** Every future log with its log dir (DescribeLogDirs' isFuture entries). */
@@ -312,7 +313,7 @@ export class LogManager {
    * current log. `logDir` must be another of this broker's log dirs.
    */
   createFutureLog(topic: string, partition: number, logDir: string, startOffset: bigint): Log {
-    const key = `${topic}-${partition}`;
+    const key = topicPartitionKey(topic, partition);
     const current = this.logs.get(key);
     if (!current) throw new Error(`${key}: no current log to move`);
     if (!this.logDirs.includes(logDir)) throw new Error(`${logDir} is not a log dir of this broker`);
@@ -337,7 +338,7 @@ export class LogManager {
 
   /** Drops a move in progress (cancelled, or the partition went away): its future log is deleted. */
   deleteFutureLog(topic: string, partition: number): boolean {
-    const key = `${topic}-${partition}`;
+    const key = topicPartitionKey(topic, partition);
     const entry = this.futureLogs.get(key);
     if (!entry) return false;
     this.futureLogs.delete(key);
@@ -353,7 +354,7 @@ export class LogManager {
    * nothing that holds it needs to know). Synchronous: no append can come in between.
    */
   replaceCurrentWithFuture(topic: string, partition: number): void {
-    const key = `${topic}-${partition}`;
+    const key = topicPartitionKey(topic, partition);
     const current = this.logs.get(key);
     const future = this.futureLogs.get(key);
     if (!current || !future) throw new Error(`${key}: no move in progress`);

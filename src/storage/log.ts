@@ -1,4 +1,5 @@
 import * as path from 'node:path';
+import { topicPartitionKey } from '../common/topic-partition.js';
 import type { KafkaError } from '../protocol/kafka-error.js';
 import {
   type BatchHeader,
@@ -129,7 +130,7 @@ export class Log {
   }
 
   static open(p: OpenLogParams): Log {
-    const name = `${p.topic}-${p.partition}`;
+    const name = topicPartitionKey(p.topic, p.partition);
     p.ctx.fs.mkdirp(p.dir);
     const checkpoint = new CheckpointFile(
       p.ctx.fs,

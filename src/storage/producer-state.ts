@@ -1,9 +1,10 @@
 import * as path from 'node:path';
 import { crc32c } from '@node-rs/crc32';
+import type { Logger } from '../common/logger.js';
+import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
 import { type BatchHeader, isTransactional, lastOffset } from '../protocol/records/batch.js';
 import type { FileSystem } from './fs.js';
-import type { StorageLogger } from './logger.js';
 import { filenamePrefixFromOffset } from './segment.js';
 
 export const SNAPSHOT_FILE_SUFFIX = '.snapshot';
@@ -58,7 +59,7 @@ export class ProducerStateManager {
   constructor(
     private readonly fs: FileSystem,
     private readonly dir: string,
-    private readonly logger: StorageLogger,
+    private readonly logger: Logger,
     private readonly name: string,
   ) {}
 
@@ -99,14 +100,14 @@ export class ProducerStateManager {
     const epoch = before ? before.epoch : current ? current.producerEpoch : -1;
     if (h.producerEpoch < epoch) {
       throw KafkaError.fromCode(
-        47,
+        ErrorCode.INVALID_PRODUCER_EPOCH,
         `${this.name}: epoch ${h.producerEpoch} of producer ${h.producerId} is older than the current ${epoch}`,
       );
     }
     if (h.producerEpoch !== epoch) {
       if (h.baseSequence !== 0 && epoch !== -1) {
         throw KafkaError.fromCode(
-          45,
+          ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
           `${this.name}: invalid sequence ${h.baseSequence} for new epoch ${h.producerEpoch} of producer ${h.producerId}: a new epoch starts at 0`,
         );
       }
@@ -118,7 +119,7 @@ export class ProducerStateManager {
         !inSequence(lastSeq, h.baseSequence)
       ) {
         throw KafkaError.fromCode(
-          45,
+          ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
           `${this.name}: out of order sequence ${h.baseSequence} for producer ${h.producerId} at epoch ${h.producerEpoch}, expected ${lastSeq + 1}`,
         );
       }

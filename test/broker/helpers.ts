@@ -4,14 +4,14 @@ import * as path from 'node:path';
 import type { Broker } from '../../src/broker/broker.js';
 import { StoreBroker } from '../../src/cluster/store-broker.js';
 import { SystemClock } from '../../src/common/clock.js';
+import { MemoryLogger } from '../../src/common/logger.js';
+import { TimerScheduler } from '../../src/common/scheduler.js';
 import type { StoreClusterMetadata } from '../../src/metadata/store-cluster-metadata.js';
 import { ClientConnection } from '../../src/network/client-connection.js';
 import type { MessageCodec } from '../../src/protocol/codec-runtime.js';
 import { API_MESSAGES } from '../../src/protocol/generated/index.js';
 import { encodeBatch } from '../../src/protocol/records/codec.js';
 import { NodeFileSystem } from '../../src/storage/fs.js';
-import { MemoryLogger } from '../../src/storage/logger.js';
-import { TimerScheduler } from '../../src/storage/scheduler.js';
 
 /** Deterministic bytes (xorshift32) for topic ids and session ids. */
 export function seededRandomBytes(seed = 42): (n: number) => Buffer {

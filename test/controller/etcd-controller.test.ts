@@ -2,13 +2,13 @@ import assert from 'node:assert/strict';
 import { randomBytes, randomInt } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { SystemClock } from '../../src/common/clock.js';
+import { MemoryLogger } from '../../src/common/logger.js';
+import { TimerScheduler } from '../../src/common/scheduler.js';
 import { Controller } from '../../src/controller/controller.js';
 import { EtcdStore } from '../../src/metadata/etcd-store.js';
 import { MetadataKeys } from '../../src/metadata/keys.js';
 import type { Op } from '../../src/metadata/store.js';
 import { StoreClusterMetadata } from '../../src/metadata/store-cluster-metadata.js';
-import { MemoryLogger } from '../../src/storage/logger.js';
-import { TimerScheduler } from '../../src/storage/scheduler.js';
 import { eventually } from '../metadata/store-contract.js';
 import { EtcdCluster } from '../support/etcd.js';
 

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
+import { ManualScheduler } from '../../src/common/scheduler.js';
 import type { Controller } from '../../src/controller/controller.js';
 import { StoreError } from '../../src/metadata/store.js';
-import { ManualScheduler } from '../../src/storage/scheduler.js';
 import { TestCluster } from './harness.js';
 
 async function cluster(ids: number[]): Promise<{ c: TestCluster; ctl: Controller }> {

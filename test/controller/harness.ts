@@ -1,10 +1,10 @@
 import { ManualClock } from '../../src/common/clock.js';
+import { MemoryLogger } from '../../src/common/logger.js';
+import { ManualScheduler } from '../../src/common/scheduler.js';
 import { Controller, type ControllerOptions } from '../../src/controller/controller.js';
 import type { MetadataImage, PartitionState } from '../../src/metadata/cluster-metadata.js';
 import { EmbeddedStore } from '../../src/metadata/embedded-store.js';
 import { StoreClusterMetadata } from '../../src/metadata/store-cluster-metadata.js';
-import { MemoryLogger } from '../../src/storage/logger.js';
-import { ManualScheduler } from '../../src/storage/scheduler.js';
 
 /** A deterministic source of integers (xorshift), so assignments replay. */
 export function seededRandom(seed: number): { int: (n: number) => number; bytes: (n: number) => Buffer } {

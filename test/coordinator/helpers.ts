@@ -1,4 +1,5 @@
 import { ManualClock } from '../../src/common/clock.js';
+import { ManualScheduler } from '../../src/common/scheduler.js';
 import { GroupCoordinator, type GroupCoordinatorOptions } from '../../src/coordinator/group-coordinator.js';
 import type { CoordinatorLog, CoordinatorRecord } from '../../src/coordinator/records.js';
 import type { MessageCodec } from '../../src/protocol/codec-runtime.js';
@@ -25,7 +26,6 @@ import {
   SyncGroupResponseCodec,
 } from '../../src/protocol/generated/SyncGroupResponse.js';
 import { Writer } from '../../src/protocol/writer.js';
-import { ManualScheduler } from '../../src/storage/scheduler.js';
 
 /** __consumer_offsets in memory: every append is kept in order; appends can be made to fail or wait. */
 export class MemoryCoordinatorLog implements CoordinatorLog {

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ManualClock } from '../../src/common/clock.js';
+import { MemoryLogger } from '../../src/common/logger.js';
+import { ManualScheduler } from '../../src/common/scheduler.js';
 import { EmbeddedStore } from '../../src/metadata/embedded-store.js';
 import { MetadataKeys } from '../../src/metadata/keys.js';
 import { MetadataFollower } from '../../src/metadata/metadata-follower.js';
 import { put } from '../../src/metadata/store.js';
-import { MemoryLogger } from '../../src/storage/logger.js';
-import { ManualScheduler } from '../../src/storage/scheduler.js';
 import { eventually } from './store-contract.js';
 
 const keys = new MetadataKeys('f');

@@ -1,6 +1,6 @@
+import { TimerScheduler } from '../../src/common/scheduler.js';
 import { ipcChannel, RemoteStore } from '../../src/metadata/remote-store.js';
 import { put } from '../../src/metadata/store.js';
-import { TimerScheduler } from '../../src/storage/scheduler.js';
 
 /**
  * A broker-like child for remote-store.test.ts: registers a key on a 1 s lease through the

@@ -4,9 +4,9 @@ import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { ManualClock, SystemClock } from '../../src/common/clock.js';
+import { ManualScheduler, TimerScheduler } from '../../src/common/scheduler.js';
 import { EmbeddedStore } from '../../src/metadata/embedded-store.js';
 import { ipcChannel, portChannel, RemoteStore, serveStore } from '../../src/metadata/remote-store.js';
-import { ManualScheduler, TimerScheduler } from '../../src/storage/scheduler.js';
 import { eventually, storeContract } from './store-contract.js';
 
 storeContract('remote (over a MessagePort) to an embedded store', async () => {

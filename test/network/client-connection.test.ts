@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import * as net from 'node:net';
 import { after, describe, it } from 'node:test';
 import { ManualClock } from '../../src/common/clock.js';
+import { ManualScheduler } from '../../src/common/scheduler.js';
 import {
   ClientConnection,
   ConnectionClosedError,
@@ -17,7 +18,6 @@ import {
   defaultApiVersionsResponse,
 } from '../../src/protocol/generated/ApiVersionsResponse.js';
 import { encodeResponse, readRequest } from '../../src/protocol/messages.js';
-import { ManualScheduler } from '../../src/storage/scheduler.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -6,13 +6,13 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ManualClock } from '../../src/common/clock.js';
+import { MemoryLogger } from '../../src/common/logger.js';
+import { ManualScheduler } from '../../src/common/scheduler.js';
 import type { RequestHandler } from '../../src/network/request-handler.js';
 import { SocketServer } from '../../src/network/socket-server.js';
 import { frame } from '../../src/protocol/framing.js';
 import { fileRegion, fileRegionStats, zeroCopyAvailable } from '../../src/storage/file-region.js';
 import { type FileHandle, NodeFileSystem } from '../../src/storage/fs.js';
-import { MemoryLogger } from '../../src/storage/logger.js';
-import { ManualScheduler } from '../../src/storage/scheduler.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -3,8 +3,8 @@ import type { Socket } from 'node:net';
 import { Duplex } from 'node:stream';
 import { describe, it } from 'node:test';
 import { ManualClock } from '../../src/common/clock.js';
+import { silentLogger } from '../../src/common/logger.js';
 import { ServerConnection } from '../../src/network/server-connection.js';
-import { silentLogger } from '../../src/storage/logger.js';
 import { readBuffers } from '../../src/storage/read-buffers.js';
 
 /** A socket whose writes complete only when the test says so (a client that is not reading). */

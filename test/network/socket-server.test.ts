@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import * as net from 'node:net';
 import { after, describe, it } from 'node:test';
 import { ManualClock } from '../../src/common/clock.js';
+import { MemoryLogger } from '../../src/common/logger.js';
+import { ManualScheduler, TimerScheduler } from '../../src/common/scheduler.js';
 import { CloseConnectionError, type RequestHandler } from '../../src/network/request-handler.js';
 import { SocketServer, type SocketServerConfig } from '../../src/network/socket-server.js';
 import { FrameReader, frame } from '../../src/protocol/framing.js';
-import { MemoryLogger } from '../../src/storage/logger.js';
-import { ManualScheduler, TimerScheduler } from '../../src/storage/scheduler.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -2,12 +2,12 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
+import { MemoryLogger } from '../../src/common/logger.js';
 import { defaultPartitionData, type PartitionData } from '../../src/protocol/generated/FetchResponse.js';
 import { completeBatches, PartitionFollower, type ReplicationEvent } from '../../src/replication/follower.js';
 import { readForFollower } from '../../src/replication/leader-fetch.js';
 import { PartitionLeaderState } from '../../src/replication/leader-state.js';
 import { localOffsetLag } from '../../src/replication/offset-lag.js';
-import { MemoryLogger } from '../../src/storage/logger.js';
 import { makeBatch } from '../storage/helpers.js';
 import { leaderContext, openLog, state, tempDir, testContext } from './helpers.js';
 

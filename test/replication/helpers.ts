@@ -1,4 +1,5 @@
 import type { ManualClock } from '../../src/common/clock.js';
+import { MemoryLogger } from '../../src/common/logger.js';
 import type { PartitionState } from '../../src/metadata/cluster-metadata.js';
 import type {
   AlterPartitionOutcome,
@@ -7,7 +8,6 @@ import type {
 } from '../../src/replication/leader-state.js';
 import { Log } from '../../src/storage/log.js';
 import { logConfig } from '../../src/storage/log-config.js';
-import { MemoryLogger } from '../../src/storage/logger.js';
 import { type TestContext, tempDir, testContext } from '../storage/helpers.js';
 
 export function openLog(dir: string, ctx: TestContext, segmentBytes = 1024 * 1024): Log {

@@ -1,8 +1,8 @@
 import * as assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { silentLogger } from '../../src/common/logger.js';
 import { type FollowerLogView, offsetTruncationState } from '../../src/replication/truncation.js';
 import { LeaderEpochFileCache } from '../../src/storage/leader-epoch-cache.js';
-import { silentLogger } from '../../src/storage/logger.js';
 
 /** A follower whose epoch cache holds `entries` ([epoch, start offset]) and whose LEO is `leo`. */
 function follower(entries: [number, bigint][], leo: bigint, fetchOffset = leo): FollowerLogView {

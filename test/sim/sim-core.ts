@@ -5,9 +5,9 @@
  * turn drains them), so async code such as the replica fetcher runs deterministically.
  */
 import { ManualClock } from '../../src/common/clock.js';
+import type { Logger } from '../../src/common/logger.js';
 import type { SeededRandom } from '../../src/common/random.js';
-import type { StorageLogger } from '../../src/storage/logger.js';
-import type { Scheduler } from '../../src/storage/scheduler.js';
+import type { Scheduler } from '../../src/common/scheduler.js';
 
 interface SimEvent {
   readonly atMs: number;
@@ -97,7 +97,7 @@ export class BrokerScheduler implements Scheduler {
 }
 
 /** Keeps the last lines, stamped with simulated time, to print when an invariant breaks. */
-export class RingLogger implements StorageLogger {
+export class RingLogger implements Logger {
   readonly lines: string[] = [];
 
   constructor(

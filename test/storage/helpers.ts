@@ -9,11 +9,11 @@ export function tempDir(prefix = 'skiff-storage-'): { dir: string; cleanup: () =
 }
 
 import { ManualClock } from '../../src/common/clock.js';
+import { MemoryLogger } from '../../src/common/logger.js';
+import { ManualScheduler } from '../../src/common/scheduler.js';
 import { encodeBatch } from '../../src/protocol/records/codec.js';
 import { type FileHandle, NodeFileSystem } from '../../src/storage/fs.js';
 import type { StorageContext } from '../../src/storage/local-log.js';
-import { MemoryLogger } from '../../src/storage/logger.js';
-import { ManualScheduler } from '../../src/storage/scheduler.js';
 
 /** A producer-style batch: `count` records of `valueBytes` each, offsets from `baseOffset`. */
 export function makeBatch(opts: {

@@ -2,10 +2,10 @@ import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import fc from 'fast-check';
+import { MemoryLogger, silentLogger } from '../../src/common/logger.js';
 import { CheckpointFile, epochEntryCodec } from '../../src/storage/checkpoint.js';
 import { NodeFileSystem } from '../../src/storage/fs.js';
 import { LeaderEpochFileCache } from '../../src/storage/leader-epoch-cache.js';
-import { MemoryLogger, silentLogger } from '../../src/storage/logger.js';
 import { tempDir } from './helpers.js';
 
 function cache(): LeaderEpochFileCache {

@@ -6,7 +6,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { TimerScheduler } from '../../src/storage/scheduler.js';
+import { TimerScheduler } from '../../src/common/scheduler.js';
 
 test('a task due now runs before a 0 ms timer; cancelled tasks never run', async () => {
   const s = new TimerScheduler();

@@ -445,6 +445,15 @@ export function emitIndex(specs: MessageSpec[]): string {
   lines.push(
     ']);',
     '',
+    '/** Every API key, by the name of its API in the specs. */',
+    'export const ApiKey = {',
+  );
+  for (const key of [...byKey.keys()].sort((a, b) => a - b)) {
+    lines.push(`  ${byKey.get(key)!.req!.name.replace(/Request$/, '')}: ${key},`);
+  }
+  lines.push(
+    '} as const;',
+    '',
     '/** Request header version for an API version: 2 when flexible, else 1 (ControlledShutdown v0 uses 0). */',
     'export function requestHeaderVersion(apiKey: number, apiVersion: number): number {',
     '  const api = API_MESSAGES.get(apiKey);',

@@ -18,17 +18,19 @@ import type {
   DeletableTopicResult,
   DeleteTopicsResponse,
 } from '../../protocol/generated/DeleteTopicsResponse.js';
+import { ErrorCode } from '../../protocol/generated/errors.js';
 import { ZERO_UUID } from '../../protocol/uuid.js';
 import { awaitCondition } from '../../replication/purgatory.js';
 import type { BrokerServices, RequestContext } from '../handler-context.js';
 import { errorCodeOf, notHostedError } from './partition-errors.js';
 
-const NOT_LEADER_OR_FOLLOWER = 6;
-const REQUEST_TIMED_OUT = 7;
-
-const INVALID_REQUEST = 42;
-const TOPIC_DELETION_DISABLED = 73;
-const UNKNOWN_TOPIC_ID = 100;
+const {
+  NOT_LEADER_OR_FOLLOWER,
+  REQUEST_TIMED_OUT,
+  INVALID_REQUEST,
+  TOPIC_DELETION_DISABLED,
+  UNKNOWN_TOPIC_ID,
+} = ErrorCode;
 
 function duplicates(names: readonly string[]): Set<string> {
   const seen = new Set<string>();

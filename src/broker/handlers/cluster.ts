@@ -1,4 +1,5 @@
 /** ApiVersions, DescribeCluster and InitProducerId: answers about the broker and the cluster. */
+
 import type { ApiVersionsRequest } from '../../protocol/generated/ApiVersionsRequest.js';
 import {
   type ApiVersion,
@@ -7,13 +8,13 @@ import {
 } from '../../protocol/generated/ApiVersionsResponse.js';
 import type { DescribeClusterRequest } from '../../protocol/generated/DescribeClusterRequest.js';
 import type { DescribeClusterResponse } from '../../protocol/generated/DescribeClusterResponse.js';
+import { ErrorCode } from '../../protocol/generated/errors.js';
 import type { InitProducerIdRequest } from '../../protocol/generated/InitProducerIdRequest.js';
 import type { InitProducerIdResponse } from '../../protocol/generated/InitProducerIdResponse.js';
 import type { BrokerServices, RequestContext } from '../handler-context.js';
 
-const UNSUPPORTED_VERSION = 35;
-const TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53;
-const UNSUPPORTED_ENDPOINT_TYPE = 115;
+const { UNSUPPORTED_VERSION, TRANSACTIONAL_ID_AUTHORIZATION_FAILED, UNSUPPORTED_ENDPOINT_TYPE } = ErrorCode;
+
 const INT32_MIN = -2147483648;
 const ENDPOINT_TYPE_BROKER = 1;
 

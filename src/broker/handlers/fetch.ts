@@ -7,6 +7,7 @@
  */
 
 import { topicPartitionKey } from '../../common/topic-partition.js';
+import { ErrorCode } from '../../protocol/generated/errors.js';
 import type { FetchRequest } from '../../protocol/generated/FetchRequest.js';
 import {
   defaultFetchResponse,
@@ -21,7 +22,8 @@ import { type FetchContext, type SessionPartition, sessionPartitionKey } from '.
 import type { BrokerServices, RequestContext } from '../handler-context.js';
 import { errorCodeOf, notHostedError } from './partition-errors.js';
 
-const UNKNOWN_TOPIC_ID = 100;
+const { UNKNOWN_TOPIC_ID } = ErrorCode;
+
 /**
  * Kafka's FetchRequest.DEBUGGING_CONSUMER_ID: a consumer allowed to read any replica, followers
  * included, up to that replica's HW (replica-verification compares every replica this way).

@@ -5,6 +5,7 @@
  * timestamp, -4 earliest local (the log start offset: no tiered storage).
  */
 
+import { ErrorCode } from '../../protocol/generated/errors.js';
 import type { ListOffsetsRequest } from '../../protocol/generated/ListOffsetsRequest.js';
 import {
   defaultListOffsetsPartitionResponse,
@@ -18,6 +19,8 @@ import type { Log } from '../../storage/log.js';
 import type { BrokerServices, RequestContext } from '../handler-context.js';
 import { errorCodeOf, notHostedError } from './partition-errors.js';
 
+const { INVALID_REQUEST } = ErrorCode;
+
 export const EARLIEST_TIMESTAMP = -2n;
 export const LATEST_TIMESTAMP = -1n;
 export const MAX_TIMESTAMP = -3n;
@@ -25,7 +28,6 @@ export const EARLIEST_LOCAL_TIMESTAMP = -4n;
 
 /** Replica id of Kafka's debugging consumers, which may read from followers. */
 const DEBUGGING_REPLICA_ID = -2;
-const INVALID_REQUEST = 42;
 
 function lookup(
   log: Log,

@@ -9,6 +9,7 @@
  * With single-process metadata (one broker, no controller to move replicas) a reassignment can only
  * name the replicas a partition already has: that is a no-op, anything else INVALID_REPLICA_ASSIGNMENT.
  */
+import { topicPartitionKey } from '../../common/topic-partition.js';
 import type { MetadataImage, PartitionState } from '../../metadata/cluster-metadata.js';
 import type { AlterPartitionReassignmentsRequest } from '../../protocol/generated/AlterPartitionReassignmentsRequest.js';
 import type { AlterPartitionReassignmentsResponse } from '../../protocol/generated/AlterPartitionReassignmentsResponse.js';
@@ -35,7 +36,7 @@ export async function handleAlterPartitionReassignments(
     const send: { partition: number; replicas: number[] | null }[] = [];
     for (const p of t.partitions) {
       const refusal = precheck(image, t.name, p.partitionIndex, p.replicas);
-      if (refusal !== null) answers.set(`${t.name}-${p.partitionIndex}`, refusal);
+      if (refusal !== null) answers.set(topicPartitionKey(t.name, p.partitionIndex), refusal);
       else send.push({ partition: p.partitionIndex, replicas: p.replicas });
     }
     if (send.length > 0) forward.push({ topic: t.name, partitions: send });
@@ -59,7 +60,7 @@ export async function handleAlterPartitionReassignments(
     }
     for (const t of result.topics) {
       for (const p of t.partitions) {
-        answers.set(`${t.topic}-${p.partition}`, {
+        answers.set(topicPartitionKey(t.topic, p.partition), {
           partitionIndex: p.partition,
           errorCode: p.errorCode,
           errorMessage: p.errorMessage ?? messageFor(p.errorCode),
@@ -75,7 +76,7 @@ export async function handleAlterPartitionReassignments(
       name: t.name,
       partitions: t.partitions.map(
         (p) =>
-          answers.get(`${t.name}-${p.partitionIndex}`) ?? {
+          answers.get(topicPartitionKey(t.name, p.partitionIndex)) ?? {
             partitionIndex: p.partitionIndex,
             errorCode: ErrorCode.UNKNOWN_SERVER_ERROR,
             errorMessage: 'the controller gave no result for this partition',

@@ -1,10 +1,12 @@
 /** `skiff consumer-groups`: Kafka's kafka-consumer-groups — list, describe with lag, reset offsets, delete. */
+
 import { Admin } from '../../client/admin.js';
 import { ClientError } from '../../client/errors.js';
 import { GroupAdmin, type GroupDescription } from '../../client/groups.js';
 import type { KafkaClient } from '../../client/kafka-client.js';
 import type { TopicPartition } from '../../client/partitions.js';
 import { type ClientRuntime, systemRuntime } from '../../client/runtime.js';
+import { topicPartitionKey } from '../../common/topic-partition.js';
 import type { CliIo } from '../cli.js';
 import { ADMIN_FLAGS, adminClient, type Flags, runTool, type ToolDef, UsageError } from './common.js';
 
@@ -233,12 +235,12 @@ async function describe(
     const pending: { tp: TopicPartition; consumerId: string; host: string; clientId: string }[] = [];
     for (const m of members) {
       for (const tp of [...m.assignment].sort((a, b) => a.partition - b.partition)) {
-        assigned.add(`${tp.topic}-${tp.partition}`);
+        assigned.add(topicPartitionKey(tp.topic, tp.partition));
         pending.push({ tp, consumerId: m.memberId, host: m.host, clientId: m.clientId });
       }
     }
     const unassigned = [...committed.values()].filter(
-      (c) => !assigned.has(`${c.tp.topic}-${c.tp.partition}`),
+      (c) => !assigned.has(topicPartitionKey(c.tp.topic, c.tp.partition)),
     );
     for (const c of unassigned.sort((a, b) => a.tp.partition - b.tp.partition)) {
       pending.push({ tp: c.tp, consumerId: '-', host: '-', clientId: '-' });
@@ -251,7 +253,7 @@ async function describe(
             -1n,
           );
     for (const p of pending) {
-      const key = `${p.tp.topic}-${p.tp.partition}`;
+      const key = topicPartitionKey(p.tp.topic, p.tp.partition);
       const end = ends.get(key);
       rows.push({
         group: id,
@@ -364,7 +366,7 @@ async function reset(
     const [earliest, latest] = await Promise.all([admin.listOffsets(tps, -2n), admin.listOffsets(tps, -1n)]);
     const rows: { tp: TopicPartition; offset: bigint }[] = [];
     for (const tp of tps) {
-      const key = `${tp.topic}-${tp.partition}`;
+      const key = topicPartitionKey(tp.topic, tp.partition);
       const lo = earliest.get(key);
       const hi = latest.get(key);
       if (!lo?.ok) throw lo?.error ?? new ClientError(`no log start offset for ${key}`);

@@ -1,9 +1,11 @@
 /** `skiff delete-records`: Kafka's kafka-delete-records, with its JSON input and output lines. */
+
 import * as fs from 'node:fs';
 import { Admin } from '../../client/admin.js';
 import { ClientError } from '../../client/errors.js';
 import type { TopicPartition } from '../../client/partitions.js';
 import { type ClientRuntime, systemRuntime } from '../../client/runtime.js';
+import { topicPartitionKey } from '../../common/topic-partition.js';
 import type { CliIo } from '../cli.js';
 import { ADMIN_FLAGS, adminClient, runTool, type ToolDef } from './common.js';
 
@@ -51,7 +53,7 @@ export function parseOffsetJson(text: string): DeleteSpec[] {
     if (typeof e?.topic !== 'string' || !Number.isInteger(e.partition) || typeof e.offset !== 'string') {
       throw new ClientError(`partitions[${i}] needs "topic" (string), "partition" and "offset" (integers)`);
     }
-    const key = `${e.topic}-${e.partition}`;
+    const key = topicPartitionKey(e.topic, e.partition as number);
     if (seen.has(key)) dups.add(key);
     seen.add(key);
     specs.push({ tp: { topic: e.topic, partition: e.partition as number }, offset: BigInt(e.offset) });
@@ -82,12 +84,12 @@ export function runDeleteRecords(
     try {
       io.out('Executing records delete operation');
       const results = await new Admin(client).deleteRecords(
-        new Map(specs.map((s) => [`${s.tp.topic}-${s.tp.partition}`, s])),
+        new Map(specs.map((s) => [topicPartitionKey(s.tp.topic, s.tp.partition), s])),
       );
       io.out('Records delete operation completed:');
       let failed = false;
       for (const s of specs) {
-        const key = `${s.tp.topic}-${s.tp.partition}`;
+        const key = topicPartitionKey(s.tp.topic, s.tp.partition);
         const r = results.get(key)!;
         if (r.ok) io.out(`partition: ${key}\tlow_watermark: ${r.value}`);
         else {

@@ -1,8 +1,10 @@
 /** `skiff get-offsets`: Kafka's kafka-get-offsets (GetOffsetShell), printing `topic:partition:offset`. */
+
 import { Admin } from '../../client/admin.js';
 import { ClientError } from '../../client/errors.js';
 import type { TopicPartition } from '../../client/partitions.js';
 import { type ClientRuntime, systemRuntime } from '../../client/runtime.js';
+import { topicPartitionKey } from '../../common/topic-partition.js';
 import type { CliIo } from '../cli.js';
 import { ADMIN_FLAGS, adminClient, runTool, type ToolDef, UsageError } from './common.js';
 
@@ -126,7 +128,7 @@ export function runGetOffsets(
       const results = await admin.listOffsets(tps, time);
       const found: { topic: string; partition: number; offset: bigint }[] = [];
       for (const tp of tps) {
-        const r = results.get(`${tp.topic}-${tp.partition}`)!;
+        const r = results.get(topicPartitionKey(tp.topic, tp.partition))!;
         if (!r.ok) {
           io.err(
             `Skip getting offsets for topic-partition ${tp.topic}-${tp.partition} due to error: ${r.error.message}`,
@@ -137,8 +139,8 @@ export function runGetOffsets(
       }
       // Kafka sorts by the partition's string form ("t-10" before "t-2"); kept for identical output.
       found.sort((a, b) => {
-        const x = `${a.topic}-${a.partition}`;
-        const y = `${b.topic}-${b.partition}`;
+        const x = topicPartitionKey(a.topic, a.partition);
+        const y = topicPartitionKey(b.topic, b.partition);
         return x < y ? -1 : x > y ? 1 : 0;
       });
       if (flags.has('json')) {

@@ -1,7 +1,9 @@
 /** `skiff log-dirs --describe`: Kafka's kafka-log-dirs, its two lines and its JSON line. */
+
 import { Admin } from '../../client/admin.js';
 import { ClientError } from '../../client/errors.js';
 import { type ClientRuntime, systemRuntime } from '../../client/runtime.js';
+import { topicPartitionKey } from '../../common/topic-partition.js';
 import type { DescribeLogDirsResult } from '../../protocol/generated/DescribeLogDirsResponse.js';
 import { errorByCode } from '../../protocol/generated/errors.js';
 import type { CliIo } from '../cli.js';
@@ -47,7 +49,7 @@ export function formatLogDirsJson(
           .filter((t) => topics.size === 0 || topics.has(t.name))
           .flatMap((t) =>
             t.partitions.map((p) => ({
-              partition: `${t.name}-${p.partitionIndex}`,
+              partition: topicPartitionKey(t.name, p.partitionIndex),
               size: Number(p.partitionSize),
               offsetLag: Number(p.offsetLag),
               isFuture: p.isFutureKey,

@@ -7,12 +7,14 @@
  * start (0 when all replicas agree, 1 naming the first divergent offset and both checksums per
  * partition), or after --max-duration-ms (3).
  */
+
 import { Admin } from '../../client/admin.js';
 import { Apis } from '../../client/apis.js';
 import { ClientError } from '../../client/errors.js';
 import type { KafkaClient, TopicMetadata } from '../../client/kafka-client.js';
 import type { TopicPartition } from '../../client/partitions.js';
 import { type ClientRuntime, systemRuntime } from '../../client/runtime.js';
+import { topicPartitionKey } from '../../common/topic-partition.js';
 import { errorByCode } from '../../protocol/generated/errors.js';
 import type { FetchResponse } from '../../protocol/generated/FetchResponse.js';
 import { computeCrc, LOG_OVERHEAD, readBatchHeader } from '../../protocol/records/batch.js';
@@ -300,13 +302,15 @@ export function runReplicaVerification(
         t.partitions.map((p) => ({ topic: t.name, partition: p.partition })),
       );
       const replicasOf = new Map<string, readonly number[]>(
-        topics.flatMap((t) => t.partitions.map((p) => [`${t.name}-${p.partition}`, p.replicas] as const)),
+        topics.flatMap((t) =>
+          t.partitions.map((p) => [topicPartitionKey(t.name, p.partition), p.replicas] as const),
+        ),
       );
       const offsetsAt = async (ts: bigint) => {
         const r = await admin.listOffsets(tps, ts);
         const out = new Map<string, bigint>();
         for (const tp of tps) {
-          const key = `${tp.topic}-${tp.partition}`;
+          const key = topicPartitionKey(tp.topic, tp.partition);
           const v = r.get(key);
           if (!v?.ok) {
             throw new ClientError(
@@ -320,7 +324,7 @@ export function runReplicaVerification(
       const targets = await offsetsAt(-1n);
       const starts = time === -1 ? targets : await offsetsAt(BigInt(time));
       const parts: PartitionState[] = tps.map((tp) => {
-        const name = `${tp.topic}-${tp.partition}`;
+        const name = topicPartitionKey(tp.topic, tp.partition);
         const start = starts.get(name)!;
         const target = targets.get(name)!;
         return {
@@ -362,7 +366,7 @@ export function runReplicaVerification(
                 throw new ClientError(errorByCode(resp.errorCode)?.name ?? `${resp.errorCode}`);
               for (const t of resp.responses) {
                 for (const d of t.partitions) {
-                  const name = `${t.topic}-${d.partitionIndex}`;
+                  const name = topicPartitionKey(t.topic, d.partitionIndex);
                   const m = reads.get(name);
                   if (!m) continue;
                   m.set(broker, {

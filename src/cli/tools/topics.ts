@@ -1,4 +1,5 @@
 /** `skiff topics`: Kafka's kafka-topics.sh — create, list, describe, alter (partitions), delete. */
+
 import {
   Admin,
   type ConfigEntry,
@@ -12,6 +13,7 @@ import {
   UnsupportedApiError,
 } from '../../client/kafka-client.js';
 import { type ClientRuntime, systemRuntime } from '../../client/runtime.js';
+import { ErrorCode } from '../../protocol/generated/errors.js';
 import { ZERO_UUID } from '../../protocol/uuid.js';
 import type { CliIo } from '../cli.js';
 import { ADMIN_FLAGS, adminClient, type Flags, runTool, type ToolDef, UsageError } from './common.js';
@@ -197,7 +199,7 @@ async function create(admin: Admin, flags: Flags, io: CliIo): Promise<number> {
     { name, numPartitions: partitions ?? -1, replicationFactor: rf ?? -1, assignments, configs },
   ]);
   if (result?.error) {
-    if (result.error.code === 36 && flags.has('if-not-exists')) return 0;
+    if (result.error.code === ErrorCode.TOPIC_ALREADY_EXISTS && flags.has('if-not-exists')) return 0;
     throw result.error;
   }
   io.out(`Created topic ${name}.`);

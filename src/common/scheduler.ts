@@ -1,4 +1,4 @@
-import type { Clock } from '../common/clock.js';
+import type { Clock } from './clock.js';
 
 /** Runs delayed work: deferred segment deletion, periodic flush and checkpoints. */
 export interface Scheduler {
