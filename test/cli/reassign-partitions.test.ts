@@ -16,7 +16,7 @@ import {
   proposedMoveMap,
   replicaMovesOf,
   throttledReplicaLists,
-} from '../../src/cli/tools/reassign-partitions.js';
+} from '../../src/cli/tools/reassign-plan.js';
 import { type BrokerProcess, runSkiff, startBrokerProcess } from '../support/broker-process.js';
 import { skiff } from './in-process.js';
 
