@@ -15,6 +15,7 @@ import { ErrorCode } from '../protocol/generated/errors.js';
 import type { FetchPartition } from '../protocol/generated/FetchRequest.js';
 import type { PartitionData } from '../protocol/generated/FetchResponse.js';
 import { KafkaError } from '../protocol/kafka-error.js';
+import { readBatchHeader } from '../protocol/records/batch.js';
 import { OffsetsOutOfOrderError, UnexpectedAppendOffsetError } from '../storage/errors.js';
 import type { Log } from '../storage/log.js';
 import { offsetTruncationState } from './truncation.js';
@@ -285,7 +286,7 @@ export class PartitionFollower {
     const quiet = this.pendingRebuild !== null;
     if (records.length > 0) {
       try {
-        log.appendAsFollower(records, { quiet });
+        if (!this.restartedAtLeaderLogStart(records, pd.logStartOffset)) log.appendAsFollower(records, { quiet });
       } catch (e) {
         if (e instanceof KafkaError) return { kind: 'retry', errorCode: e.code };
         if (e instanceof UnexpectedAppendOffsetError || e instanceof OffsetsOutOfOrderError) {
@@ -308,6 +309,41 @@ export class PartitionFollower {
     this.finishRebuild(restartOffset);
     this.resetToLogEnd();
     return { kind: 'appended', bytes: records.length };
+  }
+
+  /**
+   * The leader's log start sits inside a batch (DeleteRecords to an offset mid-batch) and our LEO
+   * is exactly there — after a truncation to the leader's epoch end, which Kafka answers with its
+   * log start for an epoch it no longer holds. The leader serves the whole batch, from its base
+   * offset below our LEO; Kafka's follower would refuse it on every fetch (it restarts its log only
+   * when that log is empty) and never catch up. Everything we hold lies below the leader's log
+   * start, so nothing the leader still has is lost: the log restarts at the batch's base offset,
+   * as a rebuild does (one line, one `rebuild` event), and takes the batch. False: not this case.
+   */
+  private restartedAtLeaderLogStart(records: Buffer, leaderLogStartOffset: bigint): boolean {
+    const log = this.log;
+    const leo = log.logEndOffset;
+    if (leaderLogStartOffset < leo || leo === log.logStartOffset) return false;
+    const first = readBatchHeader(records, 0);
+    const firstLast = first.baseOffset + BigInt(first.lastOffsetDelta);
+    if (first.baseOffset >= leo || firstLast < leo) return false;
+    const bytesDiscarded = log.size;
+    log.truncateFullyAndStartAt(first.baseOffset, { quiet: true });
+    log.appendAsFollower(records, { quiet: true });
+    this.fetcherLogger.warn(
+      `Restarting partition ${this.name} at offset ${first.baseOffset}: the leader's log start offset ${leaderLogStartOffset} is inside the batch ${first.baseOffset}..${firstLast} and our LEO ${leo} was there; the ${bytesDiscarded} bytes below it (all below the leader's log start) were discarded`,
+    );
+    this.ctx.onEvent?.({
+      kind: 'rebuild',
+      timeMs: this.ctx.clock.nowMs(),
+      partition: this.name,
+      leaderId: this.leaderIdValue,
+      oldLogEndOffset: leo,
+      newLogStartOffset: leaderLogStartOffset,
+      restartOffset: first.baseOffset,
+      bytesDiscarded,
+    });
+    return true;
   }
 
   /**

@@ -197,3 +197,38 @@ test('offsetLag of a lagging follower is the leader LEO minus its LEO, not 0; un
     t.cleanup();
   }
 });
+
+test("a follower whose LEO is the leader's log start, inside a batch, restarts its log at the batch (Kafka would refuse it forever)", () => {
+  const t = pair(2048);
+  try {
+    // The follower holds epoch-0 batches of 5 records, 0..349, from a former leader.
+    for (let o = 0n; o < 350n; o += 5n)
+      t.followerLog.appendAsFollower(makeBatch({ baseOffset: o, count: 5, epoch: 0 }));
+    // The new leader's log is epoch 1 in batches of 6 (0..401); DeleteRecords moved its log start
+    // to 350, inside the batch 348..353, and its epoch-0 history is gone with the deleted segments.
+    t.leader.applyPartitionState(state({ leaderEpoch: 1, isr: [1] }));
+    produce(t.leader, 67);
+    t.leaderLog.maybeIncrementLogStartOffset(350n, 'delete records');
+    assert.ok(t.leaderLog.deleteOldSegments() > 0);
+    t.follower.makeFollower(1, 1);
+    assert.equal(t.follower.fetchOffset, 350n);
+    assert.equal(t.round(), 'appended');
+    assert.equal(t.followerLog.local.segments.first()!.baseOffset, 348n);
+    assert.equal(t.followerLog.logStartOffset, 350n);
+    assert.equal(t.events.length, 1);
+    const e = t.events[0]!;
+    assert.deepEqual(e.kind === 'rebuild' ? [e.oldLogEndOffset, e.newLogStartOffset, e.restartOffset] : [], [
+      350n,
+      350n,
+      348n,
+    ]);
+    assert.equal(
+      t.flogger.lines.filter((l) => l.includes('Restarting partition t-0 at offset 348')).length,
+      1,
+    );
+    while (t.followerLog.logEndOffset < t.leaderLog.logEndOffset) assert.equal(t.round(), 'appended');
+    assert.equal(t.followerLog.logEndOffset, 402n);
+  } finally {
+    t.cleanup();
+  }
+});
