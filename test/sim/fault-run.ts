@@ -16,6 +16,7 @@ export async function faultRun(seed: number): Promise<SimCluster> {
   c.start();
   await c.run(500);
   c.startProducing(20);
+  c.startConsuming();
   const dead = new Set<number>();
   for (let t = 0; t < 9000; ) {
     const step = r.between(300, 1200);
@@ -63,6 +64,7 @@ export async function faultRun(seed: number): Promise<SimCluster> {
   await c.run(5000);
   c.stopProducing();
   await c.run(4000);
+  c.stopConsuming();
   c.checkConverged();
   return c;
 }

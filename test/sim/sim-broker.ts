@@ -1,28 +1,41 @@
 /**
- * One simulated broker: real storage Logs in its own directory, the replication components of
- * src/replication wired the way the real broker will wire them (this file is the reference for
- * that integration), a leader-side Fetch with parked (long-poll) fetches, a Produce with acks=all
- * waiting on the HW, and crash / restart that drop every in-memory state.
+ * One simulated broker running the broker's own data path: the real LogManager on its own
+ * directory, the ReplicaManager and its Partitions, the ReplicationManager with its purgatory, and
+ * the real Produce and Fetch handlers (acks=0/1/all, follower fetches, consumer long polls) — over
+ * the simulation's clock, scheduler and network instead of sockets. Only the wiring is the
+ * simulation's own (as src/broker/broker.ts is the real one's); crash / restart drop every
+ * in-memory state and recover from the files, as a killed broker process does.
  */
 import * as fs from 'node:fs';
-import * as path from 'node:path';
-import type { PartitionState } from '../../src/metadata/cluster-metadata.js';
+import { brokerConfig } from '../../src/broker/config.js';
+import { FetchSessionCache } from '../../src/broker/fetch-session.js';
+import type { BrokerServices, RequestContext } from '../../src/broker/handler-context.js';
+import { handleFetch } from '../../src/broker/handlers/fetch.js';
+import { handleProduce } from '../../src/broker/handlers/produce.js';
+import { ReplicaManager } from '../../src/broker/replica-manager.js';
+import { topicPartitionKey } from '../../src/common/topic-partition.js';
+import type {
+  ClusterMetadata,
+  MetadataImage,
+  PartitionState,
+  TopicInfo,
+} from '../../src/metadata/cluster-metadata.js';
+import { CloseConnectionError } from '../../src/network/request-handler.js';
+import { ErrorCode } from '../../src/protocol/generated/errors.js';
 import type { FetchRequest } from '../../src/protocol/generated/FetchRequest.js';
-import {
-  defaultPartitionData,
-  type FetchResponse,
-  type PartitionData,
-} from '../../src/protocol/generated/FetchResponse.js';
+import type { FetchResponse } from '../../src/protocol/generated/FetchResponse.js';
+import type { ProduceResponse } from '../../src/protocol/generated/ProduceResponse.js';
 import { KafkaError } from '../../src/protocol/kafka-error.js';
+import { readBatchHeader } from '../../src/protocol/records/batch.js';
 import type { FetcherConfig, ReplicaTransport } from '../../src/replication/fetcher.js';
 import type { ReplicationEvent } from '../../src/replication/follower.js';
 import type { IsrHistory } from '../../src/replication/isr-history.js';
-import { readForFollower } from '../../src/replication/leader-fetch.js';
 import type { PartitionLeaderState } from '../../src/replication/leader-state.js';
 import { ReplicationManager } from '../../src/replication/replication-manager.js';
 import type { StorageContext } from '../../src/storage/local-log.js';
-import { Log } from '../../src/storage/log.js';
-import { logConfig } from '../../src/storage/log-config.js';
+import type { Log } from '../../src/storage/log.js';
+import { type LogConfig, logConfig } from '../../src/storage/log-config.js';
+import { LogManager } from '../../src/storage/log-manager.js';
 import { testContext } from '../storage/helpers.js';
 import type { SimController } from './sim-controller.js';
 import { BrokerScheduler, type EventQueue, RingLogger, type SimNetwork } from './sim-core.js';
@@ -42,17 +55,41 @@ export interface ProduceResult {
   readonly lastOffset: bigint;
 }
 
-interface PendingProduce {
-  readonly key: string;
-  readonly leader: PartitionLeaderState;
-  readonly requiredOffset: bigint;
-  readonly baseOffset: bigint;
-  readonly resolve: (r: ProduceResult) => void;
-  cancelTimer: () => void;
-}
+/** A request the broker has taken and not answered yet (for the invariants). */
+export type Outstanding =
+  | {
+      readonly kind: 'produce';
+      readonly key: string;
+      /** The HW that acknowledges the append. */
+      offset: bigint;
+      /** The leader state the append went to, whose acks=all check decides. */
+      leader: PartitionLeaderState | undefined;
+      readonly sinceMs: number;
+    }
+  | {
+      readonly kind: 'fetch';
+      /** -1 for a consumer (reads up to the HW), else the follower's broker id (up to the LEO). */
+      readonly replicaId: number;
+      readonly partitions: readonly { readonly key: string; readonly offset: bigint }[];
+      readonly sinceMs: number;
+    };
 
-interface ParkedFetch {
-  readonly retry: () => boolean;
+/** The one topic id of the simulation's topic `t` (any Kafka Uuid other than zero). */
+const SIM_TOPIC_ID = 'c2ltdWxhdGVkLXRvcGljLg';
+
+/** Fills the gaps of a topic's partition list before every partition's state has arrived. */
+function unknownPartition(topic: string, partition: number): PartitionState {
+  return {
+    topic,
+    partition,
+    leader: -1,
+    leaderEpoch: -1,
+    partitionEpoch: -1,
+    replicas: [],
+    isr: [],
+    addingReplicas: [],
+    removingReplicas: [],
+  };
 }
 
 export class SimBroker {
@@ -60,19 +97,21 @@ export class SimBroker {
   incarnation = 0;
   epoch = -1n;
   readonly logger: RingLogger;
-  readonly logs = new Map<string, Log>();
+  /** The latest partition state applied, by partition key (older ones from the network are dropped). */
   readonly states = new Map<string, PartitionState>();
   /** The replication roles of this incarnation (a new one at every start). */
   replication: ReplicationManager;
   /** Survives restarts, as the broker keeps it for the dashboard (in memory here, on disk later). */
   readonly history = new Map<string, IsrHistory>();
   readonly events: ReplicationEvent[] = [];
-  /** replication-offset-checkpoint: written every 5 s, read at start-up. */
-  private readonly hwCheckpoint = new Map<string, bigint>();
-  private pending: PendingProduce[] = [];
-  private parked: ParkedFetch[] = [];
+  /** Produces and consumer fetches taken and not answered yet. */
+  readonly outstanding = new Set<Outstanding>();
   private scheduler: BrokerScheduler;
-  private storage: StorageContext;
+  private logManager: LogManager | null = null;
+  private replicaManager: ReplicaManager | null = null;
+  private services: BrokerServices | null = null;
+  private image: MetadataImage;
+  private producerIds = 0n;
 
   constructor(
     readonly id: number,
@@ -84,11 +123,19 @@ export class SimBroker {
   ) {
     this.logger = new RingLogger(queue.clock, `[broker ${id}]`);
     this.scheduler = new BrokerScheduler(queue);
-    this.storage = this.storageContext();
     this.replication = this.replicationManager();
+    this.image = this.imageOf();
   }
 
-  /** The wiring the real broker's composition root will do (see src/replication/README.md). */
+  /** The logs this incarnation has open, by partition key. */
+  get logs(): Map<string, Log> {
+    const out = new Map<string, Log>();
+    for (const log of this.logManager?.allLogs() ?? [])
+      out.set(topicPartitionKey(log.topic, log.partition), log);
+    return out;
+  }
+
+  /** The wiring src/broker/broker.ts does for the real broker (see src/replication/README.md). */
   private replicationManager(): ReplicationManager {
     return new ReplicationManager({
       localBrokerId: this.id,
@@ -105,7 +152,6 @@ export class SimBroker {
         const epoch = this.epoch;
         return this.net.request(this.id, 0, () => this.controller.alterPartition(this.id, epoch, p));
       },
-      onPartitionChange: () => this.stateChanged(),
       onEvent: (e) => this.events.push(e),
       histories: this.history,
     });
@@ -117,24 +163,53 @@ export class SimBroker {
     return { ...testContext(), clock: this.queue.clock, scheduler: this.scheduler, logger: this.logger };
   }
 
+  private logConfig(): LogConfig {
+    return logConfig({ segmentBytes: this.config.segmentBytes, fileDeleteDelayMs: 60_000 });
+  }
+
+  /** A broker process starting: logs recovered from its directory, then the metadata, then fetchers. */
   start(): void {
     this.alive = true;
     this.incarnation++;
     this.scheduler = new BrokerScheduler(this.queue);
-    this.storage = this.storageContext();
     this.replication = this.replicationManager();
-    for (const name of fs.existsSync(this.dir) ? fs.readdirSync(this.dir) : []) {
-      if (/^[a-z0-9.]+-\d+$/.test(name)) this.openLog(name, false);
-    }
+    const logs = new LogManager([this.dir], this.logConfig(), this.storageContext(), undefined, () =>
+      this.logConfig(),
+    );
+    logs.startup();
+    this.logManager = logs;
+    this.replicaManager = new ReplicaManager(
+      this.id,
+      logs,
+      this.replication,
+      () => this.logConfig(),
+      this.logger,
+    );
+    this.services = this.brokerServices(this.replicaManager);
     this.epoch = this.controller.register(this.id);
-    for (const s of this.controller.allStates()) this.applyState(s);
+    this.states.clear();
+    for (const st of this.controller.allStates())
+      this.states.set(topicPartitionKey(st.topic, st.partition), st);
+    this.applyImage();
     this.replication.start();
-    const checkpoint = (): void => {
-      for (const [key, log] of this.logs) this.hwCheckpoint.set(key, log.highWatermark);
-      this.scheduler.schedule('checkpoint-high-watermarks', 5000, checkpoint);
-    };
-    this.scheduler.schedule('checkpoint-high-watermarks', 5000, checkpoint);
     this.logger.info(`started with broker epoch ${this.epoch}`);
+  }
+
+  /** What the handlers may use: this broker's clock, scheduler, metadata and partitions. */
+  private brokerServices(replicaManager: ReplicaManager): BrokerServices {
+    const metadata: Pick<ClusterMetadata, 'image'> = { image: () => this.image };
+    return {
+      config: brokerConfig({ nodeId: this.id, minInsyncReplicas: this.config.minInsyncReplicas }),
+      clock: this.queue.clock,
+      scheduler: this.scheduler,
+      logger: this.logger,
+      // The handlers of the data path read only the image; the controller calls are not simulated here.
+      metadata: metadata as ClusterMetadata,
+      replicaManager,
+      fetchSessions: new FetchSessionCache(0, this.queue.clock, () => 1),
+      nextProducerId: () => ++this.producerIds,
+      diskSpace: () => ({ totalBytes: -1n, usableBytes: -1n }),
+    };
   }
 
   /** A kill: nothing is flushed or closed; `cutTailBytes` models a power cut (lost page cache). */
@@ -146,43 +221,31 @@ export class SimBroker {
     );
     this.replication.shutdown();
     this.scheduler.cancelAll();
-    for (const log of this.logs.values()) {
+    for (const log of this.logManager?.allLogs() ?? []) {
       const active = log.local.segments.active();
       log.local.abandon();
       if (cutTailBytes > 0 && active.size > 0) {
         fs.truncateSync(active.logPath, Math.max(0, active.size - cutTailBytes));
       }
     }
+    // What waited in the process dies with it: its answers never leave.
+    this.replication.purgatory.forceCompleteAll();
+    this.outstanding.clear();
     const epoch = this.epoch;
     this.queue.schedule('session-timeout', this.config.sessionTimeoutMs, () =>
       this.controller.fence(this.id, epoch),
     );
-    this.logs.clear();
+    this.logManager = null;
+    this.replicaManager = null;
+    this.services = null;
     this.states.clear();
-    this.pending = [];
-    this.parked = [];
+    this.image = this.imageOf();
   }
 
-  private openLog(key: string, created: boolean): Log {
-    const dash = key.lastIndexOf('-');
-    const log = Log.open({
-      dir: path.join(this.dir, key),
-      topic: key.slice(0, dash),
-      partition: Number(key.slice(dash + 1)),
-      config: logConfig({ segmentBytes: this.config.segmentBytes, fileDeleteDelayMs: 60_000 }),
-      ctx: this.storage,
-      hadCleanShutdown: created,
-    });
-    const hw = this.hwCheckpoint.get(key);
-    if (hw !== undefined) log.updateHighWatermark(hw);
-    this.logs.set(key, log);
-    return log;
-  }
-
-  /** A partition state from the metadata image (applied in order; older ones are ignored). */
+  /** A partition state from the controller (applied in order; older ones are ignored). */
   applyState(st: PartitionState): void {
-    if (!this.alive || !st.replicas.includes(this.id)) return;
-    const key = `${st.topic}-${st.partition}`;
+    if (!this.alive) return;
+    const key = topicPartitionKey(st.topic, st.partition);
     const cur = this.states.get(key);
     if (
       cur &&
@@ -192,18 +255,49 @@ export class SimBroker {
       return;
     }
     this.states.set(key, st);
-    const log = this.logs.get(key) ?? this.openLog(key, true);
-    this.replication.applyPartitionState(st, log, 'AAAAAAAAAAAAAAAAAAAAAA');
+    this.applyImage();
   }
 
-  /** What the real broker's network client will implement (Fetch and ListOffsets to a leader). */
+  /** The states known so far as a metadata image, applied by the real ReplicaManager. */
+  private applyImage(): void {
+    this.image = this.imageOf();
+    this.replicaManager?.applyImage(this.image);
+  }
+
+  private imageOf(): MetadataImage {
+    const byTopic = new Map<string, PartitionState[]>();
+    for (const st of this.states.values()) {
+      const list = byTopic.get(st.topic) ?? [];
+      list[st.partition] = st;
+      byTopic.set(st.topic, list);
+    }
+    const topics = new Map<string, TopicInfo>();
+    for (const [name, list] of byTopic) {
+      const partitions = Array.from(list, (st, i) => st ?? unknownPartition(name, i));
+      topics.set(name, { name, topicId: SIM_TOPIC_ID, internal: false, partitions });
+    }
+    return {
+      clusterId: 'sim',
+      revision: BigInt(this.queue.executed),
+      controllerId: 0,
+      brokers: new Map(),
+      topics,
+      topicConfigs: new Map(),
+      brokerConfigs: new Map(),
+    };
+  }
+
+  /** What the real broker's network client does (Fetch v12 and ListOffsets to a leader). */
   private transport(): ReplicaTransport {
     return {
       fetch: (leaderId, request) =>
-        this.net.request(this.id, leaderId, () => this.peer(leaderId).handleFetch(request)),
+        this.net.request(this.id, leaderId, () =>
+          // v12, as src/broker/replica-transport.ts sends it: the replica id at the top level.
+          this.peer(leaderId).fetch({ ...request, replicaState: { replicaId: -1, replicaEpoch: -1n } }, 12),
+        ),
       leaderOffsets: (leaderId, topic, partition, epoch) =>
         this.net.request(this.id, leaderId, () =>
-          this.peer(leaderId).leaderOffsets(`${topic}-${partition}`, epoch),
+          this.peer(leaderId).leaderOffsets(topicPartitionKey(topic, partition), epoch),
         ),
     };
   }
@@ -213,142 +307,158 @@ export class SimBroker {
     throw new Error('peer lookup not wired');
   };
 
-  /** A leader's LEO or HW moved: parked produces and fetches may complete. */
-  private stateChanged(): void {
-    this.pending = this.pending.filter((p) => {
-      const r = p.leader.checkEnoughReplicasReachOffset(p.requiredOffset);
-      if (!r.done) return true;
-      p.cancelTimer();
-      p.resolve({ errorCode: r.errorCode, baseOffset: p.baseOffset, lastOffset: p.requiredOffset - 1n });
-      return false;
-    });
-    this.parked = this.parked.filter((p) => !p.retry());
-  }
-
   leaderOffsets(key: string, currentLeaderEpoch: number): { logStartOffset: bigint; logEndOffset: bigint } {
     const l = this.replication.leader(key);
-    if (!l || (currentLeaderEpoch !== -1 && currentLeaderEpoch !== l.leaderEpoch)) {
-      throw KafkaError.fromCode(6, `${key}: not the leader`);
+    if (!this.alive || !l || (currentLeaderEpoch !== -1 && currentLeaderEpoch !== l.leaderEpoch)) {
+      throw KafkaError.fromCode(ErrorCode.NOT_LEADER_OR_FOLLOWER, `${key}: not the leader`);
     }
     return { logStartOffset: l.log.logStartOffset, logEndOffset: l.log.logEndOffset };
   }
 
-  /** The leader side of a follower Fetch; waits up to maxWaitMs while nothing is there (DelayedFetch). */
-  handleFetch(req: FetchRequest): Promise<FetchResponse> | FetchResponse {
-    const first = this.readFetch(req);
-    if (req.maxWaitMs <= 0 || first.bytes >= req.minBytes || first.errors) return first.response;
-    return new Promise((resolve) => {
-      let done = false;
-      const finish = (r: FetchResponse): void => {
-        if (done) return;
-        done = true;
-        cancel();
-        resolve(r);
-      };
-      const parked: ParkedFetch = {
-        retry: () => {
-          if (done || !this.alive) return true;
-          const again = this.readFetch(req);
-          if (again.bytes < req.minBytes && !again.errors) return false;
-          finish(again.response);
-          return true;
-        },
-      };
-      const cancel = this.scheduler.schedule('delayed-fetch', req.maxWaitMs, () => {
-        this.parked = this.parked.filter((p) => p !== parked);
-        finish(this.readFetch(req).response);
-      });
-      this.parked.push(parked);
-    });
-  }
-
-  private readFetch(req: FetchRequest): { response: FetchResponse; bytes: number; errors: boolean } {
-    const replicaId = req.replicaState.replicaId;
-    const now = this.queue.clock.nowMs();
-    let remaining = req.maxBytes;
-    let minOne = true;
-    let bytes = 0;
-    let errors = false;
-    let hwMoved = false;
-    const responses = req.topics.map((t) => ({
-      topic: t.topic,
-      topicId: t.topicId,
-      partitions: t.partitions.map((p): PartitionData => {
-        const leader = this.replication.leader(`${t.topic}-${p.partition}`);
-        if (!this.alive || !leader) {
-          errors = true;
-          return { ...defaultPartitionData(), partitionIndex: p.partition, errorCode: 6 };
-        }
-        const r = readForFollower(
-          leader,
-          replicaId,
-          req.replicaState.replicaEpoch,
-          {
-            fetchOffset: p.fetchOffset,
-            logStartOffset: p.logStartOffset,
-            currentLeaderEpoch: p.currentLeaderEpoch,
-            lastFetchedEpoch: p.lastFetchedEpoch,
-            maxBytes: Math.min(p.partitionMaxBytes, remaining),
-          },
-          minOne,
-          now,
-        );
-        if (r.highWatermarkMoved) hwMoved = true;
-        if (r.errorCode !== 0 || r.divergingEpoch) errors = true;
-        if (r.records.length > 0) minOne = false;
-        remaining = Math.max(0, remaining - r.records.length);
-        bytes += r.records.length;
-        return {
-          ...defaultPartitionData(),
-          partitionIndex: p.partition,
-          errorCode: r.errorCode,
-          highWatermark: r.highWatermark,
-          lastStableOffset: r.highWatermark,
-          logStartOffset: r.logStartOffset,
-          divergingEpoch: r.divergingEpoch ?? { epoch: -1, endOffset: -1n },
-          // A copy: the answer travels through the simulated network after this read.
-          records: Buffer.from(r.records),
-        };
-      }),
-    }));
-    if (hwMoved) queueMicrotask(() => this.stateChanged());
+  /** A request context as a server connection gives one; the simulated connection never closes. */
+  private context(apiKey: number, apiVersion: number, clientId: string): RequestContext {
     return {
-      response: { throttleTimeMs: 0, errorCode: 0, sessionId: 0, responses, nodeEndpoints: [] },
-      bytes,
-      errors,
+      apiKey,
+      apiVersion,
+      correlationId: 0,
+      clientId,
+      connection: { id: `sim-${this.id}`, remoteAddress: 'sim', clientId, whenClosed: () => () => {} },
+      releaseConnection: () => {},
     };
   }
 
-  /** Produce to one partition (a copy of the client's batch is appended). */
-  produce(key: string, batch: Buffer, acks: number): Promise<ProduceResult> | ProduceResult {
-    const leader = this.replication.leader(key);
-    const fail = (errorCode: number): ProduceResult => ({ errorCode, baseOffset: -1n, lastOffset: -1n });
-    if (!this.alive || !leader) return fail(6);
-    let info: ReturnType<PartitionLeaderState['appendAsLeader']>;
-    try {
-      info = leader.appendAsLeader(Buffer.from(batch), acks);
-    } catch (e) {
-      if (e instanceof KafkaError) return fail(e.code);
-      throw e;
+  /** Fetch through the real handler (a follower's, or a consumer's with replicaId -1), tracked while it waits. */
+  fetch(req: FetchRequest, apiVersion: number): Promise<FetchResponse> {
+    if (!this.alive || this.services === null) {
+      throw KafkaError.fromCode(ErrorCode.NOT_LEADER_OR_FOLLOWER, `broker ${this.id} is down`);
     }
-    this.parked = this.parked.filter((p) => !p.retry());
-    const done: ProduceResult = { errorCode: 0, baseOffset: info.firstOffset, lastOffset: info.lastOffset };
-    if (acks !== -1) return done;
-    return new Promise((resolve) => {
-      const p: PendingProduce = {
-        key,
-        leader,
-        requiredOffset: info.lastOffset + 1n,
-        baseOffset: info.firstOffset,
-        resolve,
-        cancelTimer: () => {},
-      };
-      p.cancelTimer = this.scheduler.schedule('delayed-produce', this.config.produceTimeoutMs, () => {
-        this.pending = this.pending.filter((x) => x !== p);
-        resolve({ errorCode: 7, baseOffset: info.firstOffset, lastOffset: info.lastOffset });
+    const entry: Outstanding = {
+      kind: 'fetch',
+      replicaId: req.replicaId,
+      partitions: req.topics.flatMap((t) =>
+        t.partitions.map((p) => ({ key: topicPartitionKey(t.topic, p.partition), offset: p.fetchOffset })),
+      ),
+      sinceMs: this.queue.clock.nowMs(),
+    };
+    this.outstanding.add(entry);
+    const pending = handleFetch(this.services, this.context(1, apiVersion, 'sim'), req);
+    return this.settled(entry, pending).then((r) => ({
+      ...r,
+      // A copy: the answer travels through the simulated network after this read.
+      responses: r.responses.map((t) => ({
+        ...t,
+        partitions: t.partitions.map((p) => ({ ...p, records: p.records && Buffer.from(p.records) })),
+      })),
+    }));
+  }
+
+  /**
+   * A consumer's long-poll Fetch of one partition through the real handler (Kafka's DelayedFetch:
+   * it waits up to maxWaitMs for minBytes).
+   */
+  consumerFetch(key: string, fetchOffset: bigint, maxWaitMs: number): Promise<FetchResponse> {
+    const dash = key.lastIndexOf('-');
+    const partition = Number(key.slice(dash + 1));
+    const req: FetchRequest = {
+      clusterId: null,
+      replicaId: -1,
+      replicaState: { replicaId: -1, replicaEpoch: -1n },
+      maxWaitMs,
+      minBytes: 1,
+      maxBytes: 64 * 1024,
+      isolationLevel: 0,
+      sessionId: 0,
+      sessionEpoch: -1,
+      topics: [
+        {
+          topic: key.slice(0, dash),
+          topicId: SIM_TOPIC_ID,
+          partitions: [
+            {
+              partition,
+              currentLeaderEpoch: -1,
+              fetchOffset,
+              lastFetchedEpoch: -1,
+              logStartOffset: -1n,
+              partitionMaxBytes: 16 * 1024,
+              replicaDirectoryId: 'AAAAAAAAAAAAAAAAAAAAAA',
+            },
+          ],
+        },
+      ],
+      forgottenTopicsData: [],
+      rackId: '',
+    };
+    return this.fetch(req, 12);
+  }
+
+  /** Produce one batch to one partition through the real handler (a copy of the client's batch). */
+  produce(key: string, batch: Buffer, acks: number): Promise<ProduceResult> | ProduceResult {
+    const fail = (errorCode: number): ProduceResult => ({ errorCode, baseOffset: -1n, lastOffset: -1n });
+    if (!this.alive || this.services === null) return fail(ErrorCode.NOT_LEADER_OR_FOLLOWER);
+    const services = this.services;
+    const dash = key.lastIndexOf('-');
+    const lastOffsetDelta = BigInt(readBatchHeader(batch, 0).lastOffsetDelta);
+    const answer = (r: ProduceResponse | null): ProduceResult => {
+      // acks=0: no answer at all.
+      if (r === null) return { errorCode: 0, baseOffset: -1n, lastOffset: -1n };
+      const p = r.responses[0]?.partitionResponses[0];
+      if (!p) return fail(ErrorCode.UNKNOWN_SERVER_ERROR);
+      return p.errorCode !== 0
+        ? fail(p.errorCode)
+        : { errorCode: 0, baseOffset: p.baseOffset, lastOffset: p.baseOffset + lastOffsetDelta };
+    };
+    const request = () =>
+      handleProduce(services, this.context(0, 9, 'sim-producer'), {
+        transactionalId: null,
+        acks,
+        timeoutMs: this.config.produceTimeoutMs,
+        topicData: [
+          {
+            name: key.slice(0, dash),
+            partitionData: [{ index: Number(key.slice(dash + 1)), records: Buffer.from(batch) }],
+          },
+        ],
+      }).then(answer, (e: unknown) => {
+        // acks=0 with a failed append closes the connection (the producer notices no answer).
+        if (e instanceof CloseConnectionError) return fail(ErrorCode.NETWORK_EXCEPTION);
+        throw e;
       });
-      this.pending.push(p);
-      this.stateChanged();
+    if (acks !== -1) return request();
+    const entry: Outstanding = {
+      kind: 'produce',
+      key,
+      offset: -1n,
+      leader: undefined,
+      sinceMs: this.queue.clock.nowMs(),
+    };
+    this.outstanding.add(entry);
+    const pending = request();
+    // The HW that acknowledges the append: the LEO right after it (the handler appends at once).
+    entry.offset = this.logs.get(key)?.logEndOffset ?? -1n;
+    entry.leader = this.replication.leader(key);
+    return this.settled(entry, pending).then((r) => {
+      this.checkAcknowledged(key, r);
+      return r;
     });
+  }
+
+  /** acks=all: an acknowledged append is below the HW of the leader that acknowledged it. */
+  private checkAcknowledged(key: string, r: ProduceResult): void {
+    if (r.errorCode !== 0 || !this.alive) return;
+    const log = this.logs.get(key);
+    if (log && log.highWatermark <= r.lastOffset) {
+      this.violations.push(
+        `${key}: acks=all produce ${r.baseOffset}..${r.lastOffset} acknowledged by broker ${this.id} with its HW at ${log.highWatermark}`,
+      );
+    }
+  }
+
+  /** Violations the broker noticed itself (read and cleared by the cluster after each event). */
+  readonly violations: string[] = [];
+
+  /** `pending`, no longer outstanding once answered (a crash has already dropped it). */
+  private settled<T>(entry: Outstanding, pending: Promise<T>): Promise<T> {
+    return pending.finally(() => this.outstanding.delete(entry));
   }
 }

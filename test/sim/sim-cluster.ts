@@ -8,8 +8,10 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { SeededRandom } from '../../src/common/random.js';
 import type { PartitionState } from '../../src/metadata/cluster-metadata.js';
+import { ErrorCode } from '../../src/protocol/generated/errors.js';
 import { readBatchHeader } from '../../src/protocol/records/batch.js';
 import { encodeBatch } from '../../src/protocol/records/codec.js';
+import { batchesIn } from '../../src/protocol/records/validate.js';
 import { DEFAULT_FETCHER_CONFIG } from '../../src/replication/fetcher.js';
 import type { Log } from '../../src/storage/log.js';
 import { type BrokerSimConfig, type ProduceResult, SimBroker } from './sim-broker.js';
@@ -95,6 +97,10 @@ export class SimCluster {
   private readonly lastLeaderHw = new Map<string, bigint>();
   private produced = 0;
   private producing = false;
+  private consuming = false;
+  /** Consumer fetches sent, and batches they read. */
+  consumerFetches = 0;
+  consumed = 0;
   private eventsSinceCheck = 0;
 
   constructor(
@@ -201,13 +207,13 @@ export class SimCluster {
       );
   }
 
-  /** A producer sending every `intervalMs` (±50%), acks=all 70% of the time, until stopped. */
+  /** A producer sending every `intervalMs` (±50%), acks=all 70% of the time, else acks=1 or 0, until stopped. */
   startProducing(intervalMs: number, acksAllShare = 0.7): void {
     this.producing = true;
     const tick = (): void => {
       if (!this.producing) return;
       const key = `t-${this.random.int(this.config.partitions)}`;
-      void this.produceOnce(key, this.random.chance(acksAllShare) ? -1 : 1);
+      void this.produceOnce(key, this.random.chance(acksAllShare) ? -1 : this.random.chance(0.75) ? 1 : 0);
       this.queue.schedule(
         'producer',
         this.random.between(Math.floor(intervalMs / 2), Math.floor((intervalMs * 3) / 2)),
@@ -249,12 +255,97 @@ export class SimCluster {
         this.lastLeaderHw.set(k, hw);
       }
     }
+    this.checkOutstanding();
+    for (const b of this.brokers.values()) for (const v of b.violations.splice(0)) this.fail(v);
     for (const v of this.controller.violations.splice(0)) this.fail(v);
     for (const e of this.net.handlerErrors.splice(0)) this.fail(`handler threw: ${e}`);
     if (++this.eventsSinceCheck >= 200) {
       this.eventsSinceCheck = 0;
       this.checkAcked();
     }
+  }
+
+  /**
+   * Nothing waits once it could be answered (no wake-up missed by the purgatory): an acks=all
+   * produce whose leader's acks=all check is done, a fetch with a partition this broker no longer
+   * leads, a consumer fetch below the HW or a follower fetch below the LEO must have been answered
+   * by the end of the event that made it so.
+   */
+  private checkOutstanding(): void {
+    for (const b of this.brokers.values()) {
+      if (!b.alive) continue;
+      for (const o of b.outstanding) {
+        if (o.kind === 'produce') {
+          if (
+            o.leader !== undefined &&
+            o.offset >= 0n &&
+            o.leader.checkEnoughReplicasReachOffset(o.offset).done
+          )
+            this.fail(
+              `${o.key}: an acks=all produce up to ${o.offset} still waits on broker ${b.id} though its acks=all check is done (HW ${o.leader.log.highWatermark})`,
+            );
+          continue;
+        }
+        const who = o.replicaId < 0 ? 'a consumer fetch' : `a fetch of follower ${o.replicaId}`;
+        for (const p of o.partitions) {
+          const log = b.replication.leader(p.key)?.log;
+          const end = o.replicaId < 0 ? log?.highWatermark : log?.logEndOffset;
+          if (log === undefined)
+            this.fail(`${p.key}: ${who} still waits on broker ${b.id}, which does not lead it`);
+          else if (p.offset >= log.logStartOffset && end! > p.offset)
+            this.fail(
+              `${p.key}: ${who} at ${p.offset} still waits on broker ${b.id} though records up to ${end} are there to read`,
+            );
+        }
+      }
+    }
+  }
+
+  /** One consumer per partition, long-polling its leader from the log start, until stopped. */
+  startConsuming(maxWaitMs = 400): void {
+    this.consuming = true;
+    for (let p = 0; p < this.config.partitions; p++) {
+      const key = `t-${p}`;
+      let offset = 0n;
+      const next = (delayMs: number): void => {
+        if (this.consuming) this.queue.schedule('consumer', delayMs, poll);
+      };
+      const poll = (): void => {
+        const leader = this.leaderOf(key);
+        if (leader < 0) {
+          next(100);
+          return;
+        }
+        this.consumerFetches++;
+        void this.net
+          .request(-1, leader, () => this.brokers.get(leader)!.consumerFetch(key, offset, maxWaitMs))
+          .then(
+            (r) => {
+              const d = r.responses[0]?.partitions[0];
+              if (d === undefined) return next(100);
+              if (d.errorCode === ErrorCode.OFFSET_OUT_OF_RANGE)
+                offset = d.logStartOffset > 0n ? d.logStartOffset : 0n;
+              else if (d.errorCode !== 0) return next(100);
+              for (const { header: h } of batchesIn(d.records ?? Buffer.alloc(0))) {
+                const last = h.baseOffset + BigInt(h.lastOffsetDelta);
+                if (last >= d.highWatermark)
+                  this.fail(
+                    `${key}: a consumer read offset ${last} from broker ${leader} above its HW ${d.highWatermark}`,
+                  );
+                if (last >= offset) offset = last + 1n;
+                this.consumed++;
+              }
+              next(0);
+            },
+            () => next(100),
+          );
+      };
+      next(0);
+    }
+  }
+
+  stopConsuming(): void {
+    this.consuming = false;
   }
 
   private checkAckedOnLeader(a: AckedRecord, leaderId: number): void {
