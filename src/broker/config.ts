@@ -5,6 +5,7 @@
  * keys the table does not list are declared here. Dynamic changes (AlterConfigs) arrive later
  * through the metadata image and are applied on top (see dynamic-config.ts).
  */
+import { LIMITS } from '../common/limits.js';
 import type { ConfigMap } from '../metadata/cluster-metadata.js';
 import { BROKER_CONFIG_DEFS, type ConfigDef } from '../metadata/config-defs.js';
 import { brokerConfigValue, longToNumber, parseConfigValue } from '../metadata/config-resolve.js';
@@ -71,12 +72,6 @@ export interface BrokerConfig {
   readonly staticProps: ConfigMap;
 }
 
-/**
- * A bound on connections when max.connections is not set (Kafka's default is Integer.MAX_VALUE):
- * each connection costs buffers and a socket, and one runaway client must not exhaust the process.
- */
-const DEFAULT_MAX_CONNECTIONS = 10_000;
-
 export const DEFAULT_BROKER_CONFIG: BrokerConfig = Object.freeze({
   nodeId: 1,
   host: '127.0.0.1',
@@ -90,7 +85,7 @@ export const DEFAULT_BROKER_CONFIG: BrokerConfig = Object.freeze({
   minInsyncReplicas: 1,
   socketRequestMaxBytes: 104_857_600,
   connectionsMaxIdleMs: 600_000,
-  maxConnections: DEFAULT_MAX_CONNECTIONS,
+  maxConnections: LIMITS.connections,
   queuedMaxRequestsPerConnection: 100,
   queuedMaxRequestBytesPerConnection: 16 * 1024 * 1024,
   maxIncrementalFetchSessionCacheSlots: 1000,
@@ -128,12 +123,6 @@ const SKIFF_BROKER_KEYS: ReadonlyMap<string, ConfigDef> = new Map(
     { name, scope: 'broker', type, defaultValue, doc: '', min } satisfies ConfigDef,
   ]),
 );
-
-/**
- * Coordinator bound on group.max.size (Kafka's default is Integer.MAX_VALUE): every member costs
- * memory and a timer; see GroupCoordinatorConfig.groupMaxSize.
- */
-const MAX_GROUP_SIZE = 1_000;
 
 function parseListener(value: string, name: string): { host: string; port: number } {
   const first = value.split(',')[0]!.trim();
@@ -209,7 +198,7 @@ export function brokerConfigFromProperties(
     minInsyncReplicas: int('min.insync.replicas'),
     socketRequestMaxBytes: int('socket.request.max.bytes'),
     connectionsMaxIdleMs: msOrInfinity(long('connections.max.idle.ms')),
-    maxConnections: props.has('max.connections') ? int('max.connections') : DEFAULT_MAX_CONNECTIONS,
+    maxConnections: props.has('max.connections') ? int('max.connections') : LIMITS.connections,
     queuedMaxRequestsPerConnection: skiffInt('queued.max.requests'),
     queuedMaxRequestBytesPerConnection: skiffInt('queued.max.request.bytes'),
     maxIncrementalFetchSessionCacheSlots: skiffInt('max.incremental.fetch.session.cache.slots'),
@@ -236,7 +225,7 @@ export function brokerConfigFromProperties(
     groupInitialRebalanceDelayMs: int('group.initial.rebalance.delay.ms'),
     groupMinSessionTimeoutMs: int('group.min.session.timeout.ms'),
     groupMaxSessionTimeoutMs: int('group.max.session.timeout.ms'),
-    groupMaxSize: Math.min(int('group.max.size'), MAX_GROUP_SIZE),
+    groupMaxSize: Math.min(int('group.max.size'), LIMITS.groupMaxSize),
     offsetsTopicNumPartitions: int('offsets.topic.num.partitions'),
     offsetsTopicReplicationFactor: int('offsets.topic.replication.factor'),
     offsetsTopicSegmentBytes: int('offsets.topic.segment.bytes'),

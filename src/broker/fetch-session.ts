@@ -7,14 +7,14 @@
  * gets a sessionless answer.
  * Owned by the broker; single-threaded.
  */
+
 import type { Clock } from '../common/clock.js';
+import { LIMITS } from '../common/limits.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 
 const { FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH } = ErrorCode;
 /** Kafka's evictable threshold for sessions of ordinary clients. */
 const EVICTION_IDLE_MS = 120_000;
-/** Random draws for an unused session id before giving up (each collides with p ≤ slots / 2^31). */
-const MAX_SESSION_ID_ATTEMPTS = 16;
 
 export interface SessionPartition {
   readonly key: string;
@@ -152,7 +152,7 @@ export class FetchSessionCache {
     // client its session, not spin the broker's event loop.
     let id = this.randomId();
     for (let attempt = 1; id === 0 || this.sessions.has(id); attempt++) {
-      if (attempt >= MAX_SESSION_ID_ATTEMPTS) return null;
+      if (attempt >= LIMITS.fetchSessionIdAttempts) return null;
       id = this.randomId();
     }
     const session = new FetchSession(id, now);

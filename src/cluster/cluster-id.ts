@@ -1,3 +1,4 @@
+import { LIMITS } from '../common/limits.js';
 import type { MetadataStore } from '../metadata/store.js';
 
 /**
@@ -11,14 +12,11 @@ export const CLUSTER_ID_KEY = '/skiff-cluster-id';
 /** Kafka cluster ids are 22 characters of base64url (a Uuid). */
 const CLUSTER_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
-/** A create and a read per attempt; more than two attempts means the key keeps vanishing. */
-const MAX_ATTEMPTS = 5;
-
 export async function resolveClusterId(
   store: MetadataStore,
   randomBytes: (n: number) => Buffer,
 ): Promise<string> {
-  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+  for (let attempt = 0; attempt < LIMITS.clusterIdAttempts; attempt++) {
     const existing = await store.get(CLUSTER_ID_KEY);
     if (existing !== null) {
       if (!CLUSTER_ID.test(existing.value))
@@ -32,5 +30,5 @@ export async function resolveClusterId(
     });
     if (r.succeeded) return id;
   }
-  throw new Error(`could not read or create the cluster id after ${MAX_ATTEMPTS} attempts`);
+  throw new Error(`could not read or create the cluster id after ${LIMITS.clusterIdAttempts} attempts`);
 }

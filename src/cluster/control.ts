@@ -8,14 +8,14 @@
  *   POST /brokers/<id>/stop[?kill=1] → { ok } once the process has exited
  *   POST /brokers/<id>/start         → { ok } once the broker is listening
  */
+
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as path from 'node:path';
+import { LIMITS } from '../common/limits.js';
 
 export const LAUNCHER_FILE = 'launcher.json';
 const TOKEN_HEADER = 'x-skiff-token';
-/** Bodies the control API accepts or returns are tiny; anything larger is refused. */
-const MAX_BODY_BYTES = 1 << 20;
 
 export interface LauncherFile {
   readonly pid: number;
@@ -181,7 +181,7 @@ export function callLauncher(
         let size = 0;
         res.on('data', (c: Buffer) => {
           size += c.length;
-          if (size > MAX_BODY_BYTES) req.destroy(new Error('control answer too large'));
+          if (size > LIMITS.controlBodyBytes) req.destroy(new Error('control answer too large'));
           else chunks.push(c);
         });
         res.on('end', () => {

@@ -14,6 +14,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Clock } from '../common/clock.js';
+import { LIMITS } from '../common/limits.js';
 import { lineLogger } from '../common/logger.js';
 import { TimerScheduler } from '../common/scheduler.js';
 import { EmbeddedStore } from '../metadata/embedded-store.js';
@@ -81,7 +82,6 @@ export function brokerExecArgv(launcherExecArgv: readonly string[]): string[] {
   const own = launcherExecArgv.some((a) => /^--max-semi-space-size(=|$)/.test(a));
   return own ? [...launcherExecArgv] : ['--max-semi-space-size=64', ...launcherExecArgv];
 }
-export const MAX_BROKERS = 64;
 
 export class Launcher implements LauncherControl {
   private readonly slots = new Map<number, Slot>();
@@ -113,8 +113,8 @@ export class Launcher implements LauncherControl {
   /** Opens the store, starts the control API, then every broker; resolves once all are listening. */
   static async start(options: LauncherOptions): Promise<Launcher> {
     const { dataDir } = options;
-    if (!Number.isInteger(options.brokers) || options.brokers < 1 || options.brokers > MAX_BROKERS)
-      throw new Error(`--brokers must be between 1 and ${MAX_BROKERS}`);
+    if (!Number.isInteger(options.brokers) || options.brokers < 1 || options.brokers > LIMITS.upBrokers)
+      throw new Error(`--brokers must be between 1 and ${LIMITS.upBrokers}`);
     if (options.port < 1 || options.port + options.brokers - 1 > 65535)
       throw new Error(`ports ${options.port}..${options.port + options.brokers - 1} are not valid TCP ports`);
     fs.mkdirSync(path.join(dataDir, 'logs'), { recursive: true });

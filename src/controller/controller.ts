@@ -1,4 +1,5 @@
 import type { Clock } from '../common/clock.js';
+import { LIMITS } from '../common/limits.js';
 import type { Logger } from '../common/logger.js';
 import type { Scheduler } from '../common/scheduler.js';
 import type { ConfigMap, MetadataImage } from '../metadata/cluster-metadata.js';
@@ -56,10 +57,6 @@ export interface ControllerOptions {
   readonly beforeCommit?: (what: string) => Promise<void>;
 }
 
-/** Most queued controller tasks; beyond this, requests wait in the store until the queue drains. */
-const MAX_QUEUED_TASKS = 10_000;
-/** Attempts of one change when another writer got there first (a CAS conflict). */
-const MAX_CONFLICT_RETRIES = 5;
 /** Partitions per reconcile transaction: 2 ops each plus the guard, under etcd's 128. */
 const PARTITIONS_PER_TXN = 60;
 
@@ -276,7 +273,7 @@ export class Controller {
   }
 
   private enqueue(what: string, task: () => Promise<void>): void {
-    if (this.queued >= MAX_QUEUED_TASKS) {
+    if (this.queued >= LIMITS.controllerQueuedTasks) {
       this.options.logger.warn(`controller queue full; dropping ${what} (it is retried from the store)`);
       return;
     }
@@ -406,7 +403,7 @@ export class Controller {
    * returns (leaderless partitions regain a leader), controlled shutdown, unclean election.
    */
   private async reconcile(): Promise<void> {
-    for (let attempt = 0; attempt < MAX_CONFLICT_RETRIES; attempt++) {
+    for (let attempt = 0; attempt < LIMITS.controllerConflictRetries; attempt++) {
       const image = this.follower.image();
       const view = this.view(image);
       const changes: { key: string; rev: bigint; value: string }[] = [];
@@ -480,7 +477,7 @@ export class Controller {
       await this.commit('drop bad request', [], [{ type: 'delete', key: kv.key }]);
       return;
     }
-    for (let attempt = 0; attempt < MAX_CONFLICT_RETRIES; attempt++) {
+    for (let attempt = 0; attempt < LIMITS.controllerConflictRetries; attempt++) {
       const { response, chunks } = this.plan(id, request.body);
       const reply: Op[] = [
         { type: 'delete', key: kv.key },
@@ -508,7 +505,7 @@ export class Controller {
     }
     this.seenRequests.delete(id);
     this.options.logger.warn(
-      `controller: request ${id} conflicted ${MAX_CONFLICT_RETRIES} times; left for a retry`,
+      `controller: request ${id} conflicted ${LIMITS.controllerConflictRetries} times; left for a retry`,
     );
   }
 

@@ -1,3 +1,4 @@
+import { LIMITS } from '../common/limits.js';
 import { validateClientQuotas } from '../metadata/client-quotas.js';
 import type { ApiResult, ConfigMap, CreateTopicResult, MetadataImage } from '../metadata/cluster-metadata.js';
 import {
@@ -32,8 +33,6 @@ import { assignReplicas, type RandomInt } from './replica-assignment.js';
 
 /** Partition records per transaction; with the guard and the topic key it stays under 128 ops. */
 const PARTITIONS_PER_TXN = 100;
-/** Partitions one request may create: a bound, not a Kafka rule. */
-export const MAX_PARTITIONS_PER_TOPIC = 100_000;
 
 export interface Chunk {
   readonly compare: readonly Compare[];
@@ -187,11 +186,11 @@ export function planCreateTopic(
       return fail(
         err(ErrorCode.INVALID_PARTITIONS, 'Number of partitions was set to an invalid non-positive value.'),
       );
-    if (partitions > MAX_PARTITIONS_PER_TOPIC) {
+    if (partitions > LIMITS.partitionsPerTopic) {
       return fail(
         err(
           ErrorCode.INVALID_PARTITIONS,
-          `Number of partitions ${partitions} exceeds the limit of ${MAX_PARTITIONS_PER_TOPIC}.`,
+          `Number of partitions ${partitions} exceeds the limit of ${LIMITS.partitionsPerTopic}.`,
         ),
       );
     }
@@ -327,11 +326,11 @@ export function planCreatePartitions(
   }
   if (spec.totalCount === current)
     return fail(err(ErrorCode.INVALID_PARTITIONS, `Topic already has ${current} partitions.`));
-  if (spec.totalCount > MAX_PARTITIONS_PER_TOPIC) {
+  if (spec.totalCount > LIMITS.partitionsPerTopic) {
     return fail(
       err(
         ErrorCode.INVALID_PARTITIONS,
-        `Number of partitions ${spec.totalCount} exceeds the limit of ${MAX_PARTITIONS_PER_TOPIC}.`,
+        `Number of partitions ${spec.totalCount} exceeds the limit of ${LIMITS.partitionsPerTopic}.`,
       ),
     );
   }

@@ -9,6 +9,7 @@ import {
 } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import { join } from 'node:path';
+import { LIMITS } from '../common/limits.js';
 import type { KeyValue } from './store.js';
 
 /**
@@ -44,8 +45,6 @@ interface SnapshotFile {
 
 const SNAPSHOT = 'metadata.snapshot';
 const JOURNAL = 'metadata.journal';
-/** Compaction threshold: beyond this the journal is folded into a new snapshot. */
-const MAX_JOURNAL_BYTES = 64 * 1024 * 1024;
 
 export function loadState(dir: string): LoadedState {
   const byKey = new Map<string, KeyValue>();
@@ -208,7 +207,7 @@ export class JournalWriter {
           await handle.write(buf);
           await handle.datasync();
           this.bytes += buf.length;
-          if (this.bytes > MAX_JOURNAL_BYTES) await this.compact();
+          if (this.bytes > LIMITS.metadataJournalBytes) await this.compact();
           for (const w of waiters) w.resolve();
         } catch (e) {
           for (const w of waiters) w.reject(e);

@@ -1,3 +1,4 @@
+import { LIMITS } from '../common/limits.js';
 import type { Logger } from '../common/logger.js';
 import type { Scheduler } from '../common/scheduler.js';
 import type { MetadataImage } from './cluster-metadata.js';
@@ -5,8 +6,6 @@ import { ImageBuilder } from './image-builder.js';
 import type { MetadataKeys } from './keys.js';
 import { type MetadataStore, rangeAll, type StoreError, type StoreWatch } from './store.js';
 
-/** Most callers that may wait for a revision at once; more is a bug in the caller. */
-const MAX_REVISION_WAITERS = 10_000;
 const RETRY_DELAY_MS = 200;
 
 interface Waiter {
@@ -64,8 +63,10 @@ export class MetadataFollower {
    */
   waitForRevision(revision: bigint, timeoutMs?: number): Promise<void> {
     if (this.builder.lastRevision >= revision || this.closed) return Promise.resolve();
-    if (this.waiters.length >= MAX_REVISION_WAITERS) {
-      return Promise.reject(new Error(`more than ${MAX_REVISION_WAITERS} waiters for metadata revisions`));
+    if (this.waiters.length >= LIMITS.metadataRevisionWaiters) {
+      return Promise.reject(
+        new Error(`more than ${LIMITS.metadataRevisionWaiters} waiters for metadata revisions`),
+      );
     }
     return new Promise((resolve) => {
       const waiter: Waiter = { revision, resolve };

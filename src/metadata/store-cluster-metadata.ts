@@ -1,3 +1,4 @@
+import { LIMITS } from '../common/limits.js';
 import type { Logger } from '../common/logger.js';
 import type { Scheduler } from '../common/scheduler.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
@@ -45,9 +46,6 @@ export interface StoreClusterMetadataOptions {
   /** How long a controller request may wait for its response (default 30000). */
   readonly requestTimeoutMs?: number;
 }
-
-/** Controller requests one broker may have in flight. */
-const MAX_IN_FLIGHT_REQUESTS = 1000;
 
 /** How long a controller response waits for this broker's image to include the change. */
 const RESPONSE_IMAGE_WAIT_MS = 5000;
@@ -325,7 +323,7 @@ export class StoreClusterMetadata implements ClusterMetadata {
   /** Sends a request to the controller; null on timeout (or when closed). */
   private async submit(body: ControllerRequestBody): Promise<ControllerResponse | null> {
     if (this.closed) return null;
-    if (this.pending.size >= MAX_IN_FLIGHT_REQUESTS) return null;
+    if (this.pending.size >= LIMITS.controllerRequestsInFlight) return null;
     const id = `${this.options.broker.id}-${this.incarnation}-${++this.seq}`;
     const key = this.keys.request(id);
     const response = new Promise<ControllerResponse | null>((resolve) => {

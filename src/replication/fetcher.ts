@@ -18,6 +18,7 @@
  */
 
 import type { Clock } from '../common/clock.js';
+import { LIMITS } from '../common/limits.js';
 import { childLogger, type Logger } from '../common/logger.js';
 import { topicPartitionKey } from '../common/topic-partition.js';
 import {
@@ -93,9 +94,6 @@ export interface FetcherContext {
   /** This broker's follower-side replication quota (absent: never throttled). */
   readonly quota?: ReplicationQuota;
 }
-
-/** Longest wait for the follower quota before the throttle settings are looked at again. */
-const MAX_QUOTA_WAIT_MS = 1000;
 
 /**
  * Which of `numFetchers` fetchers of a leader carries a partition: Kafka's
@@ -314,7 +312,7 @@ export class ReplicaFetcher {
     const quota = this.ctx.quota;
     if (this.quotaHeld.size > 0 && quota) {
       const wait = quota.msUntil(this.heldNeed, now);
-      next = Math.min(next, now + Math.min(Math.max(wait, 1), MAX_QUOTA_WAIT_MS));
+      next = Math.min(next, now + Math.min(Math.max(wait, 1), LIMITS.followerQuotaWaitMs));
     }
     if (Number.isFinite(next)) this.scheduleRound(next - now);
   }

@@ -8,7 +8,9 @@
  * order and serialises calls on the event loop. Logs are the caller's: this class never opens,
  * closes or deletes one.
  */
+
 import type { Clock } from '../common/clock.js';
+import { LIMITS } from '../common/limits.js';
 import type { Logger } from '../common/logger.js';
 import { topicPartitionKey } from '../common/topic-partition.js';
 import type { PartitionState } from '../metadata/cluster-metadata.js';
@@ -25,8 +27,6 @@ import {
 } from './leader-state.js';
 import { Purgatory } from './purgatory.js';
 import type { ReplicationQuotas } from './quota.js';
-
-export const MAX_REPLICATION_EVENTS = 256;
 
 export interface ReplicationManagerContext {
   readonly localBrokerId: number;
@@ -384,7 +384,7 @@ export class ReplicationManager {
 
   private recordEvent(e: ReplicationEvent): void {
     this.eventList.push(e);
-    if (this.eventList.length > MAX_REPLICATION_EVENTS) this.eventList.shift();
+    if (this.eventList.length > LIMITS.replicationEventsKept) this.eventList.shift();
     this.ctx.onEvent?.(e);
   }
 }

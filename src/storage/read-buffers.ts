@@ -12,10 +12,9 @@
  * before. `release` of anything `acquire` did not hand out, or a second release, does nothing.
  * Single-threaded: one pool per process.
  */
+import { LIMITS } from '../common/limits.js';
+
 const MIN_POOLED_BYTES = 64 * 1024;
-const MAX_POOLED_BYTES = 16 * 1024 * 1024;
-/** Free buffers kept at most, in bytes, over all sizes. */
-const MAX_FREE_BYTES = 64 * 1024 * 1024;
 
 export class ReadBufferPool {
   /** Free backing buffers by capacity (a power of two). */
@@ -29,8 +28,8 @@ export class ReadBufferPool {
 
   constructor(
     private readonly minPooledBytes = MIN_POOLED_BYTES,
-    private readonly maxPooledBytes = MAX_POOLED_BYTES,
-    private readonly maxFreeBytes = MAX_FREE_BYTES,
+    private readonly maxPooledBytes = LIMITS.pooledReadBufferBytes,
+    private readonly maxFreeBytes = LIMITS.freeReadBufferBytes,
   ) {}
 
   /** A buffer of exactly `size` bytes, contents undefined. */

@@ -1,5 +1,8 @@
+// biome-ignore-all lint/style/noExcessiveLinesPerFile: Kafka's LogSegment is one class (~900 lines of Java): appends, the two lazy indexes, reads and the recovery that rebuilds them share the file position state; split, each half would reach into the other's privates.
+
 import * as path from 'node:path';
 import type { Clock } from '../common/clock.js';
+import { LIMITS } from '../common/limits.js';
 import {
   type BatchHeader,
   batchSize,
@@ -23,8 +26,6 @@ const RECENT_BATCHES = 64;
 /** Both indexes store offsets as int32 relative to the segment's base offset. */
 const MAX_RELATIVE_OFFSET = 0x7fffffff;
 const RECOVERY_CHUNK_BYTES = 1024 * 1024;
-/** An empty index is plausible only for a segment no bigger than one index interval plus a batch. */
-const MAX_HEADER_SCAN_SLACK = 1024 * 1024;
 /**
  * How far ahead of its appends an active segment reserves disk blocks: as much again as the
  * segment holds, at least PREALLOCATE_MIN_BYTES and at most PREALLOCATE_MAX_BYTES, so a partition
@@ -481,7 +482,7 @@ export class LogSegment {
    */
   indexLooksSane(): boolean {
     if (this.offsetIndex.entries === 0)
-      return this.sizeBytes <= this.config.indexIntervalBytes + MAX_HEADER_SCAN_SLACK;
+      return this.sizeBytes <= this.config.indexIntervalBytes + LIMITS.emptyIndexSegmentSlackBytes;
     const last = this.offsetIndex.lastEntry();
     if (last.position >= this.sizeBytes) return false;
     const check = this.reader().check(last.position, false);

@@ -5,6 +5,7 @@
  * call resolves once this broker's image shows the change, the answer already carries the new
  * topic's partitions instead of Kafka's LEADER_NOT_AVAILABLE round trip.
  */
+import { LIMITS } from '../../common/limits.js';
 import type { MetadataImage, TopicInfo } from '../../metadata/cluster-metadata.js';
 import { validateTopicName } from '../../metadata/topic-name.js';
 import { ErrorCode } from '../../protocol/generated/errors.js';
@@ -20,8 +21,6 @@ import type { BrokerServices, RequestContext } from '../handler-context.js';
 
 const { UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE, INVALID_TOPIC_EXCEPTION, UNKNOWN_TOPIC_ID } =
   ErrorCode;
-/** Kafka's bound on topics auto-created by one request is none; ours keeps one client from creating thousands. */
-const MAX_AUTO_CREATE_PER_REQUEST = 1000;
 
 function topicResponse(image: MetadataImage, t: TopicInfo): MetadataResponseTopic {
   return {
@@ -67,7 +66,7 @@ export async function handleMetadata(
         missing.add(t.name);
     }
     if (allowCreate && missing.size > 0) {
-      const names = [...missing].slice(0, MAX_AUTO_CREATE_PER_REQUEST);
+      const names = [...missing].slice(0, LIMITS.autoCreatedTopicsPerRequest);
       const results = await b.metadata.controller.createTopics(
         names.map((name) => ({ name, numPartitions: -1, replicationFactor: -1, configs: {} })),
         false,

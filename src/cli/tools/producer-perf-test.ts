@@ -1,9 +1,11 @@
 /** `skiff producer-perf-test`: Kafka's kafka-producer-perf-test, its progress lines and summary. */
+
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import { ClientError } from '../../client/errors.js';
 import { Producer } from '../../client/producer.js';
 import { type ClientRuntime, systemRuntime } from '../../client/runtime.js';
+import { LIMITS } from '../../common/limits.js';
 import type { CliIo } from '../cli.js';
 import { producerOptionsFrom } from './client-props.js';
 import {
@@ -49,8 +51,6 @@ export const PRODUCER_PERF_TEST: ToolDef = {
 };
 
 const REPORTING_INTERVAL_MS = 5000;
-/** Kafka keeps at most this many latency samples, taking every k-th record beyond. */
-const MAX_SAMPLES = 500_000;
 
 /**
  * Kafka's Stats: a window line every reporting interval and the summary line at the end. With
@@ -79,7 +79,7 @@ export class PerfStats {
     private readonly reportingIntervalMs = REPORTING_INTERVAL_MS,
     private readonly steadyState = false,
   ) {
-    this.sampling = Math.max(1, Math.floor(numRecords / Math.min(numRecords, MAX_SAMPLES)));
+    this.sampling = Math.max(1, Math.floor(numRecords / Math.min(numRecords, LIMITS.perfLatencySamples)));
     this.windowStart = startMs;
   }
 
