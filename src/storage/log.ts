@@ -1,3 +1,4 @@
+// biome-ignore-all lint/style/noExcessiveLinesPerFile: Kafka's UnifiedLog (2,000+ lines there) over LocalLog: the append paths, HW, log start and epoch cache move together under one invariant set; the side jobs (recovery, validation, producer state, checkpoints) already live in their own files.
 import * as path from 'node:path';
 import { topicPartitionKey } from '../common/topic-partition.js';
 import type { KafkaError } from '../protocol/kafka-error.js';

@@ -6,7 +6,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { throttledReplicasInclude } from '../../src/cli/tools/rebuild-plan.js';
-import { batchesOf, verifyPartition } from '../../src/cli/tools/replica-verification.js';
+import {
+  batchesOf,
+  type PartitionState,
+  verdict,
+  verifyPartition,
+} from '../../src/cli/tools/replica-verification.js';
 import { humanBytes, humanDuration, kafkaTimestamp } from '../../src/cli/tools/replication-tools.js';
 import { readBatchHeader } from '../../src/protocol/records/batch.js';
 import { batch } from '../broker/helpers.js';
@@ -141,5 +146,55 @@ describe('replication tools, pure parts', () => {
       assert.equal(r.stderr.trimEnd().split('\n').length, 1, r.stderr);
       assert.match(r.stderr, re);
     }
+  });
+});
+
+describe('replica-verification verdict', () => {
+  const state = (name: string, fetchOffset: bigint, target: bigint): PartitionState => ({
+    name,
+    tp: { topic: name.split('-')[0]!, partition: 0 },
+    replicas: [1, 2],
+    fetchOffset,
+    target,
+    divergence: null,
+    stopped: false,
+    errorsSeen: new Set(),
+  });
+  const now = () => 'T';
+
+  it('0 when every partition agrees up to its HW at start', () => {
+    const r = verdict([state('a-0', 10n, 10n)], null, now);
+    assert.equal(r.code, 0);
+    assert.deepEqual(r.lines, [
+      'T: verification completed: the replicas of all 1 partitions agree up to their high watermark at start',
+    ]);
+  });
+
+  it('1 naming the first divergent batch and both checksums, before a stop', () => {
+    const bad = state('b-0', 5n, 10n);
+    bad.divergence = {
+      offset: 3n,
+      lastOffset: 4n,
+      replicaA: 1,
+      checksumA: 111,
+      replicaB: 2,
+      checksumB: 222,
+      offsets: false,
+    };
+    const r = verdict([state('a-0', 10n, 10n), bad], 500, now);
+    assert.equal(r.code, 1);
+    assert.deepEqual(r.lines, [
+      "T: partition b-0 diverges first at offset 3 (the batch 3..4); replica 1's checksum 111; replica 2's checksum 222",
+      'T: verification stopped after 500 ms (--max-duration-ms): 0 of 2 partitions not compared up to their high watermark at start: ',
+      'T: verification completed: 1 of 2 partitions have replicas that diverge',
+    ]);
+  });
+
+  it('3 when --max-duration-ms ends it first, naming the partitions left', () => {
+    const r = verdict([state('a-0', 10n, 10n), state('c-0', 4n, 9n)], 500, now);
+    assert.equal(r.code, 3);
+    assert.deepEqual(r.lines, [
+      'T: verification stopped after 500 ms (--max-duration-ms): 1 of 2 partitions not compared up to their high watermark at start: c-0 at offset 4 of 9',
+    ]);
   });
 });

@@ -137,6 +137,226 @@ function partitionOf(
     ?.partitions.find((p) => p.partitionIndex === partition && p.errorCode === 0);
 }
 
+/** One replica to plan for: which partition, on which broker, and its leader now. */
+export interface PlanTarget {
+  readonly topic: string;
+  readonly partition: number;
+  readonly broker: number;
+  readonly leader: number;
+}
+
+/**
+ * The throttle rate that applies to copying `w` (the lower of the leader's leader-side and the
+ * replica broker's follower-side rate, each only when the topic lists the replica); null: none.
+ */
+export function applicableRate(
+  leaderCfg: readonly ConfigEntry[] | null,
+  followerCfg: readonly ConfigEntry[] | null,
+  topicCfg: readonly ConfigEntry[] | null,
+  w: PlanTarget,
+): bigint | null {
+  const rates: bigint[] = [];
+  const leaderRate = rateOf(leaderCfg, 'leader.replication.throttled.rate');
+  const followerRate = rateOf(followerCfg, 'follower.replication.throttled.rate');
+  const leaderList = configValue(topicCfg, 'leader.replication.throttled.replicas');
+  const followerList = configValue(topicCfg, 'follower.replication.throttled.replicas');
+  if (leaderRate !== null && throttledReplicasInclude(leaderList, w.partition, w.leader))
+    rates.push(leaderRate);
+  if (followerRate !== null && throttledReplicasInclude(followerList, w.partition, w.broker))
+    rates.push(followerRate);
+  return rates.length === 0 ? null : rates.sort((x, y) => (x < y ? -1 : x > y ? 1 : 0))[0]!;
+}
+
+/**
+ * The plan for one replica from its leader's description of the partition (`leader`, undefined
+ * when no leader described it), the replica's own (`own`, undefined when its broker did not
+ * answer) and the throttle rate that applies: CATCH UP when the replica's LEO is at or past the
+ * leader's log start, REBUILD below it, UNKNOWN when neither side knows its LEO, LEADER for the
+ * leader itself.
+ */
+export function planRow(
+  w: PlanTarget,
+  leader: DescribeReplicationPartitionResult | undefined,
+  own: DescribeReplicationPartitionResult | undefined,
+  rate: bigint | null,
+): PlanRow {
+  const none = { throttleBytesPerSec: null, etaSeconds: null, observedBytesPerSec: null };
+  if (leader === undefined) {
+    return {
+      ...w,
+      ...none,
+      action: 'UNKNOWN',
+      inIsr: false,
+      replicaLogEndOffset: own?.logEndOffset ?? -1n,
+      leaderLogStartOffset: -1n,
+      leaderLogEndOffset: -1n,
+      bytesToCopy: -1n,
+      bytesToDiscard: -1n,
+    };
+  }
+  if (w.broker === w.leader) {
+    return {
+      ...w,
+      ...none,
+      action: 'LEADER',
+      inIsr: true,
+      replicaLogEndOffset: leader.logEndOffset,
+      leaderLogStartOffset: leader.logStartOffset,
+      leaderLogEndOffset: leader.logEndOffset,
+      bytesToCopy: 0n,
+      bytesToDiscard: 0n,
+    };
+  }
+  // The leader's view; when it has not heard from the replica this epoch, the replica's own.
+  const view = leader.replicas.find((r) => r.brokerId === w.broker);
+  const known = view !== undefined && view.logEndOffset >= 0n;
+  const leo = known ? view.logEndOffset : (own?.logEndOffset ?? -1n);
+  let bytesToCopy = known ? view.bytesToCatchUp : -1n;
+  if (leo >= 0n && bytesToCopy < 0n && leo >= leader.logEndOffset) bytesToCopy = 0n;
+  const rebuild = leo >= 0n && leo < leader.logStartOffset;
+  let bytesToDiscard = -1n;
+  if (rebuild) bytesToDiscard = own ? own.sizeBytes : -1n;
+  else if (leo >= 0n) bytesToDiscard = 0n;
+  return {
+    ...w,
+    action: leo < 0n ? 'UNKNOWN' : rebuild ? 'REBUILD' : 'CATCH UP',
+    inIsr: view?.inIsr ?? false,
+    replicaLogEndOffset: leo,
+    leaderLogStartOffset: leader.logStartOffset,
+    leaderLogEndOffset: leader.logEndOffset,
+    bytesToCopy,
+    bytesToDiscard,
+    throttleBytesPerSec: rate,
+    etaSeconds: rate === null || bytesToCopy < 0n ? null : Number(bytesToCopy) / Number(rate),
+    observedBytesPerSec:
+      view && view.observedReplicationBytesPerSec >= 0n ? Number(view.observedReplicationBytesPerSec) : null,
+  };
+}
+
+/** Per copying broker: every row's bytes, the throttled ones (one budget at the lowest rate), the unknown. */
+export interface BrokerTotal {
+  bytes: bigint;
+  throttled: bigint;
+  rate: bigint | null;
+  unknown: number;
+}
+
+export function planTotals(rows: readonly PlanRow[]): Map<number, BrokerTotal> {
+  const totals = new Map<number, BrokerTotal>();
+  for (const r of rows) {
+    if (r.action === 'LEADER') continue;
+    const t = totals.get(r.broker) ?? { bytes: 0n, throttled: 0n, rate: null, unknown: 0 };
+    if (r.bytesToCopy < 0n) t.unknown++;
+    else {
+      t.bytes += r.bytesToCopy;
+      if (r.throttleBytesPerSec !== null) {
+        t.throttled += r.bytesToCopy;
+        t.rate = t.rate === null || r.throttleBytesPerSec < t.rate ? r.throttleBytesPerSec : t.rate;
+      }
+    }
+    totals.set(r.broker, t);
+  }
+  return totals;
+}
+
+/**
+ * The configs a plan reads, each asked once: broker configs (a stopped broker cannot answer for
+ * its own: the cluster-wide defaults stand in, and `note` says so) and topic configs.
+ */
+function throttleConfigs(
+  admin: Admin,
+  brokers: ReadonlyMap<number, unknown>,
+  note: string[],
+): {
+  brokerCfg(id: number): Promise<ConfigEntry[] | null>;
+  topicCfg(name: string): Promise<ConfigEntry[] | null>;
+} {
+  const brokerConfigs = new Map<number, ConfigEntry[] | null>();
+  const topicConfigs = new Map<string, ConfigEntry[] | null>();
+  let defaults: ConfigEntry[] | null | undefined;
+  const describe = (
+    type: (typeof ConfigResourceType)[keyof typeof ConfigResourceType],
+    name: string,
+  ): Promise<ConfigEntry[] | null> => admin.describeConfigs({ type, name }).catch(() => null);
+  return {
+    async brokerCfg(id) {
+      if (brokerConfigs.has(id)) return brokerConfigs.get(id)!;
+      let cfg = brokers.has(id) ? await describe(ConfigResourceType.broker, String(id)) : null;
+      if (cfg === null) {
+        if (defaults === undefined) defaults = await describe(ConfigResourceType.broker, '');
+        cfg = defaults;
+        note.push(`broker ${id} did not answer: its throttle rates are the cluster-wide defaults`);
+      }
+      brokerConfigs.set(id, cfg);
+      return cfg;
+    },
+    async topicCfg(name) {
+      if (!topicConfigs.has(name)) topicConfigs.set(name, await describe(ConfigResourceType.topic, name));
+      return topicConfigs.get(name)!;
+    },
+  };
+}
+
+/** The plan as one JSON line (--json) or as Kafka-style tab-separated lines, TOTAL lines and notes. */
+function printPlan(
+  io: CliIo,
+  json: boolean,
+  target: number | null,
+  live: readonly number[],
+  rows: readonly PlanRow[],
+  note: readonly string[],
+): void {
+  const totals = planTotals(rows);
+  if (json) {
+    io.out(
+      JSON.stringify({
+        brokersAnswering: live,
+        partitions: rows.map((r) => ({
+          topic: r.topic,
+          partition: r.partition,
+          broker: r.broker,
+          leader: r.leader,
+          action: r.action,
+          inIsr: r.inIsr,
+          replicaLogEndOffset: Number(r.replicaLogEndOffset),
+          leaderLogStartOffset: Number(r.leaderLogStartOffset),
+          leaderLogEndOffset: Number(r.leaderLogEndOffset),
+          bytesToCopy: Number(r.bytesToCopy),
+          bytesToDiscard: Number(r.bytesToDiscard),
+          throttleBytesPerSec: r.throttleBytesPerSec === null ? null : Number(r.throttleBytesPerSec),
+          etaSeconds: r.etaSeconds,
+          observedBytesPerSec: r.observedBytesPerSec,
+        })),
+        totals: [...totals].map(([broker, t]) => ({
+          broker,
+          bytesToCopy: Number(t.bytes),
+          throttledBytes: Number(t.throttled),
+          throttleBytesPerSec: t.rate === null ? null : Number(t.rate),
+          etaSeconds: t.rate === null ? null : Number(t.throttled) / Number(t.rate),
+          partitionsUnknown: t.unknown,
+        })),
+        notes: [...new Set(note)],
+      }),
+    );
+    return;
+  }
+  if (rows.length === 0) {
+    io.out(target === null ? 'No follower replicas.' : `Broker ${target} hosts no replica.`);
+    return;
+  }
+  for (const r of rows) io.out(formatRow(r));
+  for (const [broker, t] of [...totals].sort((x, y) => x[0] - y[0])) {
+    const eta =
+      t.rate === null
+        ? 'unthrottled'
+        : `${humanDuration(Number(t.throttled) / Number(t.rate))} for ${t.throttled} throttled bytes at ${t.rate} B/s`;
+    io.out(
+      `TOTAL\tBroker: ${broker}\tBytesToCopy: ${t.bytes} (${humanBytes(t.bytes)})\tETA: ${eta}${t.unknown > 0 ? `\tUnknown: ${t.unknown} partitions` : ''}`,
+    );
+  }
+  for (const n of new Set(note)) io.err(`skiff rebuild-plan: ${n}`);
+}
+
 export function runRebuildPlan(
   args: string[],
   io: CliIo,
@@ -160,7 +380,7 @@ export function runRebuildPlan(
         topics = [...described.values()].filter((t): t is TopicMetadata => !(t instanceof Error));
       }
       topics.sort((x, y) => (x.name < y.name ? -1 : x.name > y.name ? 1 : 0));
-      const wanted: { topic: string; partition: number; broker: number; leader: number }[] = [];
+      const wanted: PlanTarget[] = [];
       const replicaBrokers = new Set<number>();
       for (const t of topics) {
         for (const p of t.partitions) {
@@ -182,202 +402,24 @@ export function runRebuildPlan(
       const answers =
         wanted.length === 0 ? new Map() : await describeReplicationAll(client, askBrokers, filter, false);
 
-      // Throttle settings: broker configs (a stopped broker: the cluster default) and topic configs.
-      const brokerConfigs = new Map<number, ConfigEntry[] | null>();
       const note: string[] = [];
-      let defaults: ConfigEntry[] | null | undefined;
-      const brokerCfg = async (id: number): Promise<ConfigEntry[] | null> => {
-        if (brokerConfigs.has(id)) return brokerConfigs.get(id)!;
-        let cfg: ConfigEntry[] | null = null;
-        if (cluster.brokers.has(id)) {
-          try {
-            cfg = await admin.describeConfigs({ type: ConfigResourceType.broker, name: String(id) });
-          } catch {
-            cfg = null;
-          }
-        }
-        if (cfg === null) {
-          if (defaults === undefined) {
-            try {
-              defaults = await admin.describeConfigs({ type: ConfigResourceType.broker, name: '' });
-            } catch {
-              defaults = null;
-            }
-          }
-          cfg = defaults;
-          note.push(`broker ${id} did not answer: its throttle rates are the cluster-wide defaults`);
-        }
-        brokerConfigs.set(id, cfg);
-        return cfg;
-      };
-      const topicConfigs = new Map<string, ConfigEntry[] | null>();
-      const topicCfg = async (name: string): Promise<ConfigEntry[] | null> => {
-        if (!topicConfigs.has(name)) {
-          try {
-            topicConfigs.set(name, await admin.describeConfigs({ type: ConfigResourceType.topic, name }));
-          } catch {
-            topicConfigs.set(name, null);
-          }
-        }
-        return topicConfigs.get(name)!;
-      };
-
+      const { brokerCfg, topicCfg } = throttleConfigs(admin, cluster.brokers, note);
       const rows: PlanRow[] = [];
       for (const w of wanted) {
         const lp = w.leader >= 0 ? partitionOf(answers.get(w.leader), w.topic, w.partition) : undefined;
         const own = partitionOf(answers.get(w.broker), w.topic, w.partition);
         if (lp?.role !== 0) {
-          rows.push({
-            ...w,
-            action: 'UNKNOWN',
-            inIsr: false,
-            replicaLogEndOffset: own?.logEndOffset ?? -1n,
-            leaderLogStartOffset: -1n,
-            leaderLogEndOffset: -1n,
-            bytesToCopy: -1n,
-            bytesToDiscard: -1n,
-            throttleBytesPerSec: null,
-            etaSeconds: null,
-            observedBytesPerSec: null,
-          });
           if (w.leader < 0) note.push(`${w.topic}-${w.partition} has no leader: nothing can be copied`);
           else note.push(`${w.topic}-${w.partition}: leader ${w.leader} did not describe the partition`);
-          continue;
         }
-        const view = lp.replicas.find((r) => r.brokerId === w.broker);
-        if (w.broker === w.leader) {
-          rows.push({
-            ...w,
-            action: 'LEADER',
-            inIsr: true,
-            replicaLogEndOffset: lp.logEndOffset,
-            leaderLogStartOffset: lp.logStartOffset,
-            leaderLogEndOffset: lp.logEndOffset,
-            bytesToCopy: 0n,
-            bytesToDiscard: 0n,
-            throttleBytesPerSec: null,
-            etaSeconds: null,
-            observedBytesPerSec: null,
-          });
-          continue;
-        }
-        // The leader's view; when it has not heard from the replica this epoch, the replica's own.
-        const leo = view && view.logEndOffset >= 0n ? view.logEndOffset : (own?.logEndOffset ?? -1n);
-        let bytesToCopy = view && view.logEndOffset >= 0n ? view.bytesToCatchUp : -1n;
-        if (leo >= 0n && bytesToCopy < 0n && leo >= lp.logEndOffset) bytesToCopy = 0n;
-        const rebuild = leo >= 0n && leo < lp.logStartOffset;
-        let bytesToDiscard = -1n;
-        if (rebuild) bytesToDiscard = own ? own.sizeBytes : -1n;
-        else if (leo >= 0n) bytesToDiscard = 0n;
-        const leaderCfg = await brokerCfg(w.leader);
-        const followerCfg = await brokerCfg(w.broker);
-        const tcfg = await topicCfg(w.topic);
-        const rates: bigint[] = [];
-        const leaderRate = rateOf(leaderCfg, 'leader.replication.throttled.rate');
-        const followerRate = rateOf(followerCfg, 'follower.replication.throttled.rate');
-        if (
-          leaderRate !== null &&
-          throttledReplicasInclude(
-            configValue(tcfg, 'leader.replication.throttled.replicas'),
-            w.partition,
-            w.leader,
-          )
-        )
-          rates.push(leaderRate);
-        if (
-          followerRate !== null &&
-          throttledReplicasInclude(
-            configValue(tcfg, 'follower.replication.throttled.replicas'),
-            w.partition,
-            w.broker,
-          )
-        )
-          rates.push(followerRate);
-        const rate = rates.length === 0 ? null : rates.sort((x, y) => (x < y ? -1 : x > y ? 1 : 0))[0]!;
-        rows.push({
-          ...w,
-          action: leo < 0n ? 'UNKNOWN' : rebuild ? 'REBUILD' : 'CATCH UP',
-          inIsr: view?.inIsr ?? false,
-          replicaLogEndOffset: leo,
-          leaderLogStartOffset: lp.logStartOffset,
-          leaderLogEndOffset: lp.logEndOffset,
-          bytesToCopy,
-          bytesToDiscard,
-          throttleBytesPerSec: rate,
-          etaSeconds: rate === null || bytesToCopy < 0n ? null : Number(bytesToCopy) / Number(rate),
-          observedBytesPerSec:
-            view && view.observedReplicationBytesPerSec >= 0n
-              ? Number(view.observedReplicationBytesPerSec)
-              : null,
-        });
+        const rate =
+          lp?.role === 0 && w.broker !== w.leader
+            ? applicableRate(await brokerCfg(w.leader), await brokerCfg(w.broker), await topicCfg(w.topic), w)
+            : null;
+        rows.push(planRow(w, lp?.role === 0 ? lp : undefined, own, rate));
       }
 
-      // Per copying broker: the throttled bytes share one budget.
-      const totals = new Map<
-        number,
-        { bytes: bigint; throttled: bigint; rate: bigint | null; unknown: number }
-      >();
-      for (const r of rows) {
-        if (r.action === 'LEADER') continue;
-        const t = totals.get(r.broker) ?? { bytes: 0n, throttled: 0n, rate: null, unknown: 0 };
-        if (r.bytesToCopy < 0n) t.unknown++;
-        else {
-          t.bytes += r.bytesToCopy;
-          if (r.throttleBytesPerSec !== null) {
-            t.throttled += r.bytesToCopy;
-            t.rate = t.rate === null || r.throttleBytesPerSec < t.rate ? r.throttleBytesPerSec : t.rate;
-          }
-        }
-        totals.set(r.broker, t);
-      }
-      if (flags.has('json')) {
-        io.out(
-          JSON.stringify({
-            brokersAnswering: live,
-            partitions: rows.map((r) => ({
-              topic: r.topic,
-              partition: r.partition,
-              broker: r.broker,
-              leader: r.leader,
-              action: r.action,
-              inIsr: r.inIsr,
-              replicaLogEndOffset: Number(r.replicaLogEndOffset),
-              leaderLogStartOffset: Number(r.leaderLogStartOffset),
-              leaderLogEndOffset: Number(r.leaderLogEndOffset),
-              bytesToCopy: Number(r.bytesToCopy),
-              bytesToDiscard: Number(r.bytesToDiscard),
-              throttleBytesPerSec: r.throttleBytesPerSec === null ? null : Number(r.throttleBytesPerSec),
-              etaSeconds: r.etaSeconds,
-              observedBytesPerSec: r.observedBytesPerSec,
-            })),
-            totals: [...totals].map(([broker, t]) => ({
-              broker,
-              bytesToCopy: Number(t.bytes),
-              throttledBytes: Number(t.throttled),
-              throttleBytesPerSec: t.rate === null ? null : Number(t.rate),
-              etaSeconds: t.rate === null ? null : Number(t.throttled) / Number(t.rate),
-              partitionsUnknown: t.unknown,
-            })),
-            notes: [...new Set(note)],
-          }),
-        );
-        return 0;
-      }
-      if (rows.length === 0) {
-        io.out(target === null ? 'No follower replicas.' : `Broker ${target} hosts no replica.`);
-        return 0;
-      }
-      for (const r of rows) io.out(formatRow(r));
-      for (const [broker, t] of [...totals].sort((x, y) => x[0] - y[0])) {
-        const eta =
-          t.rate === null
-            ? 'unthrottled'
-            : `${humanDuration(Number(t.throttled) / Number(t.rate))} for ${t.throttled} throttled bytes at ${t.rate} B/s`;
-        io.out(
-          `TOTAL\tBroker: ${broker}\tBytesToCopy: ${t.bytes} (${humanBytes(t.bytes)})\tETA: ${eta}${t.unknown > 0 ? `\tUnknown: ${t.unknown} partitions` : ''}`,
-        );
-      }
-      for (const n of new Set(note)) io.err(`skiff rebuild-plan: ${n}`);
+      printPlan(io, flags.has('json'), target, live, rows, note);
       return 0;
     } finally {
       client.close();

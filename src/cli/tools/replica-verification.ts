@@ -117,7 +117,7 @@ export interface Divergence {
   readonly offsets: boolean;
 }
 
-interface PartitionState {
+export interface PartitionState {
   readonly name: string;
   readonly tp: TopicPartition;
   readonly replicas: readonly number[];
@@ -257,28 +257,165 @@ async function fetchFrom(
   }));
 }
 
+/**
+ * One round of reads: every pending partition from each of its replicas (one Fetch per broker).
+ * Errors are said once per replica and error (an unreachable broker once per partition group);
+ * `failures` counts the brokers that did not answer.
+ */
+async function readRound(
+  client: KafkaClient,
+  round: readonly PartitionState[],
+  fetchSize: number,
+  maxWaitMs: number,
+  io: CliIo,
+): Promise<{ reads: Map<string, Map<number, ReplicaRead>>; failures: number }> {
+  const byBroker = new Map<number, PartitionState[]>();
+  for (const p of round) for (const r of p.replicas) byBroker.set(r, [...(byBroker.get(r) ?? []), p]);
+  const reads = new Map<string, Map<number, ReplicaRead>>();
+  for (const p of round) reads.set(p.name, new Map());
+  let failures = 0;
+  await Promise.all(
+    [...byBroker].map(async ([broker, ps]) => {
+      try {
+        const resp = await fetchFrom(client, broker, ps, fetchSize, maxWaitMs);
+        if (resp.errorCode !== 0)
+          throw new ClientError(errorByCode(resp.errorCode)?.name ?? `${resp.errorCode}`);
+        for (const t of resp.responses) {
+          for (const d of t.partitions) {
+            const name = topicPartitionKey(t.topic, d.partitionIndex);
+            const m = reads.get(name);
+            if (!m) continue;
+            m.set(broker, {
+              errorCode: d.errorCode,
+              highWatermark: d.highWatermark,
+              batches: d.errorCode === 0 && d.records ? batchesOf(d.records) : [],
+            });
+            if (d.errorCode !== 0) {
+              const p = round.find((x) => x.name === name)!;
+              const what = `${broker}:${d.errorCode}`;
+              if (!p.errorsSeen.has(what)) {
+                p.errorsSeen.add(what);
+                io.err(
+                  `skiff replica-verification: replica ${broker} of ${name} answered ${errorByCode(d.errorCode)?.name ?? d.errorCode} at offset ${p.fetchOffset}`,
+                );
+              }
+            }
+          }
+        }
+      } catch (e) {
+        failures++;
+        const p = ps[0]!;
+        const what = `${broker}:unreachable`;
+        if (!p.errorsSeen.has(what)) {
+          p.errorsSeen.add(what);
+          io.err(
+            `skiff replica-verification: broker ${broker} did not answer (${(e as Error).message.split('\n')[0]}); retrying`,
+          );
+        }
+      }
+    }),
+  );
+  return { reads, failures };
+}
+
+/**
+ * The closing lines and exit status: 1 when some partition diverges (its first divergent batch
+ * and both checksums named), 3 when --max-duration-ms (`stoppedAfterMs`, else null) ended the
+ * comparison first (the partitions left named), 0 when every partition agrees.
+ */
+export function verdict(
+  parts: readonly PartitionState[],
+  stoppedAfterMs: number | null,
+  now: () => string,
+): { lines: string[]; code: number } {
+  const lines: string[] = [];
+  const divergent = parts.filter((p) => p.divergence !== null);
+  for (const p of divergent) {
+    const d = p.divergence!;
+    lines.push(
+      d.offsets
+        ? `${now()}: partition ${p.name} diverges first at offset ${d.offset}: replica ${d.replicaA}'s batch ends at offset ${d.checksumA}; replica ${d.replicaB}'s at offset ${d.checksumB}`
+        : `${now()}: partition ${p.name} diverges first at offset ${d.offset} (the batch ${d.offset}..${d.lastOffset}); replica ${d.replicaA}'s checksum ${d.checksumA}; replica ${d.replicaB}'s checksum ${d.checksumB}`,
+    );
+  }
+  if (stoppedAfterMs !== null) {
+    const left = parts.filter((p) => p.divergence === null && p.fetchOffset < p.target);
+    lines.push(
+      `${now()}: verification stopped after ${stoppedAfterMs} ms (--max-duration-ms): ${left.length} of ${parts.length} partitions not compared up to their high watermark at start: ${left
+        .map((p) => `${p.name} at offset ${p.fetchOffset} of ${p.target}`)
+        .join(', ')}`,
+    );
+  }
+  if (divergent.length > 0) {
+    lines.push(
+      `${now()}: verification completed: ${divergent.length} of ${parts.length} partitions have replicas that diverge`,
+    );
+    return { lines, code: 1 };
+  }
+  if (stoppedAfterMs !== null) return { lines, code: 3 };
+  lines.push(
+    `${now()}: verification completed: the replicas of all ${parts.length} partitions agree up to their high watermark at start`,
+  );
+  return { lines, code: 0 };
+}
+
+/**
+ * Each partition's comparison state at the start: from its offset at --time (its target when
+ * there is none: nothing to compare) up to the HW at start (Kafka's LEO of ListOffsets -1).
+ */
+function startStates(
+  tps: readonly TopicPartition[],
+  replicasOf: ReadonlyMap<string, readonly number[]>,
+  starts: ReadonlyMap<string, bigint>,
+  targets: ReadonlyMap<string, bigint>,
+): PartitionState[] {
+  return tps.map((tp) => {
+    const name = topicPartitionKey(tp.topic, tp.partition);
+    const start = starts.get(name)!;
+    const target = targets.get(name)!;
+    return {
+      name,
+      tp,
+      replicas: replicasOf.get(name) ?? [],
+      // No offset at that timestamp (-1): nothing to compare.
+      fetchOffset: start < 0n ? target : start,
+      target,
+      divergence: null,
+      stopped: false,
+      errorsSeen: new Set(),
+    };
+  });
+}
+
+/** Kafka's replica-verification flags, checked: one line and exit 2 for a bad one. */
+function verificationOptions(flags: Flags) {
+  const bs = flags.get('bootstrap-server');
+  const bl = flags.get('broker-list');
+  if (bs !== undefined && bl !== undefined)
+    throw new UsageError('give --bootstrap-server or --broker-list, not both');
+  const bootstrap = bs ?? bl;
+  if (bootstrap === undefined)
+    throw new UsageError('missing required argument --bootstrap-server (or --broker-list)');
+  const include = topicFilter(flags);
+  const fetchSize = positive(flags, 'fetch-size', 1_048_576, 1);
+  const maxWaitMs = positive(flags, 'max-wait-ms', 1000);
+  const reportIntervalMs = positive(flags, 'report-interval-ms', 30_000);
+  const maxDurationMs = flags.int('max-duration-ms');
+  if (maxDurationMs !== undefined && maxDurationMs <= 0)
+    throw new UsageError(`--max-duration-ms must be > 0, got ${maxDurationMs}`);
+  const time = flags.int('time') ?? -2;
+  if (time < -2) throw new UsageError(`--time expects a timestamp, -1 or -2, got ${time}`);
+  return { bootstrap, include, fetchSize, maxWaitMs, reportIntervalMs, maxDurationMs, time };
+}
+
 export function runReplicaVerification(
   args: string[],
   io: CliIo,
   runtime: ClientRuntime = systemRuntime(),
 ): Promise<number> {
   return runTool(REPLICA_VERIFICATION, args, io, async (flags) => {
-    const bs = flags.get('bootstrap-server');
-    const bl = flags.get('broker-list');
-    if (bs !== undefined && bl !== undefined)
-      throw new UsageError('give --bootstrap-server or --broker-list, not both');
-    const bootstrap = bs ?? bl;
-    if (bootstrap === undefined)
-      throw new UsageError('missing required argument --bootstrap-server (or --broker-list)');
-    const include = topicFilter(flags);
-    const fetchSize = positive(flags, 'fetch-size', 1_048_576, 1);
-    const maxWaitMs = positive(flags, 'max-wait-ms', 1000);
-    const reportIntervalMs = positive(flags, 'report-interval-ms', 30_000);
-    const maxDurationMs = flags.int('max-duration-ms');
-    if (maxDurationMs !== undefined && maxDurationMs <= 0)
-      throw new UsageError(`--max-duration-ms must be > 0, got ${maxDurationMs}`);
-    const time = flags.int('time') ?? -2;
-    if (time < -2) throw new UsageError(`--time expects a timestamp, -1 or -2, got ${time}`);
+    const { bootstrap, include, fetchSize, maxWaitMs, reportIntervalMs, maxDurationMs, time } =
+      verificationOptions(flags);
     const cc = flags.get('command-config');
     const client = openClient(
       'replica-verification',
@@ -323,22 +460,7 @@ export function runReplicaVerification(
       };
       const targets = await offsetsAt(-1n);
       const starts = time === -1 ? targets : await offsetsAt(BigInt(time));
-      const parts: PartitionState[] = tps.map((tp) => {
-        const name = topicPartitionKey(tp.topic, tp.partition);
-        const start = starts.get(name)!;
-        const target = targets.get(name)!;
-        return {
-          name,
-          tp,
-          replicas: replicasOf.get(name) ?? [],
-          // No offset at that timestamp (-1): nothing to compare.
-          fetchOffset: start < 0n ? target : start,
-          target,
-          divergence: null,
-          stopped: false,
-          errorsSeen: new Set(),
-        };
-      });
+      const parts = startStates(tps, replicasOf, starts, targets);
       const startedMs = clock.nowMs();
       io.out(`${now()}: verification process is started`);
       let lastReportMs = startedMs;
@@ -355,50 +477,7 @@ export function runReplicaVerification(
         const round = pending();
         const byBroker = new Map<number, PartitionState[]>();
         for (const p of round) for (const r of p.replicas) byBroker.set(r, [...(byBroker.get(r) ?? []), p]);
-        const reads = new Map<string, Map<number, ReplicaRead>>();
-        for (const p of round) reads.set(p.name, new Map());
-        let failures = 0;
-        await Promise.all(
-          [...byBroker].map(async ([broker, ps]) => {
-            try {
-              const resp = await fetchFrom(client, broker, ps, fetchSize, maxWaitMs);
-              if (resp.errorCode !== 0)
-                throw new ClientError(errorByCode(resp.errorCode)?.name ?? `${resp.errorCode}`);
-              for (const t of resp.responses) {
-                for (const d of t.partitions) {
-                  const name = topicPartitionKey(t.topic, d.partitionIndex);
-                  const m = reads.get(name);
-                  if (!m) continue;
-                  m.set(broker, {
-                    errorCode: d.errorCode,
-                    highWatermark: d.highWatermark,
-                    batches: d.errorCode === 0 && d.records ? batchesOf(d.records) : [],
-                  });
-                  if (d.errorCode !== 0) {
-                    const p = round.find((x) => x.name === name)!;
-                    const what = `${broker}:${d.errorCode}`;
-                    if (!p.errorsSeen.has(what)) {
-                      p.errorsSeen.add(what);
-                      io.err(
-                        `skiff replica-verification: replica ${broker} of ${name} answered ${errorByCode(d.errorCode)?.name ?? d.errorCode} at offset ${p.fetchOffset}`,
-                      );
-                    }
-                  }
-                }
-              }
-            } catch (e) {
-              failures++;
-              const p = ps[0]!;
-              const what = `${broker}:unreachable`;
-              if (!p.errorsSeen.has(what)) {
-                p.errorsSeen.add(what);
-                io.err(
-                  `skiff replica-verification: broker ${broker} did not answer (${(e as Error).message.split('\n')[0]}); retrying`,
-                );
-              }
-            }
-          }),
-        );
+        const { reads, failures } = await readRound(client, round, fetchSize, maxWaitMs, io);
         maxLag = -1n;
         let progressed = false;
         for (const p of round) {
@@ -430,34 +509,9 @@ export function runReplicaVerification(
       io.out(
         `${now()}: max lag is ${maxLag} for partition ${maxLagPartition} at offset ${offsetWithMaxLag} among ${parts.length} partitions`,
       );
-      const divergent = parts.filter((p) => p.divergence !== null);
-      for (const p of divergent) {
-        const d = p.divergence!;
-        io.out(
-          d.offsets
-            ? `${now()}: partition ${p.name} diverges first at offset ${d.offset}: replica ${d.replicaA}'s batch ends at offset ${d.checksumA}; replica ${d.replicaB}'s at offset ${d.checksumB}`
-            : `${now()}: partition ${p.name} diverges first at offset ${d.offset} (the batch ${d.offset}..${d.lastOffset}); replica ${d.replicaA}'s checksum ${d.checksumA}; replica ${d.replicaB}'s checksum ${d.checksumB}`,
-        );
-      }
-      if (timedOut) {
-        const left = parts.filter((p) => p.divergence === null && p.fetchOffset < p.target);
-        io.out(
-          `${now()}: verification stopped after ${maxDurationMs} ms (--max-duration-ms): ${left.length} of ${parts.length} partitions not compared up to their high watermark at start: ${left
-            .map((p) => `${p.name} at offset ${p.fetchOffset} of ${p.target}`)
-            .join(', ')}`,
-        );
-      }
-      if (divergent.length > 0) {
-        io.out(
-          `${now()}: verification completed: ${divergent.length} of ${parts.length} partitions have replicas that diverge`,
-        );
-        return 1;
-      }
-      if (timedOut) return 3;
-      io.out(
-        `${now()}: verification completed: the replicas of all ${parts.length} partitions agree up to their high watermark at start`,
-      );
-      return 0;
+      const { lines, code } = verdict(parts, timedOut ? (maxDurationMs ?? null) : null, now);
+      for (const l of lines) io.out(l);
+      return code;
     } finally {
       client.close();
     }
