@@ -8,51 +8,56 @@
  * real clock, timers, file system and randomness.
  * Prints one ready line when listening; SIGTERM/SIGINT stop it cleanly.
  */
-import { randomBytes, randomInt } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { parseProperties } from '../broker/config.js';
-import { StoreBroker } from '../cluster/store-broker.js';
+import { processBrokerDeps, StoreBroker } from '../cluster/store-broker.js';
 import { SystemClock } from '../common/clock.js';
 import { type Logger, lineLogger } from '../common/logger.js';
 import { tuneMallocForBroker } from '../common/malloc-tuning.js';
-import { TimerScheduler } from '../common/scheduler.js';
 import { EtcdStore } from '../metadata/etcd-store.js';
 import { StoreError } from '../metadata/store.js';
-import { NodeFileSystem } from '../storage/fs.js';
 import type { CliIo } from './cli.js';
+import { runTool, type ToolDef, UsageError } from './tools/common.js';
 
-export const BROKER_SUMMARY = 'run one broker (--config server.properties)';
+export const BROKER: ToolDef = {
+  name: 'broker',
+  summary: 'run one broker (--config server.properties)',
+  usage: [
+    'Usage: skiff broker --config <server.properties> [--override key=value]...',
+    '       skiff broker <server.properties> [--override key=value]...',
+    '  Runs one Kafka-compatible broker until SIGTERM or SIGINT (clean shutdown).',
+  ],
+  positionals: 'server.properties',
+  usageOnError: true,
+  flags: [
+    { name: 'config', arg: 'server.properties', help: 'the broker configuration (Kafka names)' },
+    { name: 'override', arg: 'key=value', repeat: true, help: 'a property over the file, as Kafka allows' },
+  ],
+  notes: [
+    'With etcd.endpoints the broker is a member of a cluster whose metadata lives in etcd; without,',
+    'a cluster of one (its metadata store in the first log dir).',
+  ],
+};
 /** How long a stopping broker waits for its etcd client to close. */
 const STORE_CLOSE_TIMEOUT_MS = 3000;
 
-function usage(io: CliIo): void {
-  io.out('Usage: skiff broker --config <server.properties> [--override key=value]...');
-  io.out('  Runs one Kafka-compatible broker until SIGTERM or SIGINT (clean shutdown).');
+export function runBroker(args: string[], io: CliIo): Promise<number> {
+  return runTool(BROKER, args, io, (flags) => {
+    const [file, ...extra] = flags.positionals;
+    if (extra.length > 0 || (file !== undefined && flags.has('config')))
+      throw new UsageError(`unexpected argument '${extra[0] ?? file}'`);
+    return serveBroker(flags.get('config') ?? file ?? null, flags.all('override'), io);
+  });
 }
 
-export async function runBroker(args: string[], io: CliIo): Promise<number> {
-  let configPath: string | null = null;
-  const overrides: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i]!;
-    if (a === '--help' || a === '-h') {
-      usage(io);
-      return 0;
-    }
-    if (a === '--config' && i + 1 < args.length) configPath = args[++i]!;
-    else if (a === '--override' && i + 1 < args.length) overrides.push(args[++i]!);
-    else if (configPath === null && !a.startsWith('-')) configPath = a;
-    else {
-      io.err(`skiff broker: unexpected argument '${a}'`);
-      usage(io);
-      return 2;
-    }
-  }
+async function serveBroker(
+  configPath: string | null,
+  overrides: readonly string[],
+  io: CliIo,
+): Promise<number> {
   tuneMallocForBroker();
-  const fs = new NodeFileSystem({ backgroundWrites: true });
   const props =
-    configPath === null
-      ? new Map<string, string>()
-      : parseProperties(fs.readFile(configPath).toString('utf8'));
+    configPath === null ? new Map<string, string>() : parseProperties(readFileSync(configPath, 'utf8'));
   for (const o of overrides) for (const [k, v] of parseProperties(o)) props.set(k, v);
   const clock = new SystemClock();
   const logger = lineLogger(clock, (line) => io.out(line));
@@ -60,41 +65,36 @@ export async function runBroker(args: string[], io: CliIo): Promise<number> {
     .split(',')
     .map((e) => e.trim())
     .filter((e) => e !== '');
-  if (endpoints.length > 0) return runEtcdBroker(props, endpoints, clock, logger, io);
-  const broker = await StoreBroker.start({
-    props,
-    clock,
-    scheduler: new TimerScheduler(),
-    fs,
-    logger,
-    randomBytes,
-    randomInt: (n) => randomInt(n),
-  });
+  const store = endpoints.length > 0 ? etcdStore(props, endpoints, clock) : undefined;
+  let broker: StoreBroker;
+  try {
+    broker = await StoreBroker.start({ ...processBrokerDeps(), store, props, clock, logger });
+  } catch (e) {
+    await store?.close().catch(() => {});
+    if (e instanceof StoreError) throw new Error(`etcd at ${endpoints.join(',')}: ${e.message}`);
+    throw e;
+  }
   const { address, config } = broker;
+  const where = store === undefined ? '' : `, metadata in etcd ${endpoints.join(',')}`;
   io.out(
-    `skiff broker ${config.nodeId} ready: listening on PLAINTEXT://${address.host}:${address.port} (cluster ${broker.clusterId})`,
+    `skiff broker ${config.nodeId} ready: listening on PLAINTEXT://${address.host}:${address.port} (cluster ${broker.clusterId}${where})`,
   );
-  const signal = await waitForSignal();
-  logger.info(`received ${signal}, shutting down`);
-  await broker.stop();
-  return 0;
-}
-
-function waitForSignal(): Promise<string> {
-  return new Promise<string>((resolve) => {
+  const signal = await new Promise<string>((resolve) => {
     process.once('SIGTERM', () => resolve('SIGTERM'));
     process.once('SIGINT', () => resolve('SIGINT'));
   });
+  logger.info(`received ${signal}, shutting down (controlled shutdown first)`);
+  await broker.stop();
+  if (store !== undefined) await closeEtcd(store, logger);
+  return 0;
 }
 
-/** A broker of a multi-machine cluster whose metadata lives in etcd. */
-async function runEtcdBroker(
-  props: Map<string, string>,
+/** The etcd of a multi-machine cluster: node.id and well-formed endpoints are required up front. */
+function etcdStore(
+  props: ReadonlyMap<string, string>,
   endpoints: readonly string[],
   clock: SystemClock,
-  logger: Logger,
-  io: CliIo,
-): Promise<number> {
+): EtcdStore {
   // Two processes defaulting to id 1 would overwrite each other's registration: say it up front.
   if (!props.has('node.id') && !props.has('broker.id'))
     throw new Error(
@@ -104,32 +104,11 @@ async function runEtcdBroker(
     if (!/^https?:\/\/[^/\s]+\/?$/.test(e))
       throw new Error(`etcd.endpoints: expected http://host:port, got '${e}'`);
   }
-  const store = new EtcdStore({ endpoints, clock });
-  let broker: StoreBroker;
-  try {
-    broker = await StoreBroker.start({
-      store,
-      props,
-      clock,
-      scheduler: new TimerScheduler(),
-      fs: new NodeFileSystem({ backgroundWrites: true }),
-      logger,
-      randomBytes,
-      randomInt: (n) => randomInt(n),
-    });
-  } catch (e) {
-    await store.close().catch(() => {});
-    if (e instanceof StoreError) throw new Error(`etcd at ${endpoints.join(',')}: ${e.message}`);
-    throw e;
-  }
-  const { address, config } = broker;
-  io.out(
-    `skiff broker ${config.nodeId} ready: listening on PLAINTEXT://${address.host}:${address.port} (cluster ${broker.clusterId}, metadata in etcd ${endpoints.join(',')})`,
-  );
-  const signal = await waitForSignal();
-  logger.info(`received ${signal}, shutting down (controlled shutdown first)`);
-  await broker.stop();
-  // Cancelling watches needs etcd; with every member gone it would wait on the client's retries.
+  return new EtcdStore({ endpoints, clock });
+}
+
+/** Closes the etcd client, bounded: with every member gone it would wait on the client's retries. */
+async function closeEtcd(store: EtcdStore, logger: Logger): Promise<void> {
   const closed = await Promise.race([
     store.close().then(
       () => true,
@@ -144,5 +123,4 @@ async function runEtcdBroker(
   // were abandoned at their deadline (revoke, resign) and holds the process open for up to half
   // a minute; a stopped broker has nothing left to do, so it exits if they are not done soon.
   setTimeout(() => process.exit(process.exitCode ?? 0), STORE_CLOSE_TIMEOUT_MS).unref();
-  return 0;
 }

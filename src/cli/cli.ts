@@ -1,12 +1,13 @@
-import { DUMP_LOG_SUMMARY, runDumpLog } from '../storage/dump-log-cli.js';
-import { BROKER_SUMMARY, runBroker } from './broker-command.js';
-import { CLUSTER_SUMMARY, runCluster } from './cluster.js';
+import { BROKER, runBroker } from './broker-command.js';
+import { CLUSTER, runCluster } from './cluster.js';
+import type { ToolDef } from './tools/common.js';
 import { CONFIGS, runConfigs } from './tools/configs.js';
 import { CONSOLE_CONSUMER, runConsoleConsumer } from './tools/console-consumer.js';
 import { CONSOLE_PRODUCER, runConsoleProducer } from './tools/console-producer.js';
 import { CONSUMER_GROUPS, runConsumerGroups } from './tools/consumer-groups.js';
 import { CONSUMER_PERF_TEST, runConsumerPerfTest } from './tools/consumer-perf-test.js';
 import { DELETE_RECORDS, runDeleteRecords } from './tools/delete-records.js';
+import { DUMP_LOG, runDumpLog } from './tools/dump-log.js';
 import { GET_OFFSETS, runGetOffsets } from './tools/get-offsets.js';
 import { ISR_HISTORY, runIsrHistory } from './tools/isr-history.js';
 import { LOG_DIRS, runLogDirs } from './tools/log-dirs.js';
@@ -16,7 +17,7 @@ import { REBUILD_PLAN, runRebuildPlan } from './tools/rebuild-plan.js';
 import { REPLICA_VERIFICATION, runReplicaVerification } from './tools/replica-verification.js';
 import { REPLICATION_RATE, runReplicationRate } from './tools/replication-rate.js';
 import { runTopics, TOPICS } from './tools/topics.js';
-import { runUp, UP_SUMMARY } from './up.js';
+import { runUp, UP } from './up.js';
 
 /** The `skiff` command: dispatches to one subcommand per Kafka tool name. */
 export interface CliIo {
@@ -24,53 +25,42 @@ export interface CliIo {
   err(line: string): void;
 }
 
+/** One subcommand: its declaration (name, summary, flags — tools/common.ts) and how it runs. */
 interface Command {
-  summary: string;
+  readonly def: ToolDef;
   run(args: string[], io: CliIo): Promise<number>;
 }
 
-const commands: Record<string, Command> = {
-  broker: { summary: BROKER_SUMMARY, run: runBroker },
-  'dump-log': { summary: DUMP_LOG_SUMMARY, run: runDumpLog },
-  topics: { summary: TOPICS.summary, run: (args, io) => runTopics(args, io) },
-  configs: { summary: CONFIGS.summary, run: (args, io) => runConfigs(args, io) },
-  'log-dirs': { summary: LOG_DIRS.summary, run: (args, io) => runLogDirs(args, io) },
-  'delete-records': { summary: DELETE_RECORDS.summary, run: (args, io) => runDeleteRecords(args, io) },
-  'get-offsets': { summary: GET_OFFSETS.summary, run: (args, io) => runGetOffsets(args, io) },
-  'console-producer': { summary: CONSOLE_PRODUCER.summary, run: (args, io) => runConsoleProducer(args, io) },
-  'console-consumer': { summary: CONSOLE_CONSUMER.summary, run: (args, io) => runConsoleConsumer(args, io) },
-  'producer-perf-test': {
-    summary: PRODUCER_PERF_TEST.summary,
-    run: (args, io) => runProducerPerfTest(args, io),
-  },
-  'consumer-groups': { summary: CONSUMER_GROUPS.summary, run: (args, io) => runConsumerGroups(args, io) },
-  'consumer-perf-test': {
-    summary: CONSUMER_PERF_TEST.summary,
-    run: (args, io) => runConsumerPerfTest(args, io),
-  },
-  'reassign-partitions': {
-    summary: REASSIGN_PARTITIONS.summary,
-    run: (args, io) => runReassignPartitions(args, io),
-  },
-  'replica-verification': {
-    summary: REPLICA_VERIFICATION.summary,
-    run: (args, io) => runReplicaVerification(args, io),
-  },
-  'isr-history': { summary: ISR_HISTORY.summary, run: (args, io) => runIsrHistory(args, io) },
-  'rebuild-plan': { summary: REBUILD_PLAN.summary, run: (args, io) => runRebuildPlan(args, io) },
-  'replication-rate': {
-    summary: REPLICATION_RATE.summary,
-    run: (args, io) => runReplicationRate(args, io),
-  },
-  up: { summary: UP_SUMMARY, run: runUp },
-  cluster: { summary: CLUSTER_SUMMARY, run: runCluster },
-};
+/** Every subcommand, declared the same way, in the order `skiff --help` lists them. */
+const COMMANDS: readonly Command[] = [
+  { def: BROKER, run: (args, io) => runBroker(args, io) },
+  { def: DUMP_LOG, run: (args, io) => runDumpLog(args, io) },
+  { def: TOPICS, run: (args, io) => runTopics(args, io) },
+  { def: CONFIGS, run: (args, io) => runConfigs(args, io) },
+  { def: LOG_DIRS, run: (args, io) => runLogDirs(args, io) },
+  { def: DELETE_RECORDS, run: (args, io) => runDeleteRecords(args, io) },
+  { def: GET_OFFSETS, run: (args, io) => runGetOffsets(args, io) },
+  { def: CONSOLE_PRODUCER, run: (args, io) => runConsoleProducer(args, io) },
+  { def: CONSOLE_CONSUMER, run: (args, io) => runConsoleConsumer(args, io) },
+  { def: PRODUCER_PERF_TEST, run: (args, io) => runProducerPerfTest(args, io) },
+  { def: CONSUMER_GROUPS, run: (args, io) => runConsumerGroups(args, io) },
+  { def: CONSUMER_PERF_TEST, run: (args, io) => runConsumerPerfTest(args, io) },
+  { def: REASSIGN_PARTITIONS, run: (args, io) => runReassignPartitions(args, io) },
+  { def: REPLICA_VERIFICATION, run: (args, io) => runReplicaVerification(args, io) },
+  { def: ISR_HISTORY, run: (args, io) => runIsrHistory(args, io) },
+  { def: REBUILD_PLAN, run: (args, io) => runRebuildPlan(args, io) },
+  { def: REPLICATION_RATE, run: (args, io) => runReplicationRate(args, io) },
+  { def: UP, run: (args, io) => runUp(args, io) },
+  { def: CLUSTER, run: (args, io) => runCluster(args, io) },
+];
+
+const commands = new Map(COMMANDS.map((c) => [c.def.name, c]));
 
 function usage(io: CliIo): void {
   io.out('Usage: skiff <command> [options]');
   io.out('');
   io.out('Commands:');
-  for (const [name, cmd] of Object.entries(commands)) io.out(`  ${name.padEnd(22)}${cmd.summary}`);
+  for (const { def } of COMMANDS) io.out(`  ${def.name.padEnd(22)}${def.summary}`);
   io.out('');
   io.out('Run `skiff <command> --help` for the options of one command.');
 }
@@ -81,7 +71,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     usage(io);
     return 0;
   }
-  const cmd = commands[name];
+  const cmd = commands.get(name);
   if (!cmd) {
     io.err(`skiff: unknown command '${name}' (try: skiff --help)`);
     return 2;

@@ -13,52 +13,51 @@ import {
   type StatusReport,
 } from '../cluster/control.js';
 import type { CliIo } from './cli.js';
+import { type Flags, runTool, type ToolDef, UsageError } from './tools/common.js';
 import { DEFAULT_DATA_DIR } from './up.js';
-
-export const CLUSTER_SUMMARY = 'control a running `skiff up`: status, stop <id> [--kill], start <id>';
 
 /** A graceful stop may take the launcher's grace period (30 s) plus a start (60 s at most). */
 const CALL_TIMEOUT_MS = 120_000;
 
-function usage(io: CliIo): void {
-  io.out('Usage: skiff cluster status [--data-dir DIR]');
-  io.out('       skiff cluster stop <id> [--kill] [--data-dir DIR]');
-  io.out('       skiff cluster start <id> [--data-dir DIR]');
-  io.out('  stop: SIGTERM, controlled shutdown then clean exit (like docker stop);');
-  io.out('        --kill: SIGKILL, no clean shutdown, files left as they are');
-  io.out(`  DIR defaults to ./${DEFAULT_DATA_DIR}, as for skiff up`);
+export const CLUSTER: ToolDef = {
+  name: 'cluster',
+  summary: 'control a running `skiff up`: status, stop <id> [--kill], start <id>',
+  usage: [
+    'Usage: skiff cluster status [--data-dir DIR]',
+    '       skiff cluster stop <id> [--kill] [--data-dir DIR]',
+    '       skiff cluster start <id> [--data-dir DIR]',
+  ],
+  positionals: 'status | stop <id> | start <id>',
+  usageOnError: true,
+  flags: [
+    {
+      name: 'data-dir',
+      arg: 'DIR',
+      help: `the skiff up's data dir (default ./${DEFAULT_DATA_DIR}, as for skiff up)`,
+    },
+    { name: 'kill', help: 'stop: SIGKILL, no clean shutdown, files left as they are' },
+  ],
+  notes: ['stop: SIGTERM, controlled shutdown then clean exit (like docker stop).'],
+};
+
+export function runCluster(args: string[], io: CliIo): Promise<number> {
+  return runTool(CLUSTER, args, io, (flags) => cluster(io, flags));
 }
 
-export async function runCluster(args: string[], io: CliIo): Promise<number> {
-  let dataDir = DEFAULT_DATA_DIR;
-  let kill = false;
-  const positional: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i]!;
-    if (a === '--help' || a === '-h') {
-      usage(io);
-      return 0;
-    }
-    if (a === '--data-dir' && i + 1 < args.length) dataDir = args[++i]!;
-    else if (a === '--kill') kill = true;
-    else if (!a.startsWith('-')) positional.push(a);
-    else {
-      io.err(`skiff cluster: unexpected argument '${a}'`);
-      return 2;
-    }
-  }
-  const [action, idText, ...extra] = positional;
+async function cluster(io: CliIo, flags: Flags): Promise<number> {
+  const dataDir = flags.get('data-dir') ?? DEFAULT_DATA_DIR;
+  const kill = flags.has('kill');
+  const [action, idText, ...extra] = flags.positionals;
   const needsId = action === 'stop' || action === 'start';
-  if (
-    (action !== 'status' && !needsId) ||
-    (needsId && (idText === undefined || !/^\d+$/.test(idText))) ||
-    (!needsId && idText !== undefined) ||
-    extra.length > 0 ||
-    (kill && action !== 'stop')
-  ) {
-    usage(io);
-    return 2;
-  }
+  if (action !== 'status' && !needsId)
+    throw new UsageError(
+      action === undefined ? 'missing the action: status, stop or start' : `unknown action '${action}'`,
+    );
+  if (needsId && (idText === undefined || !/^\d+$/.test(idText)))
+    throw new UsageError(`${action} needs a broker id, got ${idText === undefined ? 'none' : `'${idText}'`}`);
+  if ((!needsId && idText !== undefined) || extra.length > 0)
+    throw new UsageError(`unexpected argument '${needsId ? extra[0] : idText}'`);
+  if (kill && action !== 'stop') throw new UsageError('--kill applies to stop only');
   const dir = path.resolve(dataDir);
   const file = readLauncherFile(dir);
   if (file === null || !processAlive(file.pid)) {

@@ -9,64 +9,59 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Launcher } from '../cluster/launcher.js';
 import { SystemClock } from '../common/clock.js';
+import { LIMITS } from '../common/limits.js';
 import { parseProperties } from '../metadata/properties.js';
 import type { CliIo } from './cli.js';
+import { intFlag, runTool, type ToolDef } from './tools/common.js';
 
-export const UP_SUMMARY = 'run a local cluster: N brokers and the metadata store (Ctrl-C stops it)';
 export const DEFAULT_DATA_DIR = '.skiff';
 /** Signals closer than this to the first one are duplicates of it. */
 const REPEAT_SIGNAL_MS = 1000;
 
-function usage(io: CliIo): void {
-  io.out('Usage: skiff up [--brokers N] [--data-dir DIR] [--port P] [--http-port H] [--config-file F]');
-  io.out('  --brokers N       brokers with ids 1..N (default 3)');
-  io.out(
-    `  --data-dir DIR    metadata under DIR/metadata, broker i's log dir DIR/broker-<i> (default ./${DEFAULT_DATA_DIR})`,
+export const UP: ToolDef = {
+  name: 'up',
+  summary: 'run a local cluster: N brokers and the metadata store (Ctrl-C stops it)',
+  usage: ['Usage: skiff up [--brokers N] [--data-dir DIR] [--port P] [--http-port H] [--config-file F]'],
+  usageOnError: true,
+  flags: [
+    { name: 'brokers', arg: 'N', help: `brokers with ids 1..N (default 3, at most ${LIMITS.upBrokers})` },
+    {
+      name: 'data-dir',
+      arg: 'DIR',
+      help: `metadata under DIR/metadata, broker i's log dir DIR/broker-<i> (default ./${DEFAULT_DATA_DIR})`,
+    },
+    { name: 'port', arg: 'P', help: 'broker i listens on 127.0.0.1:P+i-1 (default 9092)' },
+    {
+      name: 'http-port',
+      arg: 'H',
+      help: 'the control API on 127.0.0.1:H, used by `skiff cluster` (default: any free port)',
+    },
+    {
+      name: 'config-file',
+      arg: 'F',
+      help: "server.properties applied to every broker (the port in 'listeners' is replaced)",
+    },
+  ],
+  notes: ['Control it from another shell: skiff cluster status|stop <id> [--kill]|start <id> --data-dir DIR'],
+};
+
+export function runUp(args: string[], io: CliIo): Promise<number> {
+  return runTool(UP, args, io, (flags) =>
+    up(io, {
+      brokers: intFlag(flags, 'brokers', 3, 1, LIMITS.upBrokers),
+      dataDir: flags.get('data-dir') ?? DEFAULT_DATA_DIR,
+      port: intFlag(flags, 'port', 9092, 1, 65535),
+      httpPort: intFlag(flags, 'http-port', 0, 0, 65535),
+      configFile: flags.get('config-file') ?? null,
+    }),
   );
-  io.out('  --port P          broker i listens on 127.0.0.1:P+i-1 (default 9092)');
-  io.out(
-    '  --http-port H     the control API on 127.0.0.1:H, used by `skiff cluster` (default: any free port)',
-  );
-  io.out(
-    "  --config-file F   server.properties applied to every broker (the port in 'listeners' is replaced)",
-  );
-  io.out('Control it from another shell: skiff cluster status|stop <id> [--kill]|start <id> --data-dir DIR');
 }
 
-export async function runUp(args: string[], io: CliIo): Promise<number> {
-  let brokers = 3;
-  let dataDir = DEFAULT_DATA_DIR;
-  let port = 9092;
-  let httpPort = 0;
-  let configFile: string | null = null;
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i]!;
-    const value = (): string => {
-      const v = args[++i];
-      if (v === undefined) throw new Error(`${a} needs a value`);
-      return v;
-    };
-    const int = (min: number, max: number): number => {
-      const v = value();
-      const n = Number(v);
-      if (!Number.isInteger(n) || n < min || n > max)
-        throw new Error(`${a}: expected an integer in ${min}..${max}, got '${v}'`);
-      return n;
-    };
-    if (a === '--help' || a === '-h') {
-      usage(io);
-      return 0;
-    } else if (a === '--brokers') brokers = int(1, 64);
-    else if (a === '--data-dir') dataDir = value();
-    else if (a === '--port') port = int(1, 65535);
-    else if (a === '--http-port') httpPort = int(0, 65535);
-    else if (a === '--config-file') configFile = value();
-    else {
-      io.err(`skiff up: unexpected argument '${a}'`);
-      usage(io);
-      return 2;
-    }
-  }
+async function up(
+  io: CliIo,
+  opts: { brokers: number; dataDir: string; port: number; httpPort: number; configFile: string | null },
+): Promise<number> {
+  const { brokers, dataDir, port, httpPort, configFile } = opts;
   const brokerProps =
     configFile === null ? new Map<string, string>() : parseProperties(fs.readFileSync(configFile, 'utf8'));
   for (const k of ['node.id', 'broker.id', 'log.dirs', 'log.dir', 'etcd.endpoints']) {

@@ -7,15 +7,13 @@
  * with the reason when start-up fails. SIGTERM or SIGINT stop the broker gracefully; so does the
  * channel closing (the launcher is gone: with no metadata store left, flush the logs and exit).
  */
-import { randomBytes, randomInt } from 'node:crypto';
 import { SystemClock } from '../common/clock.js';
 import { lineLogger } from '../common/logger.js';
 import { tuneMallocForBroker } from '../common/malloc-tuning.js';
 import { TimerScheduler } from '../common/scheduler.js';
 import { ipcChannel, RemoteStore } from '../metadata/remote-store.js';
-import { NodeFileSystem } from '../storage/fs.js';
 import { type ChildMessage, PROPS_ENV } from './child-protocol.js';
-import { StoreBroker } from './store-broker.js';
+import { processBrokerDeps, StoreBroker } from './store-broker.js';
 
 // Every static import above is loaded and evaluated before this line runs: the process's age now
 // is Node's start-up plus the broker's module graph (performance.now() counts from process start).
@@ -42,16 +40,7 @@ async function main(): Promise<number> {
   const store = new RemoteStore(ipcChannel(process), scheduler);
   let broker: StoreBroker;
   try {
-    broker = await StoreBroker.start({
-      store,
-      props,
-      clock,
-      scheduler,
-      fs: new NodeFileSystem({ backgroundWrites: true }),
-      logger,
-      randomBytes,
-      randomInt: (n) => randomInt(n),
-    });
+    broker = await StoreBroker.start({ ...processBrokerDeps(), scheduler, store, props, clock, logger });
   } catch (e) {
     const message = e instanceof Error ? e.message : String(e);
     logger.warn(`start-up failed: ${e instanceof Error ? (e.stack ?? message) : message}`);

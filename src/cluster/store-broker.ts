@@ -13,12 +13,13 @@
  * clean-shutdown marker) → controller resigns → registration lease revoked.
  */
 
+import { randomBytes, randomInt } from 'node:crypto';
 import * as path from 'node:path';
 import { Broker } from '../broker/broker.js';
 import { type BrokerConfig, brokerConfigFromProperties } from '../broker/config.js';
 import type { Clock } from '../common/clock.js';
 import type { Logger } from '../common/logger.js';
-import type { Scheduler } from '../common/scheduler.js';
+import { type Scheduler, TimerScheduler } from '../common/scheduler.js';
 import { Controller } from '../controller/controller.js';
 import { BROKER_CONFIG_DEFS } from '../metadata/config-defs.js';
 import { EmbeddedStore } from '../metadata/embedded-store.js';
@@ -26,7 +27,7 @@ import { propertiesToRecord } from '../metadata/properties.js';
 import type { MetadataStore } from '../metadata/store.js';
 import { StoreClusterMetadata } from '../metadata/store-cluster-metadata.js';
 import type { BoundAddress } from '../network/socket-server.js';
-import type { FileSystem } from '../storage/fs.js';
+import { type FileSystem, NodeFileSystem } from '../storage/fs.js';
 import { resolveClusterId } from './cluster-id.js';
 import { importLegacyMetadata } from './legacy-metadata.js';
 
@@ -44,6 +45,20 @@ export interface StoreBrokerDeps {
   readonly logger: Logger;
   readonly randomBytes: (n: number) => Buffer;
   readonly randomInt: (n: number) => number;
+}
+
+/**
+ * What a broker process brings besides its store, props, clock and logger: Node's timers, the disk
+ * (checkpoints written in the background) and crypto randomness. The composition roots of `skiff
+ * broker` and of `skiff up`'s children take these, so both run on the same real parts.
+ */
+export function processBrokerDeps(): Pick<StoreBrokerDeps, 'scheduler' | 'fs' | 'randomBytes' | 'randomInt'> {
+  return {
+    scheduler: new TimerScheduler(),
+    fs: new NodeFileSystem({ backgroundWrites: true }),
+    randomBytes,
+    randomInt: (n) => randomInt(n),
+  };
 }
 
 /** The embedded store's directory inside the first log dir of a cluster of one (no `-<n>`: never a log). */

@@ -4,6 +4,7 @@
  * building a client from --bootstrap-server and --command-config.
  */
 import * as fs from 'node:fs';
+import { parseArgs } from 'node:util';
 import { ClientError } from '../../client/errors.js';
 import { KafkaClient } from '../../client/kafka-client.js';
 import { type ClientRuntime, parseBootstrap } from '../../client/runtime.js';
@@ -26,7 +27,11 @@ export interface FlagSpec {
 }
 
 export class Flags {
-  constructor(private readonly values: ReadonlyMap<string, string[]>) {}
+  constructor(
+    private readonly values: ReadonlyMap<string, string[]>,
+    /** The arguments that are not options, in order (only for a tool that declares `positionals`). */
+    readonly positionals: readonly string[] = [],
+  ) {}
 
   has(name: string): boolean {
     return this.values.has(name);
@@ -72,6 +77,13 @@ export interface ToolDef {
   readonly flags: readonly FlagSpec[];
   /** Lines after the options: differences from Kafka's tool worth knowing. */
   readonly notes?: readonly string[];
+  /**
+   * Arguments besides the options (`skiff cluster stop 2`, `skiff broker server.properties`);
+   * absent: any is an error. How many, and what they mean, the tool checks.
+   */
+  readonly positionals?: string;
+  /** A usage error also prints the usage lines (the launcher and broker commands always have). */
+  readonly usageOnError?: boolean;
 }
 
 export function helpLines(def: ToolDef): string[] {
@@ -85,41 +97,81 @@ export function helpLines(def: ToolDef): string[] {
   return lines;
 }
 
-/** Parses `args` against `def`; null means --help was asked for. */
+/**
+ * Parses `args` against `def` with node:util's parseArgs (its tokens, in order), then Kafka's rules
+ * on top: `--flag value` or `--flag=value`, a switch takes no value, a flag given twice is an
+ * error unless it repeats, a `many` flag takes every following argument up to the next option.
+ * null means --help (or -h) was asked for before any error.
+ */
 export function parseFlags(def: ToolDef, args: readonly string[]): Flags | null {
   const specs = new Map(def.flags.map((f) => [f.name, f]));
+  const options: Record<string, { type: 'string' | 'boolean'; multiple: true; short?: string }> = {
+    help: { type: 'boolean', multiple: true, short: 'h' },
+  };
+  // A `many` flag is parsed as a switch: parseArgs leaves its values as the positionals after it.
+  for (const f of def.flags)
+    options[f.name] = { type: f.arg !== undefined && !f.many ? 'string' : 'boolean', multiple: true };
+  const { tokens } = parseArgs({
+    args: [...args],
+    options,
+    strict: false,
+    allowPositionals: true,
+    tokens: true,
+  });
   const values = new Map<string, string[]>();
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i]!;
-    if (a === '--help' || a === '-h') return null;
-    if (!a.startsWith('--')) throw new UsageError(`unexpected argument '${a}'`);
-    const eq = a.indexOf('=');
-    const name = eq < 0 ? a.slice(2) : a.slice(2, eq);
-    const spec = specs.get(name);
-    if (!spec) throw new UsageError(`unknown option '--${name}'`);
-    let value = '';
-    if (spec.many) {
-      const taken = eq >= 0 ? [a.slice(eq + 1)] : [];
-      while (i + 1 < args.length && !args[i + 1]!.startsWith('--')) taken.push(args[++i]!);
-      if (taken.length === 0)
-        throw new UsageError(`option '--${name}' needs at least one value (${spec.arg})`);
-      values.set(name, [...(values.get(name) ?? []), ...taken]);
+  let collecting: { name: string; taken: string[] } | null = null;
+  let lastRaw = -1;
+  const positionals: string[] = [];
+  const close = (): void => {
+    if (collecting === null) return;
+    const c = collecting;
+    collecting = null;
+    if (c.taken.length === 0)
+      throw new UsageError(`option '--${c.name}' needs at least one value (${specs.get(c.name)!.arg})`);
+    values.set(c.name, [...(values.get(c.name) ?? []), ...c.taken]);
+  };
+  for (const t of tokens) {
+    if (t.kind === 'positional') {
+      if (collecting === null && def.positionals !== undefined) {
+        positionals.push(t.value);
+        continue;
+      }
+      if (collecting === null) throw new UsageError(`unexpected argument '${t.value}'`);
+      (collecting as { taken: string[] }).taken.push(t.value);
       continue;
     }
-    if (spec.arg !== undefined) {
-      if (eq >= 0) value = a.slice(eq + 1);
-      else if (i + 1 < args.length) value = args[++i]!;
-      else throw new UsageError(`option '--${name}' needs a value (${spec.arg})`);
-    } else if (eq >= 0) {
-      throw new UsageError(`option '--${name}' takes no value`);
+    if (t.kind === 'option' && !t.rawName.startsWith('--')) {
+      // `-x` (or a group `-xyz`, one token per letter): Kafka's tools take only long options, but a
+      // `many` flag takes such an argument as one of its values, as written.
+      const raw = args[t.index]!;
+      if (raw === '-h') return null;
+      if (collecting === null) throw new UsageError(`unexpected argument '${raw}'`);
+      const taken = (collecting as { taken: string[] }).taken;
+      if (lastRaw !== t.index) taken.push(raw);
+      lastRaw = t.index;
+      continue;
     }
-    const prev = values.get(name);
+    close();
+    if (t.kind === 'option-terminator') throw new UsageError("unknown option '--'");
+    if (t.name === 'help') return null;
+    const spec = specs.get(t.name);
+    if (!spec) throw new UsageError(`unknown option '--${t.name}'`);
+    if (spec.many) {
+      collecting = { name: t.name, taken: t.value === undefined ? [] : [t.value] };
+      continue;
+    }
+    if (spec.arg === undefined && t.value !== undefined)
+      throw new UsageError(`option '--${t.name}' takes no value`);
+    if (spec.arg !== undefined && t.value === undefined)
+      throw new UsageError(`option '--${t.name}' needs a value (${spec.arg})`);
+    const prev = values.get(t.name);
     if (prev && !spec.repeat && spec.arg !== undefined) {
-      throw new UsageError(`option '--${name}' given more than once`);
+      throw new UsageError(`option '--${t.name}' given more than once`);
     }
-    values.set(name, [...(prev ?? []), value]);
+    values.set(t.name, [...(prev ?? []), t.value ?? '']);
   }
-  return new Flags(values);
+  close();
+  return new Flags(values, positionals);
 }
 
 /**
@@ -137,8 +189,7 @@ export async function runTool(
   try {
     flags = parseFlags(def, args);
   } catch (e) {
-    io.err(`skiff ${def.name}: ${(e as Error).message} (see skiff ${def.name} --help)`);
-    return 2;
+    return usageError(def, io, e as Error);
   }
   if (flags === null) {
     for (const l of helpLines(def)) io.out(l);
@@ -147,15 +198,27 @@ export async function runTool(
   try {
     return await body(flags);
   } catch (e) {
-    if (e instanceof UsageError) {
-      io.err(`skiff ${def.name}: ${e.message} (see skiff ${def.name} --help)`);
-      return 2;
-    }
+    if (e instanceof UsageError) return usageError(def, io, e);
     const msg = e instanceof Error ? e.message : String(e);
     io.err(`skiff ${def.name}: ${msg.split('\n')[0]}`);
     if (debug && !(e instanceof ClientError) && e instanceof Error && e.stack) io.err(e.stack);
     return 1;
   }
+}
+
+/** An integer flag within [min, max], or `fallback` when absent; anything else is a usage error. */
+export function intFlag(flags: Flags, name: string, fallback: number, min: number, max: number): number {
+  const n = flags.int(name);
+  if (n === undefined) return fallback;
+  if (n < min || n > max) throw new UsageError(`--${name}: expected an integer in ${min}..${max}, got ${n}`);
+  return n;
+}
+
+/** A bad command line: one line on stderr (and the usage, for the commands that print it), exit 2. */
+function usageError(def: ToolDef, io: CliIo, e: Error): number {
+  io.err(`skiff ${def.name}: ${e.message} (see skiff ${def.name} --help)`);
+  if (def.usageOnError) for (const l of def.usage) io.out(l);
+  return 2;
 }
 
 /** Properties from a --command-config / --producer.config file; a missing file is one clear error. */
