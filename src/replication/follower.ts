@@ -286,7 +286,8 @@ export class PartitionFollower {
     const quiet = this.pendingRebuild !== null;
     if (records.length > 0) {
       try {
-        if (!this.restartedAtLeaderLogStart(records, pd.logStartOffset)) log.appendAsFollower(records, { quiet });
+        if (!this.restartedAtLeaderLogStart(records, pd.logStartOffset))
+          log.appendAsFollower(records, { quiet });
       } catch (e) {
         if (e instanceof KafkaError) return { kind: 'retry', errorCode: e.code };
         if (e instanceof UnexpectedAppendOffsetError || e instanceof OffsetsOutOfOrderError) {

@@ -387,7 +387,7 @@ class ReassignTool {
         const key = `${m.broker}-${m.topic}-${m.partition}`;
         const err = results.get(key);
         if (err === null) started.push(m);
-        else if (err !== undefined && err.code !== 9) {
+        else if (err !== undefined && err.code !== ErrorCode.REPLICA_NOT_AVAILABLE) {
           throw new ClientError(
             `Failed to alter dir for ${m.topic}-${m.partition}-${m.broker}: ${err.message}`,
           );
@@ -420,7 +420,7 @@ class ReassignTool {
       const described = await this.admin.describeTopics([...new Set(notMoving.map((p) => p.topic))]);
       for (const [name, t] of described) {
         if (t instanceof Error) {
-          if (t.code !== 3) throw t;
+          if (t.code !== ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) throw t;
           continue;
         }
         for (const p of t.partitions) replicasNow.set(topicPartitionKey(name, p.partition), p.replicas);
