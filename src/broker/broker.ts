@@ -264,16 +264,19 @@ export class Broker {
       samples: this.intConfig('replication.quota.window.num'),
       sampleMs: this.intConfig('replication.quota.window.size.seconds') * 1000,
     };
-    const side = (s: 'leader' | 'follower') =>
-      new ReplicationQuota({
+    const side = (s: 'leader' | 'follower') => {
+      // Read at every fetch: the names are built once.
+      const rateName = `${s}.replication.throttled.rate`;
+      const listName = `${s}.replication.throttled.replicas`;
+      return new ReplicationQuota({
         side: s,
         localBrokerId: config.nodeId,
         clock,
         window,
-        rate: () => this.rateConfig(`${s}.replication.throttled.rate`),
-        throttledReplicas: (topic) =>
-          metadata.image().topicConfigs.get(topic)?.[`${s}.replication.throttled.replicas`],
+        rate: () => this.rateConfig(rateName),
+        throttledReplicas: (topic) => metadata.image().topicConfigs.get(topic)?.[listName],
       });
+    };
     return { leader: side('leader'), follower: side('follower') };
   }
 

@@ -18,7 +18,7 @@ import type { Log } from '../storage/log.js';
 import { type FetcherConfig, fetcherIdFor, ReplicaFetcher, type ReplicaTransport } from './fetcher.js';
 import { PartitionFollower, type ReplicationEvent } from './follower.js';
 import { type IsrChange, IsrHistory } from './isr-history.js';
-import { type FollowerFetchPartition, type FollowerReadResult, readForFollower } from './leader-fetch.js';
+import { type FollowerReadResult, readForFollower } from './leader-fetch.js';
 import {
   type AlterPartitionOutcome,
   type IsrProposal,
@@ -56,6 +56,19 @@ export interface ReplicationManagerContext {
 }
 
 export type ReplicaRole = 'leader' | 'follower' | 'offline';
+
+/** One partition of a replica's Fetch as the Fetch handler holds it (its fetch session's entry). */
+export interface FollowerFetchEntry {
+  readonly topic: string;
+  readonly partition: number;
+  readonly fetchOffset: bigint;
+  readonly logStartOffset: bigint;
+  /** -1 skips the check. */
+  readonly currentLeaderEpoch: number;
+  /** Absent or -1: the follower's log has no epoch. */
+  readonly lastFetchedEpoch?: number | undefined;
+  readonly maxBytes: number;
+}
 
 export class ReplicationManager {
   /**
@@ -118,8 +131,10 @@ export class ReplicationManager {
   readForFollower(
     replicaId: number,
     replicaEpoch: bigint,
-    partitions: readonly (FollowerFetchPartition & { readonly topic: string; readonly partition: number })[],
+    partitions: readonly FollowerFetchEntry[],
     responseMaxBytes: number,
+    /** The records go straight into a response a server connection writes (LogSegment.read's forSocket). */
+    forSocket: boolean,
   ): (FollowerReadResult | undefined)[] {
     const quota = this.ctx.quotas?.leader;
     const now = this.ctx.clock.nowMs();
@@ -148,7 +163,14 @@ export class ReplicationManager {
         leader,
         replicaId,
         replicaEpoch,
-        { ...sp, maxBytes: Math.min(Math.max(0, sp.maxBytes), remaining) },
+        {
+          fetchOffset: sp.fetchOffset,
+          logStartOffset: sp.logStartOffset,
+          currentLeaderEpoch: sp.currentLeaderEpoch,
+          lastFetchedEpoch: sp.lastFetchedEpoch ?? -1,
+          maxBytes: Math.min(Math.max(0, sp.maxBytes), remaining),
+          forSocket,
+        },
         minOneMessage,
         now,
         quota,

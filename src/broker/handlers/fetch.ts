@@ -131,8 +131,9 @@ function readForFollowers(
   const results = b.replicaManager.replication.readForFollower(
     replicaId,
     replicaEpoch,
-    partitions.map((sp) => ({ ...sp, lastFetchedEpoch: sp.lastFetchedEpoch ?? -1, forSocket })),
+    partitions,
     responseMaxBytes,
+    forSocket,
   );
   return partitions.map((sp, i) => {
     if (sp.topic === '') return failedRead(sp, UNKNOWN_TOPIC_ID);
