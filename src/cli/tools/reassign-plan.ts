@@ -5,9 +5,18 @@
  * lists of a move (Kafka's calculateProposedMoveMap / calculateLeaderThrottles). Pure functions:
  * the tool's modes (reassign-partitions.ts) call them, and tests call them without a network.
  */
-import type { PartitionReassignment } from '../../client/admin.js';
+import type { Admin, PartitionReassignment } from '../../client/admin.js';
 import { ClientError } from '../../client/errors.js';
+import type { ClientRuntime } from '../../client/runtime.js';
 import { topicPartitionKey } from '../../common/topic-partition.js';
+import type { CliIo } from '../cli.js';
+
+/** What each mode of the tool runs with: the admin client, the output, the clock and sleep. */
+export interface ReassignContext {
+  readonly admin: Admin;
+  readonly io: CliIo;
+  readonly runtime: ClientRuntime;
+}
 
 /** Kafka's "any" log dir: the broker picks one. */
 export const ANY_LOG_DIR = 'any';
