@@ -42,10 +42,16 @@ describe('malloc tuning for broker processes', () => {
       { SKIFF_MALLOC_DEFAULTS: '' },
       `const smaps = (await import('node:fs')).readFileSync('/proc/self/smaps', 'utf8');
        const heap = smaps.split(/\\n(?=[0-9a-f]+-[0-9a-f]+ )/).filter((m) => /\\[heap\\]/.test(m.split('\\n')[0]));
-       console.log(heap.some((m) => /^VmFlags:.* hg( |$)/m.test(m)));`,
+       const kib = heap.reduce((n, m) => n + Number(/^Size:\\s+(\\d+)/m.exec(m)?.[1] ?? 0), 0);
+       console.log(heap.some((m) => /^VmFlags:.* hg( |$)/m.test(m)), kib);`,
     );
     if (out.startsWith('false')) return; // off glibc or without the addon: nothing was tuned
-    assert.deepEqual(out.split('\n'), ['true', 'true']);
+    // About one start in 300 here, a mapping lies just above the heap and brk cannot grow it: glibc
+    // serves the reserve from mmap, which goes back to the kernel when freed, and there is no grown
+    // heap to mark. Where the heap grew (~180 MiB), it must carry the hint.
+    const [tuned, hinted, heapKib] = out.split(/\s+/);
+    if (Number(heapKib) < 100 * 1024) return;
+    assert.deepEqual([tuned, hinted], ['true', 'true']);
   });
 
   it('SKIFF_MALLOC_DEFAULTS=1 leaves glibc defaults', () => {
