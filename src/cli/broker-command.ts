@@ -46,19 +46,20 @@ export function runBroker(args: string[], io: CliIo): Promise<number> {
     const [file, ...extra] = flags.positionals;
     if (extra.length > 0 || (file !== undefined && flags.has('config')))
       throw new UsageError(`unexpected argument '${extra[0] ?? file}'`);
-    return serveBroker(flags.get('config') ?? file ?? null, flags.all('override'), io);
+    const config = flags.get('config') ?? file;
+    // As kafka-server-start.sh: no properties file is a usage error, not a broker on :9092 writing
+    // /tmp/kafka-logs.
+    if (config === undefined)
+      throw new UsageError('missing the broker configuration: --config <server.properties>');
+    return serveBroker(config, flags.all('override'), io);
   });
 }
 
-async function serveBroker(
-  configPath: string | null,
-  overrides: readonly string[],
-  io: CliIo,
-): Promise<number> {
-  tuneMallocForBroker();
-  const props =
-    configPath === null ? new Map<string, string>() : parseProperties(readFileSync(configPath, 'utf8'));
+async function serveBroker(configPath: string, overrides: readonly string[], io: CliIo): Promise<number> {
+  const props = parseProperties(readFileSync(configPath, 'utf8'));
   for (const o of overrides) for (const [k, v] of parseProperties(o)) props.set(k, v);
+  // A broker is coming: only now is this process's heap tuned for one.
+  tuneMallocForBroker();
   const clock = new SystemClock();
   const logger = lineLogger(clock, (line) => io.out(line));
   const endpoints = (props.get('etcd.endpoints') ?? '')

@@ -8,6 +8,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
+import { runBroker } from '../../src/cli/broker-command.js';
 import { runCluster } from '../../src/cli/cluster.js';
 import { CLUSTER_ID_KEY, resolveClusterId } from '../../src/cluster/cluster-id.js';
 import { LAUNCHER_FILE, writeLauncherFile } from '../../src/cluster/control.js';
@@ -89,5 +90,26 @@ describe('launcher parts', () => {
       assert.equal(await runCluster(args, c.io), 2, args.join(' '));
       assert.match(c.out.join('\n'), /Usage: skiff cluster status/);
     }
+  });
+});
+
+describe('skiff broker start-up input', () => {
+  it('without a properties file prints its usage and exits 2, starting nothing (as kafka-server-start.sh)', async () => {
+    for (const args of [[], ['--override', 'node.id=1']]) {
+      const c = capture();
+      assert.equal(await runBroker(args, c.io), 2, args.join(' '));
+      assert.deepEqual(c.err, [
+        'skiff broker: missing the broker configuration: --config <server.properties> (see skiff broker --help)',
+      ]);
+      assert.match(c.out.join('\n'), /^Usage: skiff broker --config <server.properties>/);
+    }
+  });
+
+  it('a properties file that cannot be read is one line and exit 1', async () => {
+    const c = capture();
+    const missing = path.join(os.tmpdir(), `skiff-no-such-${process.pid}.properties`);
+    assert.equal(await runBroker(['--config', missing], c.io), 1);
+    assert.equal(c.err.length, 1);
+    assert.match(c.err[0]!, /^skiff broker: ENOENT: no such file or directory/);
   });
 });
