@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import type { Clock } from '../common/clock.js';
 import { LIMITS } from '../common/limits.js';
 import { lineLogger } from '../common/logger.js';
+import { makeDirectories } from '../common/make-dirs.js';
 import { TimerScheduler } from '../common/scheduler.js';
 import { EmbeddedStore } from '../metadata/embedded-store.js';
 import { MetadataKeys } from '../metadata/keys.js';
@@ -117,7 +118,7 @@ export class Launcher implements LauncherControl {
       throw new Error(`--brokers must be between 1 and ${LIMITS.upBrokers}`);
     if (options.port < 1 || options.port + options.brokers - 1 > 65535)
       throw new Error(`ports ${options.port}..${options.port + options.brokers - 1} are not valid TCP ports`);
-    fs.mkdirSync(path.join(dataDir, 'logs'), { recursive: true });
+    makeDirectories(path.join(dataDir, 'logs'));
     await refuseSecondLauncher(dataDir);
     const scheduler = new TimerScheduler();
     const store = await EmbeddedStore.open({

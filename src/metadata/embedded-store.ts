@@ -1,5 +1,5 @@
-import { mkdirSync } from 'node:fs';
 import type { Clock } from '../common/clock.js';
+import { makeDirectories } from '../common/make-dirs.js';
 import type { Scheduler } from '../common/scheduler.js';
 import { type JournalOp, JournalWriter, loadState, writeSnapshot } from './embedded-journal.js';
 import {
@@ -85,7 +85,7 @@ export class EmbeddedStore implements MetadataStore {
   static async open(options: EmbeddedStoreOptions): Promise<EmbeddedStore> {
     const store = new EmbeddedStore(options);
     if (options.dataDir !== undefined) {
-      mkdirSync(options.dataDir, { recursive: true });
+      makeDirectories(options.dataDir);
       const loaded = loadState(options.dataDir);
       for (const kv of loaded.kvs) store.byKey.set(kv.key, kv);
       store.revision = loaded.revision;

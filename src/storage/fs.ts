@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { makeDirectories } from '../common/make-dirs.js';
 import { linuxNativeFunction } from '../common/native-addon.js';
 import type { ZeroCopySource } from './file-region.js';
 
@@ -167,7 +168,7 @@ export class NodeFileSystem implements FileSystem {
   }
 
   mkdirp(dir: string): void {
-    fs.mkdirSync(dir, { recursive: true });
+    makeDirectories(dir);
   }
 
   rename(from: string, to: string): void {

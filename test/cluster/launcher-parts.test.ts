@@ -10,6 +10,7 @@ import * as path from 'node:path';
 import { describe, it } from 'node:test';
 import { runBroker } from '../../src/cli/broker-command.js';
 import { runCluster } from '../../src/cli/cluster.js';
+import { runUp } from '../../src/cli/up.js';
 import { CLUSTER_ID_KEY, resolveClusterId } from '../../src/cluster/cluster-id.js';
 import { LAUNCHER_FILE, writeLauncherFile } from '../../src/cluster/control.js';
 import { withPort } from '../../src/cluster/launcher.js';
@@ -102,6 +103,33 @@ describe('skiff broker start-up input', () => {
         'skiff broker: missing the broker configuration: --config <server.properties> (see skiff broker --help)',
       ]);
       assert.match(c.out.join('\n'), /^Usage: skiff broker --config <server.properties>/);
+    }
+  });
+
+  it('an unusable log dir or data dir is one line and exit 1, nothing created (not a spin in mkdir)', async () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'skiff-bad-dirs-'));
+    try {
+      const file = path.join(root, 'a-file');
+      fs.writeFileSync(file, 'x');
+      const props = path.join(root, 'server.properties');
+      for (const logDirs of ['/proc/skiff-no-such/logs', path.join(file, 'logs')]) {
+        fs.writeFileSync(props, `node.id=1\nlisteners=PLAINTEXT://127.0.0.1:0\nlog.dirs=${logDirs}\n`);
+        const c = capture();
+        assert.equal(await runBroker(['--config', props], c.io), 1, logDirs);
+        assert.equal(c.err.length, 1, c.err.join('\n'));
+        assert.match(
+          c.err[0]!,
+          /^skiff broker: cannot create the directory \S+: (ENOENT|it exists and is not a directory)$/,
+        );
+      }
+      const up = capture();
+      assert.equal(await runUp(['--data-dir', file], up.io), 1);
+      assert.deepEqual(up.err, [
+        `skiff up: cannot create the directory ${file}: it exists and is not a directory`,
+      ]);
+      assert.deepEqual(fs.readdirSync(root).sort(), ['a-file', 'server.properties']);
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true });
     }
   });
 
