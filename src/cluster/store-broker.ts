@@ -26,7 +26,7 @@ import { EmbeddedStore } from '../metadata/embedded-store.js';
 import { propertiesToRecord } from '../metadata/properties.js';
 import type { MetadataStore } from '../metadata/store.js';
 import { StoreClusterMetadata } from '../metadata/store-cluster-metadata.js';
-import type { BoundAddress } from '../network/socket-server.js';
+import { type BoundAddress, checkListenable } from '../network/socket-server.js';
 import { type FileSystem, NodeFileSystem } from '../storage/fs.js';
 import { resolveClusterId } from './cluster-id.js';
 import { importLegacyMetadata } from './legacy-metadata.js';
@@ -93,6 +93,8 @@ export class StoreBroker {
       if (key !== undefined && (WIRING_KEYS.has(key) || BROKER_CONFIG_DEFS.has(key))) return;
       deps.logger.warn(line);
     });
+    // Nothing is written (log dirs, the embedded store) for a listener that cannot be had.
+    await checkListenable(config.host, config.port);
     if (deps.store !== undefined) return StoreBroker.startOn(deps, deps.store, config, null);
     deps.fs.mkdirp(config.logDirs[0]!);
     const store = await EmbeddedStore.open({

@@ -155,3 +155,23 @@ export class SocketServer {
     await closing;
   }
 }
+
+/**
+ * Fails with one line when `host:port` cannot be listened on (in use, not an address of this
+ * machine), by binding it for a moment: a broker checks its listener before it writes anything to
+ * its log dirs, as an operator would expect of a bad `listeners`. Port 0 always passes.
+ */
+export function checkListenable(host: string, port: number): Promise<void> {
+  if (port === 0) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', (e: NodeJS.ErrnoException) =>
+      reject(
+        new Error(
+          `cannot listen on ${host}:${port}: ${e.code === 'EADDRINUSE' ? 'the port is in use' : e.message}`,
+        ),
+      ),
+    );
+    probe.listen(port, host, () => probe.close(() => resolve()));
+  });
+}

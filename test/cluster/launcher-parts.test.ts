@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
@@ -129,6 +130,25 @@ describe('skiff broker start-up input', () => {
       ]);
       assert.deepEqual(fs.readdirSync(root).sort(), ['a-file', 'server.properties']);
     } finally {
+      fs.rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it('a listener port in use is one line and exit 1 before anything is written', async () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'skiff-port-in-use-'));
+    const taken = net.createServer();
+    await new Promise<void>((r) => taken.listen(0, '127.0.0.1', () => r()));
+    try {
+      const port = (taken.address() as net.AddressInfo).port;
+      const props = path.join(root, 'server.properties');
+      const logs = path.join(root, 'logs');
+      fs.writeFileSync(props, `node.id=1\nlisteners=PLAINTEXT://127.0.0.1:${port}\nlog.dirs=${logs}\n`);
+      const c = capture();
+      assert.equal(await runBroker(['--config', props], c.io), 1);
+      assert.deepEqual(c.err, [`skiff broker: cannot listen on 127.0.0.1:${port}: the port is in use`]);
+      assert.equal(fs.existsSync(logs), false, 'no log dir, no metadata store');
+    } finally {
+      taken.close();
       fs.rmSync(root, { recursive: true, force: true });
     }
   });
