@@ -35,6 +35,8 @@ export class Partition {
   private state: PartitionState;
   /** Retried producer batches answered from the producer state instead of appended (a metric). */
   duplicateBatches = 0;
+  /** `<topic>-<partition>`: the key of this partition in the purgatory and in replication. */
+  readonly key: string;
 
   constructor(
     readonly topicId: string,
@@ -45,6 +47,8 @@ export class Partition {
     readonly replication: ReplicationManager,
   ) {
     this.state = state;
+    // A partition's topic and index never change (a new topic id makes a new Partition).
+    this.key = topicPartitionKey(state.topic, state.partition);
   }
 
   get topic(): string {
@@ -69,11 +73,6 @@ export class Partition {
 
   get isLeader(): boolean {
     return this.state.leader === this.localBrokerId;
-  }
-
-  /** `<topic>-<partition>`: the key of this partition in the purgatory and in replication. */
-  get key(): string {
-    return topicPartitionKey(this.state.topic, this.state.partition);
   }
 
   /** Replication's leader state while this broker leads the partition. */

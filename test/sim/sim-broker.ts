@@ -435,18 +435,17 @@ export class SimBroker {
     this.outstanding.add(entry);
     const pending = request();
     // The HW that acknowledges the append: the LEO right after it (the handler appends at once).
-    entry.offset = this.logs.get(key)?.logEndOffset ?? -1n;
     entry.leader = this.replication.leader(key);
+    entry.offset = entry.leader?.log.logEndOffset ?? -1n;
     return this.settled(entry, pending).then((r) => {
-      this.checkAcknowledged(key, r);
+      this.checkAcknowledged(key, entry.leader?.log, r);
       return r;
     });
   }
 
   /** acks=all: an acknowledged append is below the HW of the leader that acknowledged it. */
-  private checkAcknowledged(key: string, r: ProduceResult): void {
+  private checkAcknowledged(key: string, log: Log | undefined, r: ProduceResult): void {
     if (r.errorCode !== 0 || !this.alive) return;
-    const log = this.logs.get(key);
     if (log && log.highWatermark <= r.lastOffset) {
       this.violations.push(
         `${key}: acks=all produce ${r.baseOffset}..${r.lastOffset} acknowledged by broker ${this.id} with its HW at ${log.highWatermark}`,

@@ -1,8 +1,8 @@
 /**
  * Produce (Kafka's KafkaApis.handleProduceRequest + ReplicaManager.appendRecords): each partition
  * is appended on its leader; acks=1 answers after the local append, acks=-1 once replication's
- * acks=all rule holds for the append (at once with an ISR of one), acks=0 never answers — and, as in Kafka, closes the
- * connection when a partition failed so that the producer notices.
+ * acks=all rule holds for the append (at once with an ISR of one), acks=0 never answers — and, as
+ * in Kafka, closes the connection when a partition failed so that the producer notices.
  */
 
 import { CloseConnectionError } from '../../network/request-handler.js';
