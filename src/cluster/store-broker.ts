@@ -96,7 +96,7 @@ export class StoreBroker {
     // Nothing is written (log dirs, the embedded store) for a listener that cannot be had.
     await checkListenable(config.host, config.port);
     if (deps.store !== undefined) return StoreBroker.startOn(deps, deps.store, config, null);
-    deps.fs.mkdirp(config.logDirs[0]!);
+    // Opening the store makes its directory, the first log dir with it.
     const store = await EmbeddedStore.open({
       clock: deps.clock,
       scheduler: deps.scheduler,
