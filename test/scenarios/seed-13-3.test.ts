@@ -264,10 +264,13 @@ describe('seed 13.3: catch-up and rebuild of a stopped follower', () => {
     const partDir = c.partitionDir(victim, TOPIC, 0);
     let sawDeleted = false;
     let watching = true;
+    const look = (): void => {
+      const names = fs.existsSync(partDir) ? fs.readdirSync(partDir) : [];
+      if (names.includes(`${segName(0n)}.deleted`) && !names.includes(segName(0n))) sawDeleted = true;
+    };
     const watcher = (async () => {
       while (watching) {
-        const names = fs.existsSync(partDir) ? fs.readdirSync(partDir) : [];
-        if (names.includes(`${segName(0n)}.deleted`) && !names.includes(segName(0n))) sawDeleted = true;
+        look();
         await sleep(20);
       }
     })();
@@ -279,6 +282,9 @@ describe('seed 13.3: catch-up and rebuild of a stopped follower', () => {
       watching = false;
       await watcher;
     }
+    // The rename comes just before the rebuild's line, which can be read before the watcher's next
+    // look: one more, well within the .deleted file's file.delete.delay.ms.
+    look();
     // The old segment was renamed .deleted (not removed at once); the new one starts at the
     // straddling batch's base offset (checked below).
     assert.ok(sawDeleted, `${segName(0n)} was never seen renamed .deleted`);
