@@ -19,7 +19,8 @@ import {
 } from '../src/protocol/generated/MetadataResponse.js';
 import type { ProduceRequest } from '../src/protocol/generated/ProduceRequest.js';
 import { defaultPartitionProduceResponse } from '../src/protocol/generated/ProduceResponse.js';
-import { encodeResponse, readRequest } from '../src/protocol/messages.js';
+import { encodeResponse } from '../src/protocol/messages.js';
+import { readRequest } from '../src/protocol/request-frame.js';
 
 /**
  * The ceiling a produce or consume benchmark can reach on this machine: a Kafka endpoint that

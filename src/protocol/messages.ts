@@ -1,11 +1,11 @@
 /**
  * Requests and responses as whole frames: header + body, for both sides of a connection (the broker
- * reads requests and writes responses; replica fetchers and tools do the reverse).
- * The header version follows from the API key and version (see generated/index.ts).
+ * writes responses; replica fetchers and tools write requests and read responses). The header
+ * version follows from the codec's flexible versions, so a client loads only the codecs of the APIs
+ * it sends; reading a request whose API is not yet known is request-frame.ts, which needs them all.
  */
 import type { MessageCodec } from './codec-runtime.js';
 import { frame } from './framing.js';
-import { requestHeaderVersion, responseHeaderVersion } from './generated/index.js';
 import { type RequestHeader, RequestHeaderCodec } from './generated/RequestHeader.js';
 import { ResponseHeaderCodec } from './generated/ResponseHeader.js';
 import { ProtocolError } from './protocol-error.js';
@@ -14,33 +14,31 @@ import { Writer } from './writer.js';
 
 export type { RequestHeader } from './generated/RequestHeader.js';
 
-export interface IncomingRequest {
-  header: RequestHeader;
-  headerVersion: number;
-  /** Positioned at the first byte of the body. */
-  body: Reader;
+/**
+ * Request header version for a version of `request` (that API's request codec): 2 when flexible,
+ * else 1 (ControlledShutdown v0 uses 0). The same rule as generated/index.ts' requestHeaderVersion.
+ */
+function requestHeaderVersionOf(request: MessageCodec<unknown>, apiVersion: number): number {
+  const flexMin = request.flexibleMinVersion;
+  if (flexMin >= 0 && apiVersion >= flexMin) return 2;
+  return request.apiKey === 7 && apiVersion === 0 ? 0 : 1;
 }
 
-/**
- * Reads the request header of one frame (without its size prefix). The API key and version are
- * peeked first because they decide the header's own version; the body is left undecoded so the
- * caller can answer UNSUPPORTED_VERSION for versions it does not implement.
- */
-export function readRequest(frameBytes: Buffer): IncomingRequest {
-  if (frameBytes.length < 8)
-    throw new ProtocolError(`request frame of ${frameBytes.length} bytes is too short`);
-  const apiKey = frameBytes.readInt16BE(0);
-  const apiVersion = frameBytes.readInt16BE(2);
-  const headerVersion = requestHeaderVersion(apiKey, apiVersion);
-  const r = new Reader(frameBytes);
-  const header = RequestHeaderCodec.decode(r, headerVersion);
-  return { header, headerVersion, body: r };
+/** Response header version: 1 when flexible, else 0; ApiVersions responses always use 0. */
+function responseHeaderVersionOf(
+  apiKey: number,
+  response: MessageCodec<unknown>,
+  apiVersion: number,
+): number {
+  if (apiKey === 18) return 0;
+  const flexMin = response.flexibleMinVersion;
+  return flexMin >= 0 && apiVersion >= flexMin ? 1 : 0;
 }
 
 /** A request as chunks ready for a socket write, size prefix included. */
 export function encodeRequest<T>(header: RequestHeader, codec: MessageCodec<T>, body: T): Buffer[] {
   const w = new Writer();
-  RequestHeaderCodec.encode(w, header, requestHeaderVersion(header.requestApiKey, header.requestApiVersion));
+  RequestHeaderCodec.encode(w, header, requestHeaderVersionOf(codec, header.requestApiVersion));
   codec.encode(w, body, header.requestApiVersion);
   return frame(w.chunksView());
 }
@@ -54,7 +52,7 @@ export function encodeResponse<T>(
   body: T,
 ): Buffer[] {
   const w = new Writer();
-  ResponseHeaderCodec.encode(w, { correlationId }, responseHeaderVersion(apiKey, apiVersion));
+  ResponseHeaderCodec.encode(w, { correlationId }, responseHeaderVersionOf(apiKey, codec, apiVersion));
   codec.encode(w, body, apiVersion);
   return frame(w.chunksView());
 }
@@ -67,7 +65,7 @@ export function readResponse<T>(
   codec: MessageCodec<T>,
 ): { correlationId: number; body: T } {
   const r = new Reader(frameBytes);
-  const { correlationId } = ResponseHeaderCodec.decode(r, responseHeaderVersion(apiKey, apiVersion));
+  const { correlationId } = ResponseHeaderCodec.decode(r, responseHeaderVersionOf(apiKey, codec, apiVersion));
   const body = codec.decode(r, apiVersion);
   if (r.remaining !== 0) throw new ProtocolError(`${r.remaining} bytes after a ${codec.name} body`);
   return { correlationId, body };

@@ -7,7 +7,8 @@
 import * as net from 'node:net';
 import { DEFAULT_MAX_FRAME_BYTES, FrameReader } from '../../src/protocol/framing.js';
 import { API_MESSAGES, type ApiMessages } from '../../src/protocol/generated/index.js';
-import { encodeResponse, readRequest } from '../../src/protocol/messages.js';
+import { encodeResponse } from '../../src/protocol/messages.js';
+import { readRequest } from '../../src/protocol/request-frame.js';
 
 export interface RecordedRequest {
   apiKey: number;

@@ -15,7 +15,8 @@ import {
   defaultPartitionData,
   FetchResponseCodec,
 } from '../../src/protocol/generated/FetchResponse.js';
-import { encodeResponse, readRequest } from '../../src/protocol/messages.js';
+import { encodeResponse } from '../../src/protocol/messages.js';
+import { readRequest } from '../../src/protocol/request-frame.js';
 
 const RECORDS_BYTES = 1024 * 1024;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

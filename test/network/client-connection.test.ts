@@ -17,7 +17,8 @@ import {
   ApiVersionsResponseCodec,
   defaultApiVersionsResponse,
 } from '../../src/protocol/generated/ApiVersionsResponse.js';
-import { encodeResponse, readRequest } from '../../src/protocol/messages.js';
+import { encodeResponse } from '../../src/protocol/messages.js';
+import { readRequest } from '../../src/protocol/request-frame.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

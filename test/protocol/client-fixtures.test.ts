@@ -17,7 +17,7 @@ import { API_MESSAGES, requestHeaderVersion } from '../../src/protocol/generated
 import type { ListOffsetsRequest } from '../../src/protocol/generated/ListOffsetsRequest.js';
 import type { MetadataRequest } from '../../src/protocol/generated/MetadataRequest.js';
 import type { ProduceRequest } from '../../src/protocol/generated/ProduceRequest.js';
-import { encodeRequest, readRequest } from '../../src/protocol/messages.js';
+import { encodeRequest } from '../../src/protocol/messages.js';
 import {
   batchesIn,
   CompressionCodec,
@@ -27,6 +27,7 @@ import {
   validateBatch,
   validateBatchDeep,
 } from '../../src/protocol/records/index.js';
+import { readRequest } from '../../src/protocol/request-frame.js';
 import { topicIdOf } from '../../tools/capture/capture-server.js';
 
 const FIXTURES = resolve(fileURLToPath(import.meta.url), '../../../../test/fixtures/clients');

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { MetadataRequestCodec } from '../../src/protocol/generated/MetadataRequest.js';
-import { readRequest } from '../../src/protocol/messages.js';
 import { ProtocolError } from '../../src/protocol/protocol-error.js';
 import { Reader } from '../../src/protocol/reader.js';
+import { readRequest } from '../../src/protocol/request-frame.js';
 import { Writer } from '../../src/protocol/writer.js';
 import { loadMessages, messageArb, versionsOf } from '../support/protocol-specs.js';
 

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import type { MessageCodec } from '../../src/protocol/codec-runtime.js';
 import { ApiVersionsRequestCodec } from '../../src/protocol/generated/ApiVersionsRequest.js';
 import {
   ApiVersionsResponseCodec,
@@ -20,8 +21,12 @@ import {
   defaultMetadataRequest,
   MetadataRequestCodec,
 } from '../../src/protocol/generated/MetadataRequest.js';
-import { encodeRequest, encodeResponse, readRequest, readResponse } from '../../src/protocol/messages.js';
+import { RequestHeaderCodec } from '../../src/protocol/generated/RequestHeader.js';
+import { ResponseHeaderCodec } from '../../src/protocol/generated/ResponseHeader.js';
+import { encodeRequest, encodeResponse, readResponse } from '../../src/protocol/messages.js';
 import { ProtocolError } from '../../src/protocol/protocol-error.js';
+import { readRequest } from '../../src/protocol/request-frame.js';
+import { Writer } from '../../src/protocol/writer.js';
 
 const body = (chunks: Buffer[]) => Buffer.concat(chunks).subarray(4);
 
@@ -43,6 +48,36 @@ describe('request and response frames', () => {
     assert.equal(API_MESSAGES.get(0)?.name, 'Produce');
     assert.equal(API_MESSAGES.get(1)?.name, 'Fetch');
     assert.equal(API_MESSAGES.get(18)?.response, ApiVersionsResponseCodec);
+  });
+
+  it('frames take the header version from the codec, as the registry would choose it', () => {
+    // The frame as the registry's header versions make it: header, then the body.
+    const expected = (encodeHeader: (w: Writer) => void, codec: MessageCodec<unknown>, v: number) => {
+      const w = new Writer();
+      encodeHeader(w);
+      codec.encode(w, codec.defaults(), v);
+      return Buffer.concat(w.chunksView()).toString('hex');
+    };
+    for (const api of API_MESSAGES.values()) {
+      const { request, response } = api;
+      for (let v = request.minVersion; v <= request.maxVersion; v++) {
+        const header = { requestApiKey: api.apiKey, requestApiVersion: v, correlationId: 5, clientId: 'c' };
+        const hv = requestHeaderVersion(api.apiKey, v);
+        assert.equal(
+          body(encodeRequest(header, request, request.defaults())).toString('hex'),
+          expected((w) => RequestHeaderCodec.encode(w, header, hv), request, v),
+          `${api.name} v${v} request`,
+        );
+      }
+      for (let v = response.minVersion; v <= response.maxVersion; v++) {
+        const hv = responseHeaderVersion(api.apiKey, v);
+        assert.equal(
+          body(encodeResponse(5, api.apiKey, v, response, response.defaults())).toString('hex'),
+          expected((w) => ResponseHeaderCodec.encode(w, { correlationId: 5 }, hv), response, v),
+          `${api.name} v${v} response`,
+        );
+      }
+    }
   });
 
   it('a request round-trips through the frame, size prefix included', () => {

@@ -30,9 +30,10 @@ import * as metadataReq from '../../src/protocol/generated/MetadataRequest.js';
 import * as metadataRes from '../../src/protocol/generated/MetadataResponse.js';
 import * as produceReq from '../../src/protocol/generated/ProduceRequest.js';
 import * as produceRes from '../../src/protocol/generated/ProduceResponse.js';
-import { encodeResponse, readRequest } from '../../src/protocol/messages.js';
+import { encodeResponse } from '../../src/protocol/messages.js';
 import type { Reader } from '../../src/protocol/reader.js';
 import { batchesIn, setBaseOffset } from '../../src/protocol/records/index.js';
+import { readRequest } from '../../src/protocol/request-frame.js';
 
 export interface CapturedFrame {
   apiKey: number;
