@@ -2,283 +2,130 @@
  * The APIs the client speaks, each with the version range this library builds correctly. The codecs
  * cover every version; the ranges here are narrower where a newer version changes what a request
  * must carry (Fetch v13+ addresses topics by id only, so the client stops at v12).
+ *
+ * An API's codecs are imported the first time it is sent, so a tool loads the generated modules
+ * of the APIs it uses and no others (issue 17: `skiff topics --list` sends ApiVersions and
+ * Metadata; the ~40 modules of the rest would be most of its start-up).
  */
 import type { MessageCodec } from '../protocol/codec-runtime.js';
-import {
-  type ApiVersionsRequest,
-  ApiVersionsRequestCodec,
-} from '../protocol/generated/ApiVersionsRequest.js';
-import {
-  type ApiVersionsResponse,
-  ApiVersionsResponseCodec,
-} from '../protocol/generated/ApiVersionsResponse.js';
-import {
-  type CreatePartitionsRequest,
-  CreatePartitionsRequestCodec,
-} from '../protocol/generated/CreatePartitionsRequest.js';
-import {
-  type CreatePartitionsResponse,
-  CreatePartitionsResponseCodec,
-} from '../protocol/generated/CreatePartitionsResponse.js';
-import {
-  type CreateTopicsRequest,
-  CreateTopicsRequestCodec,
-} from '../protocol/generated/CreateTopicsRequest.js';
-import {
-  type CreateTopicsResponse,
-  CreateTopicsResponseCodec,
-} from '../protocol/generated/CreateTopicsResponse.js';
-import {
-  type DeleteGroupsRequest,
-  DeleteGroupsRequestCodec,
-} from '../protocol/generated/DeleteGroupsRequest.js';
-import {
-  type DeleteGroupsResponse,
-  DeleteGroupsResponseCodec,
-} from '../protocol/generated/DeleteGroupsResponse.js';
-import {
-  type DeleteRecordsRequest,
-  DeleteRecordsRequestCodec,
-} from '../protocol/generated/DeleteRecordsRequest.js';
-import {
-  type DeleteRecordsResponse,
-  DeleteRecordsResponseCodec,
-} from '../protocol/generated/DeleteRecordsResponse.js';
-import {
-  type DeleteTopicsRequest,
-  DeleteTopicsRequestCodec,
-} from '../protocol/generated/DeleteTopicsRequest.js';
-import {
-  type DeleteTopicsResponse,
-  DeleteTopicsResponseCodec,
-} from '../protocol/generated/DeleteTopicsResponse.js';
-import {
-  type DescribeClusterRequest,
-  DescribeClusterRequestCodec,
-} from '../protocol/generated/DescribeClusterRequest.js';
-import {
-  type DescribeClusterResponse,
-  DescribeClusterResponseCodec,
-} from '../protocol/generated/DescribeClusterResponse.js';
-import {
-  type DescribeConfigsRequest,
-  DescribeConfigsRequestCodec,
-} from '../protocol/generated/DescribeConfigsRequest.js';
-import {
-  type DescribeConfigsResponse,
-  DescribeConfigsResponseCodec,
-} from '../protocol/generated/DescribeConfigsResponse.js';
-import {
-  type DescribeGroupsRequest,
-  DescribeGroupsRequestCodec,
-} from '../protocol/generated/DescribeGroupsRequest.js';
-import {
-  type DescribeGroupsResponse,
-  DescribeGroupsResponseCodec,
-} from '../protocol/generated/DescribeGroupsResponse.js';
-import {
-  type DescribeLogDirsRequest,
-  DescribeLogDirsRequestCodec,
-} from '../protocol/generated/DescribeLogDirsRequest.js';
-import {
-  type DescribeLogDirsResponse,
-  DescribeLogDirsResponseCodec,
-} from '../protocol/generated/DescribeLogDirsResponse.js';
-import { type FetchRequest, FetchRequestCodec } from '../protocol/generated/FetchRequest.js';
-import { type FetchResponse, FetchResponseCodec } from '../protocol/generated/FetchResponse.js';
-import {
-  type FindCoordinatorRequest,
-  FindCoordinatorRequestCodec,
-} from '../protocol/generated/FindCoordinatorRequest.js';
-import {
-  type FindCoordinatorResponse,
-  FindCoordinatorResponseCodec,
-} from '../protocol/generated/FindCoordinatorResponse.js';
-import {
-  type IncrementalAlterConfigsRequest,
-  IncrementalAlterConfigsRequestCodec,
-} from '../protocol/generated/IncrementalAlterConfigsRequest.js';
-import {
-  type IncrementalAlterConfigsResponse,
-  IncrementalAlterConfigsResponseCodec,
-} from '../protocol/generated/IncrementalAlterConfigsResponse.js';
-import { type ListGroupsRequest, ListGroupsRequestCodec } from '../protocol/generated/ListGroupsRequest.js';
-import {
-  type ListGroupsResponse,
-  ListGroupsResponseCodec,
-} from '../protocol/generated/ListGroupsResponse.js';
-import {
-  type ListOffsetsRequest,
-  ListOffsetsRequestCodec,
-} from '../protocol/generated/ListOffsetsRequest.js';
-import {
-  type ListOffsetsResponse,
-  ListOffsetsResponseCodec,
-} from '../protocol/generated/ListOffsetsResponse.js';
-import { type MetadataRequest, MetadataRequestCodec } from '../protocol/generated/MetadataRequest.js';
-import { type MetadataResponse, MetadataResponseCodec } from '../protocol/generated/MetadataResponse.js';
-import {
-  type OffsetCommitRequest,
-  OffsetCommitRequestCodec,
-} from '../protocol/generated/OffsetCommitRequest.js';
-import {
-  type OffsetCommitResponse,
-  OffsetCommitResponseCodec,
-} from '../protocol/generated/OffsetCommitResponse.js';
-import {
-  type OffsetFetchRequest,
-  OffsetFetchRequestCodec,
-} from '../protocol/generated/OffsetFetchRequest.js';
-import {
-  type OffsetFetchResponse,
-  OffsetFetchResponseCodec,
-} from '../protocol/generated/OffsetFetchResponse.js';
-import { type ProduceRequest, ProduceRequestCodec } from '../protocol/generated/ProduceRequest.js';
-import { type ProduceResponse, ProduceResponseCodec } from '../protocol/generated/ProduceResponse.js';
+
+export interface ApiCodecs<Req, Resp> {
+  readonly request: MessageCodec<Req>;
+  readonly response: MessageCodec<Resp>;
+}
 
 export interface Api<Req, Resp> {
   readonly key: number;
   readonly name: string;
-  readonly request: MessageCodec<Req>;
-  readonly response: MessageCodec<Resp>;
   /** Lowest and highest version this client builds and reads correctly. */
   readonly min: number;
   readonly max: number;
+  /** The request and response codecs, imported on the first call. */
+  codecs(): Promise<ApiCodecs<Req, Resp>>;
 }
 
-function api<Req, Resp>(
-  request: MessageCodec<Req>,
-  response: MessageCodec<Resp>,
+/**
+ * An API whose codecs `load` imports when first needed. The codecs must be `key`'s: a mismatch is
+ * a bug in the table and fails the first request.
+ */
+export function lazyApi<Req, Resp>(
+  key: number,
   name: string,
   min: number,
   max: number,
+  load: () => Promise<ApiCodecs<Req, Resp>>,
 ): Api<Req, Resp> {
-  return { key: request.apiKey, name, request, response, min, max };
+  let loaded: Promise<ApiCodecs<Req, Resp>> | undefined;
+  const codecs = async (): Promise<ApiCodecs<Req, Resp>> => {
+    const c = await load();
+    if (c.request.apiKey !== key || c.response.apiKey !== key)
+      throw new Error(`${name}: codecs of API keys ${c.request.apiKey}/${c.response.apiKey}, not ${key}`);
+    return c;
+  };
+  return { key, name, min, max, codecs: () => (loaded ??= codecs()) };
 }
 
 export const Apis = {
   // Produce v3 is the first with record batch v2, the only format Skiff stores.
-  Produce: api<ProduceRequest, ProduceResponse>(ProduceRequestCodec, ProduceResponseCodec, 'Produce', 3, 11),
-  Fetch: api<FetchRequest, FetchResponse>(FetchRequestCodec, FetchResponseCodec, 'Fetch', 4, 12),
-  ListOffsets: api<ListOffsetsRequest, ListOffsetsResponse>(
-    ListOffsetsRequestCodec,
-    ListOffsetsResponseCodec,
-    'ListOffsets',
-    1,
-    8,
-  ),
-  Metadata: api<MetadataRequest, MetadataResponse>(
-    MetadataRequestCodec,
-    MetadataResponseCodec,
-    'Metadata',
-    1,
-    12,
-  ),
-  ApiVersions: api<ApiVersionsRequest, ApiVersionsResponse>(
-    ApiVersionsRequestCodec,
-    ApiVersionsResponseCodec,
-    'ApiVersions',
-    3,
-    3,
-  ),
-  CreateTopics: api<CreateTopicsRequest, CreateTopicsResponse>(
-    CreateTopicsRequestCodec,
-    CreateTopicsResponseCodec,
-    'CreateTopics',
-    2,
-    7,
-  ),
-  DeleteTopics: api<DeleteTopicsRequest, DeleteTopicsResponse>(
-    DeleteTopicsRequestCodec,
-    DeleteTopicsResponseCodec,
-    'DeleteTopics',
-    1,
-    6,
-  ),
-  DeleteRecords: api<DeleteRecordsRequest, DeleteRecordsResponse>(
-    DeleteRecordsRequestCodec,
-    DeleteRecordsResponseCodec,
-    'DeleteRecords',
-    0,
-    2,
-  ),
-  DescribeConfigs: api<DescribeConfigsRequest, DescribeConfigsResponse>(
-    DescribeConfigsRequestCodec,
-    DescribeConfigsResponseCodec,
-    'DescribeConfigs',
-    1,
-    4,
-  ),
-  DescribeLogDirs: api<DescribeLogDirsRequest, DescribeLogDirsResponse>(
-    DescribeLogDirsRequestCodec,
-    DescribeLogDirsResponseCodec,
-    'DescribeLogDirs',
-    1,
-    4,
-  ),
-  CreatePartitions: api<CreatePartitionsRequest, CreatePartitionsResponse>(
-    CreatePartitionsRequestCodec,
-    CreatePartitionsResponseCodec,
-    'CreatePartitions',
-    0,
-    3,
-  ),
-  IncrementalAlterConfigs: api<IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse>(
-    IncrementalAlterConfigsRequestCodec,
-    IncrementalAlterConfigsResponseCodec,
-    'IncrementalAlterConfigs',
-    0,
-    1,
-  ),
-  DescribeCluster: api<DescribeClusterRequest, DescribeClusterResponse>(
-    DescribeClusterRequestCodec,
-    DescribeClusterResponseCodec,
-    'DescribeCluster',
-    0,
-    1,
-  ),
+  Produce: lazyApi(0, 'Produce', 3, 11, async () => ({
+    request: (await import('../protocol/generated/ProduceRequest.js')).ProduceRequestCodec,
+    response: (await import('../protocol/generated/ProduceResponse.js')).ProduceResponseCodec,
+  })),
+  Fetch: lazyApi(1, 'Fetch', 4, 12, async () => ({
+    request: (await import('../protocol/generated/FetchRequest.js')).FetchRequestCodec,
+    response: (await import('../protocol/generated/FetchResponse.js')).FetchResponseCodec,
+  })),
+  ListOffsets: lazyApi(2, 'ListOffsets', 1, 8, async () => ({
+    request: (await import('../protocol/generated/ListOffsetsRequest.js')).ListOffsetsRequestCodec,
+    response: (await import('../protocol/generated/ListOffsetsResponse.js')).ListOffsetsResponseCodec,
+  })),
+  Metadata: lazyApi(3, 'Metadata', 1, 12, async () => ({
+    request: (await import('../protocol/generated/MetadataRequest.js')).MetadataRequestCodec,
+    response: (await import('../protocol/generated/MetadataResponse.js')).MetadataResponseCodec,
+  })),
+  ApiVersions: lazyApi(18, 'ApiVersions', 3, 3, async () => ({
+    request: (await import('../protocol/generated/ApiVersionsRequest.js')).ApiVersionsRequestCodec,
+    response: (await import('../protocol/generated/ApiVersionsResponse.js')).ApiVersionsResponseCodec,
+  })),
+  CreateTopics: lazyApi(19, 'CreateTopics', 2, 7, async () => ({
+    request: (await import('../protocol/generated/CreateTopicsRequest.js')).CreateTopicsRequestCodec,
+    response: (await import('../protocol/generated/CreateTopicsResponse.js')).CreateTopicsResponseCodec,
+  })),
+  DeleteTopics: lazyApi(20, 'DeleteTopics', 1, 6, async () => ({
+    request: (await import('../protocol/generated/DeleteTopicsRequest.js')).DeleteTopicsRequestCodec,
+    response: (await import('../protocol/generated/DeleteTopicsResponse.js')).DeleteTopicsResponseCodec,
+  })),
+  DeleteRecords: lazyApi(21, 'DeleteRecords', 0, 2, async () => ({
+    request: (await import('../protocol/generated/DeleteRecordsRequest.js')).DeleteRecordsRequestCodec,
+    response: (await import('../protocol/generated/DeleteRecordsResponse.js')).DeleteRecordsResponseCodec,
+  })),
+  DescribeConfigs: lazyApi(32, 'DescribeConfigs', 1, 4, async () => ({
+    request: (await import('../protocol/generated/DescribeConfigsRequest.js')).DescribeConfigsRequestCodec,
+    response: (await import('../protocol/generated/DescribeConfigsResponse.js')).DescribeConfigsResponseCodec,
+  })),
+  DescribeLogDirs: lazyApi(35, 'DescribeLogDirs', 1, 4, async () => ({
+    request: (await import('../protocol/generated/DescribeLogDirsRequest.js')).DescribeLogDirsRequestCodec,
+    response: (await import('../protocol/generated/DescribeLogDirsResponse.js')).DescribeLogDirsResponseCodec,
+  })),
+  CreatePartitions: lazyApi(37, 'CreatePartitions', 0, 3, async () => ({
+    request: (await import('../protocol/generated/CreatePartitionsRequest.js')).CreatePartitionsRequestCodec,
+    response: (await import('../protocol/generated/CreatePartitionsResponse.js'))
+      .CreatePartitionsResponseCodec,
+  })),
+  IncrementalAlterConfigs: lazyApi(44, 'IncrementalAlterConfigs', 0, 1, async () => ({
+    request: (await import('../protocol/generated/IncrementalAlterConfigsRequest.js'))
+      .IncrementalAlterConfigsRequestCodec,
+    response: (await import('../protocol/generated/IncrementalAlterConfigsResponse.js'))
+      .IncrementalAlterConfigsResponseCodec,
+  })),
+  DescribeCluster: lazyApi(60, 'DescribeCluster', 0, 1, async () => ({
+    request: (await import('../protocol/generated/DescribeClusterRequest.js')).DescribeClusterRequestCodec,
+    response: (await import('../protocol/generated/DescribeClusterResponse.js')).DescribeClusterResponseCodec,
+  })),
   // The group APIs, capped below the versions that address groups in batches (FindCoordinator v4+,
   // OffsetFetch v8+) or by member epoch (OffsetCommit v9): the tools handle one group at a time.
-  FindCoordinator: api<FindCoordinatorRequest, FindCoordinatorResponse>(
-    FindCoordinatorRequestCodec,
-    FindCoordinatorResponseCodec,
-    'FindCoordinator',
-    0,
-    3,
-  ),
-  ListGroups: api<ListGroupsRequest, ListGroupsResponse>(
-    ListGroupsRequestCodec,
-    ListGroupsResponseCodec,
-    'ListGroups',
-    0,
-    5,
-  ),
-  DescribeGroups: api<DescribeGroupsRequest, DescribeGroupsResponse>(
-    DescribeGroupsRequestCodec,
-    DescribeGroupsResponseCodec,
-    'DescribeGroups',
-    0,
-    5,
-  ),
-  OffsetFetch: api<OffsetFetchRequest, OffsetFetchResponse>(
-    OffsetFetchRequestCodec,
-    OffsetFetchResponseCodec,
-    'OffsetFetch',
-    1,
-    7,
-  ),
-  OffsetCommit: api<OffsetCommitRequest, OffsetCommitResponse>(
-    OffsetCommitRequestCodec,
-    OffsetCommitResponseCodec,
-    'OffsetCommit',
-    2,
-    8,
-  ),
-  DeleteGroups: api<DeleteGroupsRequest, DeleteGroupsResponse>(
-    DeleteGroupsRequestCodec,
-    DeleteGroupsResponseCodec,
-    'DeleteGroups',
-    0,
-    2,
-  ),
+  FindCoordinator: lazyApi(10, 'FindCoordinator', 0, 3, async () => ({
+    request: (await import('../protocol/generated/FindCoordinatorRequest.js')).FindCoordinatorRequestCodec,
+    response: (await import('../protocol/generated/FindCoordinatorResponse.js')).FindCoordinatorResponseCodec,
+  })),
+  ListGroups: lazyApi(16, 'ListGroups', 0, 5, async () => ({
+    request: (await import('../protocol/generated/ListGroupsRequest.js')).ListGroupsRequestCodec,
+    response: (await import('../protocol/generated/ListGroupsResponse.js')).ListGroupsResponseCodec,
+  })),
+  DescribeGroups: lazyApi(15, 'DescribeGroups', 0, 5, async () => ({
+    request: (await import('../protocol/generated/DescribeGroupsRequest.js')).DescribeGroupsRequestCodec,
+    response: (await import('../protocol/generated/DescribeGroupsResponse.js')).DescribeGroupsResponseCodec,
+  })),
+  OffsetFetch: lazyApi(9, 'OffsetFetch', 1, 7, async () => ({
+    request: (await import('../protocol/generated/OffsetFetchRequest.js')).OffsetFetchRequestCodec,
+    response: (await import('../protocol/generated/OffsetFetchResponse.js')).OffsetFetchResponseCodec,
+  })),
+  OffsetCommit: lazyApi(8, 'OffsetCommit', 2, 8, async () => ({
+    request: (await import('../protocol/generated/OffsetCommitRequest.js')).OffsetCommitRequestCodec,
+    response: (await import('../protocol/generated/OffsetCommitResponse.js')).OffsetCommitResponseCodec,
+  })),
+  DeleteGroups: lazyApi(42, 'DeleteGroups', 0, 2, async () => ({
+    request: (await import('../protocol/generated/DeleteGroupsRequest.js')).DeleteGroupsRequestCodec,
+    response: (await import('../protocol/generated/DeleteGroupsResponse.js')).DeleteGroupsResponseCodec,
+  })),
 } as const;

@@ -92,11 +92,12 @@ export class KafkaClient {
 
   /** Sends one request to `target` at the highest version both sides support. No retry. */
   async send<Req, Resp>(target: Target, api: Api<Req, Resp>, build: (version: number) => Req): Promise<Resp> {
+    const { request, response } = await api.codecs();
     const hp = await this.resolve(target);
     const link = await this.link(hp);
     const version = this.negotiate(link, api, hp);
     try {
-      return await link.conn.send(api.key, version, api.request, build(version), api.response);
+      return await link.conn.send(api.key, version, request, build(version), response);
     } catch (e) {
       this.drop(hp);
       throw this.networkError(hp, e);
@@ -109,11 +110,12 @@ export class KafkaClient {
     api: Api<Req, unknown>,
     build: (version: number) => Req,
   ): Promise<void> {
+    const { request } = await api.codecs();
     const hp = await this.resolve(target);
     const link = await this.link(hp);
     const version = this.negotiate(link, api, hp);
     try {
-      await link.conn.sendOneWay(api.key, version, api.request, build(version));
+      await link.conn.sendOneWay(api.key, version, request, build(version));
     } catch (e) {
       this.drop(hp);
       throw this.networkError(hp, e);
@@ -276,12 +278,13 @@ export class KafkaClient {
     }
     try {
       const { ApiVersions } = Apis;
+      const { request, response } = await ApiVersions.codecs();
       const resp = await conn.send(
         ApiVersions.key,
         ApiVersions.max,
-        ApiVersions.request,
+        request,
         { clientSoftwareName: 'skiff-tools', clientSoftwareVersion: '0.1.0' },
-        ApiVersions.response,
+        response,
       );
       checkCode(resp.errorCode);
       this.reached.add(key);

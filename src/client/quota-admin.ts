@@ -1,41 +1,20 @@
 /** DescribeClientQuotas / AlterClientQuotas for the tools (Kafka's Admin.describeClientQuotas/alterClientQuotas). */
-import {
-  type AlterClientQuotasRequest,
-  AlterClientQuotasRequestCodec,
-} from '../protocol/generated/AlterClientQuotasRequest.js';
-import {
-  type AlterClientQuotasResponse,
-  AlterClientQuotasResponseCodec,
-} from '../protocol/generated/AlterClientQuotasResponse.js';
-import {
-  type DescribeClientQuotasRequest,
-  DescribeClientQuotasRequestCodec,
-} from '../protocol/generated/DescribeClientQuotasRequest.js';
-import {
-  type DescribeClientQuotasResponse,
-  DescribeClientQuotasResponseCodec,
-} from '../protocol/generated/DescribeClientQuotasResponse.js';
-import type { Api } from './apis.js';
+import { lazyApi } from './apis.js';
 import { checkCode } from './errors.js';
 import type { KafkaClient } from './kafka-client.js';
 
-export const DescribeClientQuotasApi: Api<DescribeClientQuotasRequest, DescribeClientQuotasResponse> = {
-  key: DescribeClientQuotasRequestCodec.apiKey,
-  name: 'DescribeClientQuotas',
-  request: DescribeClientQuotasRequestCodec,
-  response: DescribeClientQuotasResponseCodec,
-  min: 0,
-  max: 1,
-};
+export const DescribeClientQuotasApi = lazyApi(48, 'DescribeClientQuotas', 0, 1, async () => ({
+  request: (await import('../protocol/generated/DescribeClientQuotasRequest.js'))
+    .DescribeClientQuotasRequestCodec,
+  response: (await import('../protocol/generated/DescribeClientQuotasResponse.js'))
+    .DescribeClientQuotasResponseCodec,
+}));
 
-export const AlterClientQuotasApi: Api<AlterClientQuotasRequest, AlterClientQuotasResponse> = {
-  key: AlterClientQuotasRequestCodec.apiKey,
-  name: 'AlterClientQuotas',
-  request: AlterClientQuotasRequestCodec,
-  response: AlterClientQuotasResponseCodec,
-  min: 0,
-  max: 1,
-};
+export const AlterClientQuotasApi = lazyApi(49, 'AlterClientQuotas', 0, 1, async () => ({
+  request: (await import('../protocol/generated/AlterClientQuotasRequest.js')).AlterClientQuotasRequestCodec,
+  response: (await import('../protocol/generated/AlterClientQuotasResponse.js'))
+    .AlterClientQuotasResponseCodec,
+}));
 
 export interface QuotaEntity {
   /** 'user' or 'client-id'. */

@@ -1,63 +1,27 @@
 /**
  * The client side of the reassignment APIs (AlterPartitionReassignments, ListPartitionReassignments,
- * AlterReplicaLogDirs), kept beside apis.ts with the same shape: codec pair and the version range
- * this library builds correctly.
+ * AlterReplicaLogDirs), kept beside apis.ts with the same shape: codecs imported when first sent,
+ * and the version range this library builds correctly.
  */
-import {
-  type AlterPartitionReassignmentsRequest,
-  AlterPartitionReassignmentsRequestCodec,
-} from '../protocol/generated/AlterPartitionReassignmentsRequest.js';
-import {
-  type AlterPartitionReassignmentsResponse,
-  AlterPartitionReassignmentsResponseCodec,
-} from '../protocol/generated/AlterPartitionReassignmentsResponse.js';
-import {
-  type AlterReplicaLogDirsRequest,
-  AlterReplicaLogDirsRequestCodec,
-} from '../protocol/generated/AlterReplicaLogDirsRequest.js';
-import {
-  type AlterReplicaLogDirsResponse,
-  AlterReplicaLogDirsResponseCodec,
-} from '../protocol/generated/AlterReplicaLogDirsResponse.js';
-import {
-  type ListPartitionReassignmentsRequest,
-  ListPartitionReassignmentsRequestCodec,
-} from '../protocol/generated/ListPartitionReassignmentsRequest.js';
-import {
-  type ListPartitionReassignmentsResponse,
-  ListPartitionReassignmentsResponseCodec,
-} from '../protocol/generated/ListPartitionReassignmentsResponse.js';
-import type { Api } from './apis.js';
+import { lazyApi } from './apis.js';
 
-export const AlterPartitionReassignmentsApi: Api<
-  AlterPartitionReassignmentsRequest,
-  AlterPartitionReassignmentsResponse
-> = {
-  key: AlterPartitionReassignmentsRequestCodec.apiKey,
-  name: 'AlterPartitionReassignments',
-  request: AlterPartitionReassignmentsRequestCodec,
-  response: AlterPartitionReassignmentsResponseCodec,
-  min: 0,
-  max: 0,
-};
+export const AlterPartitionReassignmentsApi = lazyApi(45, 'AlterPartitionReassignments', 0, 0, async () => ({
+  request: (await import('../protocol/generated/AlterPartitionReassignmentsRequest.js'))
+    .AlterPartitionReassignmentsRequestCodec,
+  response: (await import('../protocol/generated/AlterPartitionReassignmentsResponse.js'))
+    .AlterPartitionReassignmentsResponseCodec,
+}));
 
-export const ListPartitionReassignmentsApi: Api<
-  ListPartitionReassignmentsRequest,
-  ListPartitionReassignmentsResponse
-> = {
-  key: ListPartitionReassignmentsRequestCodec.apiKey,
-  name: 'ListPartitionReassignments',
-  request: ListPartitionReassignmentsRequestCodec,
-  response: ListPartitionReassignmentsResponseCodec,
-  min: 0,
-  max: 0,
-};
+export const ListPartitionReassignmentsApi = lazyApi(46, 'ListPartitionReassignments', 0, 0, async () => ({
+  request: (await import('../protocol/generated/ListPartitionReassignmentsRequest.js'))
+    .ListPartitionReassignmentsRequestCodec,
+  response: (await import('../protocol/generated/ListPartitionReassignmentsResponse.js'))
+    .ListPartitionReassignmentsResponseCodec,
+}));
 
-export const AlterReplicaLogDirsApi: Api<AlterReplicaLogDirsRequest, AlterReplicaLogDirsResponse> = {
-  key: AlterReplicaLogDirsRequestCodec.apiKey,
-  name: 'AlterReplicaLogDirs',
-  request: AlterReplicaLogDirsRequestCodec,
-  response: AlterReplicaLogDirsResponseCodec,
-  min: 0,
-  max: 2,
-};
+export const AlterReplicaLogDirsApi = lazyApi(34, 'AlterReplicaLogDirs', 0, 2, async () => ({
+  request: (await import('../protocol/generated/AlterReplicaLogDirsRequest.js'))
+    .AlterReplicaLogDirsRequestCodec,
+  response: (await import('../protocol/generated/AlterReplicaLogDirsResponse.js'))
+    .AlterReplicaLogDirsResponseCodec,
+}));

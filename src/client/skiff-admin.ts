@@ -2,29 +2,17 @@
  * The client side of Skiff's own admin API (SkiffDescribeReplication, key 10000): asks one broker,
  * or every live broker, what it knows about the replication of the partitions it hosts.
  */
-import {
-  type SkiffDescribeReplicationRequest,
-  SkiffDescribeReplicationRequestCodec,
-} from '../protocol/generated/SkiffDescribeReplicationRequest.js';
-import {
-  type SkiffDescribeReplicationResponse,
-  SkiffDescribeReplicationResponseCodec,
-} from '../protocol/generated/SkiffDescribeReplicationResponse.js';
-import type { Api } from './apis.js';
+import type { SkiffDescribeReplicationResponse } from '../protocol/generated/SkiffDescribeReplicationResponse.js';
+import { lazyApi } from './apis.js';
 import { checkCode } from './errors.js';
 import type { KafkaClient } from './kafka-client.js';
 
-export const SkiffDescribeReplicationApi: Api<
-  SkiffDescribeReplicationRequest,
-  SkiffDescribeReplicationResponse
-> = {
-  key: SkiffDescribeReplicationRequestCodec.apiKey,
-  name: 'SkiffDescribeReplication',
-  request: SkiffDescribeReplicationRequestCodec,
-  response: SkiffDescribeReplicationResponseCodec,
-  min: 0,
-  max: 0,
-};
+export const SkiffDescribeReplicationApi = lazyApi(10000, 'SkiffDescribeReplication', 0, 0, async () => ({
+  request: (await import('../protocol/generated/SkiffDescribeReplicationRequest.js'))
+    .SkiffDescribeReplicationRequestCodec,
+  response: (await import('../protocol/generated/SkiffDescribeReplicationResponse.js'))
+    .SkiffDescribeReplicationResponseCodec,
+}));
 
 /** Topic → partitions (null: all of the topic's partitions the broker hosts); null: everything. */
 export type ReplicationFilter = ReadonlyMap<string, readonly number[] | null> | null;
