@@ -13,6 +13,7 @@ import {
   type StatusReport,
 } from '../cluster/control.js';
 import type { CliIo } from './cli.js';
+import { commandInfo } from './commands.js';
 import { type Flags, runTool, type ToolDef, UsageError } from './tools/common.js';
 import { DEFAULT_DATA_DIR } from './up.js';
 
@@ -20,8 +21,7 @@ import { DEFAULT_DATA_DIR } from './up.js';
 const CALL_TIMEOUT_MS = 120_000;
 
 export const CLUSTER: ToolDef = {
-  name: 'cluster',
-  summary: 'control a running `skiff up`: status, stop <id> [--kill], start <id>',
+  ...commandInfo('cluster'),
   usage: [
     'Usage: skiff cluster status [--data-dir DIR]',
     '       skiff cluster stop <id> [--kill] [--data-dir DIR]',

@@ -1,4 +1,13 @@
-import { runCli } from './cli.js';
+import * as module from 'node:module';
+
+/**
+ * Node 22.1+ keeps the compiled code of the modules loaded after this call in a cache on disk
+ * (NODE_COMPILE_CACHE, else node-compile-cache under os.tmpdir()), so the next `skiff` run skips
+ * compiling them; NODE_DISABLE_COMPILE_CACHE=1 turns it off. Node 20 has no such cache: nothing to
+ * do. Enabled before the CLI is imported (below, dynamically), since a static import would be
+ * compiled first.
+ */
+(module as { enableCompileCache?: () => unknown }).enableCompileCache?.();
 
 /**
  * `skiff ... | head`: once the reader is gone, writes fail with EPIPE (asynchronously, as an
@@ -12,6 +21,7 @@ for (const stream of [process.stdout, process.stderr]) {
   });
 }
 
+const { runCli } = await import('./cli.js');
 process.exitCode = await runCli(process.argv.slice(2), {
   out: (line) => process.stdout.write(`${line}\n`),
   err: (line) => process.stderr.write(`${line}\n`),

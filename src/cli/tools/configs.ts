@@ -9,12 +9,12 @@ import {
 import { ClientError } from '../../client/errors.js';
 import { type ClientRuntime, systemRuntime } from '../../client/runtime.js';
 import type { CliIo } from '../cli.js';
+import { commandInfo } from '../commands.js';
 import { ADMIN_FLAGS, adminClient, type Flags, runTool, type ToolDef, UsageError } from './common.js';
 import { alterQuotas, describeQuotas, type QuotaEntityType } from './configs-quotas.js';
 
 export const CONFIGS: ToolDef = {
-  name: 'configs',
-  summary: "describe or alter topic, broker and client quota configs (Kafka's kafka-configs)",
+  ...commandInfo('configs'),
   usage: [
     'Usage: skiff configs --bootstrap-server <host:port> --entity-type topics|brokers|users|clients',
     '         (--entity-name <name> | --entity-default) (--describe [--all] | --alter --add-config k=v,... --delete-config k,...)',

@@ -4,6 +4,7 @@ import { ClientError } from '../../client/errors.js';
 import type { TopicPartition } from '../../client/partitions.js';
 import { type ClientRuntime, systemRuntime } from '../../client/runtime.js';
 import type { CliIo } from '../cli.js';
+import { commandInfo } from '../commands.js';
 import { consumerOptionsFrom } from './client-props.js';
 import {
   type Flags,
@@ -16,8 +17,7 @@ import {
 } from './common.js';
 
 export const CONSOLE_CONSUMER: ToolDef = {
-  name: 'console-consumer',
-  summary: "print a topic's records (Kafka's kafka-console-consumer)",
+  ...commandInfo('console-consumer'),
   usage: ['Usage: skiff console-consumer --bootstrap-server <host:port> --topic <topic> [options]'],
   flags: [
     { name: 'bootstrap-server', arg: 'host:port', help: 'REQUIRED: the broker(s) to connect to' },

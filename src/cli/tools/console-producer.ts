@@ -4,6 +4,7 @@ import { ClientError } from '../../client/errors.js';
 import { Producer, type ProducerRecord } from '../../client/producer.js';
 import { type ClientRuntime, systemRuntime } from '../../client/runtime.js';
 import type { CliIo } from '../cli.js';
+import { commandInfo } from '../commands.js';
 import { compressionCodec, producerOptionsFrom } from './client-props.js';
 import {
   type Flags,
@@ -16,8 +17,7 @@ import {
 } from './common.js';
 
 export const CONSOLE_PRODUCER: ToolDef = {
-  name: 'console-producer',
-  summary: "write stdin lines to a topic (Kafka's kafka-console-producer)",
+  ...commandInfo('console-producer'),
   usage: ['Usage: skiff console-producer --bootstrap-server <host:port> --topic <topic> [options] < lines'],
   flags: [
     { name: 'bootstrap-server', arg: 'host:port', help: 'REQUIRED: the broker(s) to connect to' },

@@ -8,11 +8,11 @@ import type { TopicPartition } from '../../client/partitions.js';
 import { type ClientRuntime, systemRuntime } from '../../client/runtime.js';
 import { topicPartitionKey } from '../../common/topic-partition.js';
 import type { CliIo } from '../cli.js';
+import { commandInfo } from '../commands.js';
 import { ADMIN_FLAGS, adminClient, type Flags, runTool, type ToolDef, UsageError } from './common.js';
 
 export const CONSUMER_GROUPS: ToolDef = {
-  name: 'consumer-groups',
-  summary: "list, describe, reset or delete consumer groups (Kafka's kafka-consumer-groups)",
+  ...commandInfo('consumer-groups'),
   usage: [
     'Usage: skiff consumer-groups --bootstrap-server <host:port> --list|--describe|--reset-offsets|--delete [options]',
   ],

@@ -3,13 +3,13 @@ import { Consumer } from '../../client/consumer.js';
 import { ClientError } from '../../client/errors.js';
 import { type ClientRuntime, systemRuntime } from '../../client/runtime.js';
 import type { CliIo } from '../cli.js';
+import { commandInfo } from '../commands.js';
 import { consumerOptionsFrom } from './client-props.js';
 import { openClient, readPropertiesFile, runTool, type ToolDef, UsageError } from './common.js';
 import { fixed, formatDate } from './perf-format.js';
 
 export const CONSUMER_PERF_TEST: ToolDef = {
-  name: 'consumer-perf-test',
-  summary: "measure consume throughput (Kafka's kafka-consumer-perf-test)",
+  ...commandInfo('consumer-perf-test'),
   usage: [
     'Usage: skiff consumer-perf-test --bootstrap-server <host:port> --topic <topic> --messages <n> [options]',
   ],

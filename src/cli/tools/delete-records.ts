@@ -7,11 +7,11 @@ import type { TopicPartition } from '../../client/partitions.js';
 import { type ClientRuntime, systemRuntime } from '../../client/runtime.js';
 import { topicPartitionKey } from '../../common/topic-partition.js';
 import type { CliIo } from '../cli.js';
+import { commandInfo } from '../commands.js';
 import { ADMIN_FLAGS, adminClient, runTool, type ToolDef } from './common.js';
 
 export const DELETE_RECORDS: ToolDef = {
-  name: 'delete-records',
-  summary: "raise partitions' log start offsets (Kafka's kafka-delete-records)",
+  ...commandInfo('delete-records'),
   usage: ['Usage: skiff delete-records --bootstrap-server <host:port> --offset-json-file <file>'],
   flags: [
     ...ADMIN_FLAGS,

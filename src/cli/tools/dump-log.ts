@@ -5,11 +5,11 @@
 import { dumpLog } from '../../storage/dump-log.js';
 import { NodeFileSystem } from '../../storage/fs.js';
 import type { CliIo } from '../cli.js';
+import { commandInfo } from '../commands.js';
 import { runTool, type ToolDef, UsageError } from './common.js';
 
 export const DUMP_LOG: ToolDef = {
-  name: 'dump-log',
-  summary: "print .log/.index/.timeindex/checkpoint files (Kafka's kafka-dump-log)",
+  ...commandInfo('dump-log'),
   usage: [
     'Usage: skiff dump-log --files <file1,file2,...> [--print-data-log] [--deep-iteration] [--index-sanity-check]',
   ],

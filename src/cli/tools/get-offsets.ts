@@ -6,11 +6,11 @@ import type { TopicPartition } from '../../client/partitions.js';
 import { type ClientRuntime, systemRuntime } from '../../client/runtime.js';
 import { topicPartitionKey } from '../../common/topic-partition.js';
 import type { CliIo } from '../cli.js';
+import { commandInfo } from '../commands.js';
 import { ADMIN_FLAGS, adminClient, runTool, type ToolDef, UsageError } from './common.js';
 
 export const GET_OFFSETS: ToolDef = {
-  name: 'get-offsets',
-  summary: "print partition offsets for a time (Kafka's kafka-get-offsets)",
+  ...commandInfo('get-offsets'),
   usage: [
     'Usage: skiff get-offsets --bootstrap-server <host:port> [--topic <regex>] [--partitions <ids>] [--time <t>]',
   ],

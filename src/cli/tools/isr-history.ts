@@ -7,12 +7,12 @@ import { Admin } from '../../client/admin.js';
 import { type ClientRuntime, systemRuntime } from '../../client/runtime.js';
 import { describeReplicationAll } from '../../client/skiff-admin.js';
 import type { CliIo } from '../cli.js';
+import { commandInfo } from '../commands.js';
 import { ADMIN_FLAGS, adminClient, runTool, type ToolDef, UsageError } from './common.js';
 import { kafkaTimestamp, partitionNumber, requireTopic } from './replication-tools.js';
 
 export const ISR_HISTORY: ToolDef = {
-  name: 'isr-history',
-  summary: 'the ISR/leadership change history of a topic, merged from every broker',
+  ...commandInfo('isr-history'),
   usage: [
     'Usage: skiff isr-history --bootstrap-server <host:port> --topic <topic> [--partition <n>] [--json]',
   ],

@@ -7,11 +7,11 @@ import { topicPartitionKey } from '../../common/topic-partition.js';
 import type { DescribeLogDirsResult } from '../../protocol/generated/DescribeLogDirsResponse.js';
 import { errorByCode } from '../../protocol/generated/errors.js';
 import type { CliIo } from '../cli.js';
+import { commandInfo } from '../commands.js';
 import { ADMIN_FLAGS, adminClient, runTool, type ToolDef, UsageError } from './common.js';
 
 export const LOG_DIRS: ToolDef = {
-  name: 'log-dirs',
-  summary: "describe brokers' log directories (Kafka's kafka-log-dirs)",
+  ...commandInfo('log-dirs'),
   usage: [
     'Usage: skiff log-dirs --bootstrap-server <host:port> --describe [--topic-list t1,t2] [--broker-list 1,2]',
   ],

@@ -7,6 +7,7 @@ import { Producer } from '../../client/producer.js';
 import { type ClientRuntime, systemRuntime } from '../../client/runtime.js';
 import { LIMITS } from '../../common/limits.js';
 import type { CliIo } from '../cli.js';
+import { commandInfo } from '../commands.js';
 import { producerOptionsFrom } from './client-props.js';
 import {
   openClient,
@@ -19,8 +20,7 @@ import {
 import { fixed } from './perf-format.js';
 
 export const PRODUCER_PERF_TEST: ToolDef = {
-  name: 'producer-perf-test',
-  summary: "measure produce throughput and latency (Kafka's kafka-producer-perf-test)",
+  ...commandInfo('producer-perf-test'),
   usage: [
     'Usage: skiff producer-perf-test --topic <topic> --num-records <n> (--record-size <bytes> | --payload-file <file>)',
     '         --throughput <records/s, -1 unthrottled> (--producer-props k=v ... | --producer.config <file>)',

@@ -10,6 +10,7 @@ import { Admin } from '../../client/admin.js';
 import { ClientError } from '../../client/errors.js';
 import { type ClientRuntime, systemRuntime } from '../../client/runtime.js';
 import type { CliIo } from '../cli.js';
+import { commandInfo } from '../commands.js';
 import { ADMIN_FLAGS, adminClient, type Flags, runTool, type ToolDef, UsageError } from './common.js';
 import { execute } from './reassign-execute.js';
 import { generate } from './reassign-generate.js';
@@ -17,8 +18,7 @@ import type { ReassignContext } from './reassign-plan.js';
 import { cancel, list, verify } from './reassign-verify.js';
 
 export const REASSIGN_PARTITIONS: ToolDef = {
-  name: 'reassign-partitions',
-  summary: "move partition replicas between brokers and log dirs (Kafka's kafka-reassign-partitions)",
+  ...commandInfo('reassign-partitions'),
   usage: [
     'Usage: skiff reassign-partitions --bootstrap-server <host:port> --generate|--execute|--verify|--cancel|--list [options]',
   ],

@@ -16,12 +16,12 @@ import type {
   SkiffDescribeReplicationResponse,
 } from '../../protocol/generated/SkiffDescribeReplicationResponse.js';
 import type { CliIo } from '../cli.js';
+import { commandInfo } from '../commands.js';
 import { ADMIN_FLAGS, adminClient, runTool, type ToolDef, UsageError } from './common.js';
 import { humanBytes, humanDuration, requireTopic } from './replication-tools.js';
 
 export const REBUILD_PLAN: ToolDef = {
-  name: 'rebuild-plan',
-  summary: "whether a broker's replicas will catch up or rebuild, bytes to copy and the ETA",
+  ...commandInfo('rebuild-plan'),
   usage: [
     'Usage: skiff rebuild-plan --bootstrap-server <host:port> [--broker <id>] [--topic <topic>] [--json]',
   ],

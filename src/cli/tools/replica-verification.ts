@@ -19,12 +19,12 @@ import { errorByCode } from '../../protocol/generated/errors.js';
 import type { FetchResponse } from '../../protocol/generated/FetchResponse.js';
 import { computeCrc, LOG_OVERHEAD, readBatchHeader } from '../../protocol/records/batch.js';
 import type { CliIo } from '../cli.js';
+import { commandInfo } from '../commands.js';
 import { type Flags, openClient, readPropertiesFile, runTool, type ToolDef, UsageError } from './common.js';
 import { kafkaTimestamp } from './replication-tools.js';
 
 export const REPLICA_VERIFICATION: ToolDef = {
-  name: 'replica-verification',
-  summary: "check that every replica holds the same data (Kafka's kafka-replica-verification)",
+  ...commandInfo('replica-verification'),
   usage: [
     'Usage: skiff replica-verification --bootstrap-server <host:port> [--topics-include <regex>]',
     '         [--fetch-size <bytes>] [--max-wait-ms <ms>] [--report-interval-ms <ms>] [--time <ts|-1|-2>]',

@@ -13,12 +13,12 @@ import { type ClientRuntime, systemRuntime } from '../../client/runtime.js';
 import { describeReplicationAll } from '../../client/skiff-admin.js';
 import type { SkiffDescribeReplicationResponse } from '../../protocol/generated/SkiffDescribeReplicationResponse.js';
 import type { CliIo } from '../cli.js';
+import { commandInfo } from '../commands.js';
 import { ADMIN_FLAGS, adminClient, runTool, type ToolDef, UsageError } from './common.js';
 import { requireTopic } from './replication-tools.js';
 
 export const REPLICATION_RATE: ToolDef = {
-  name: 'replication-rate',
-  summary: 'observed replication bytes/s per broker and per replica, beside the throttle rates',
+  ...commandInfo('replication-rate'),
   usage: [
     'Usage: skiff replication-rate --bootstrap-server <host:port> [--broker <id>] [--topic <topic>] [--json]',
   ],

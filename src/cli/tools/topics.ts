@@ -16,11 +16,11 @@ import { type ClientRuntime, systemRuntime } from '../../client/runtime.js';
 import { ErrorCode } from '../../protocol/generated/errors.js';
 import { ZERO_UUID } from '../../protocol/uuid.js';
 import type { CliIo } from '../cli.js';
+import { commandInfo } from '../commands.js';
 import { ADMIN_FLAGS, adminClient, type Flags, runTool, type ToolDef, UsageError } from './common.js';
 
 export const TOPICS: ToolDef = {
-  name: 'topics',
-  summary: "create, list, describe, alter or delete topics (Kafka's kafka-topics)",
+  ...commandInfo('topics'),
   usage: [
     'Usage: skiff topics --bootstrap-server <host:port> --create|--list|--describe|--alter|--delete [options]',
   ],
