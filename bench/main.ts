@@ -5,6 +5,7 @@ import { benchRecords } from './records.js';
 import { benchReplication } from './replication.js';
 import { benchStorage } from './storage.js';
 import { benchThrottle } from './throttle.js';
+import { benchTools } from './tools.js';
 
 /**
  * Every benchmark, run in order by `npm run bench`. Add new ones to this list.
@@ -18,6 +19,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   metadata: benchMetadata,
   throttle: benchThrottle,
   replication: benchReplication,
+  tools: benchTools,
 };
 
 const only = process.argv.slice(2);
