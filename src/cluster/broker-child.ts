@@ -12,7 +12,7 @@ import { lineLogger } from '../common/logger.js';
 import { tuneMallocForBroker } from '../common/malloc-tuning.js';
 import { TimerScheduler } from '../common/scheduler.js';
 import { ipcChannel, RemoteStore } from '../metadata/remote-store.js';
-import { type ChildMessage, PROPS_ENV } from './child-protocol.js';
+import { brokerTitle, type ChildMessage, PROPS_ENV } from './child-protocol.js';
 import { processBrokerDeps, StoreBroker } from './store-broker.js';
 
 // Every static import above is loaded and evaluated before this line runs: the process's age now
@@ -32,6 +32,9 @@ async function main(): Promise<number> {
   process.on('error', (e: NodeJS.ErrnoException) => {
     if (e.code !== 'ERR_IPC_CHANNEL_CLOSED') throw e;
   });
+  // Forked as `broker-child.js broker <id> <log dir>`: ps shows `skiff broker 2 /data/broker-2`.
+  const [, id, logDir] = process.argv.slice(2);
+  if (id !== undefined && logDir !== undefined) process.title = brokerTitle(Number(id), logDir);
   tuneMallocForBroker();
   const clock = new SystemClock();
   const logger = lineLogger(clock, (line) => process.stdout.write(`${line}\n`));
@@ -44,7 +47,8 @@ async function main(): Promise<number> {
   } catch (e) {
     const message = e instanceof Error ? e.message : String(e);
     logger.warn(`start-up failed: ${e instanceof Error ? (e.stack ?? message) : message}`);
-    send({ skiffLauncher: 'failed', message });
+    const code = (e as NodeJS.ErrnoException).code;
+    send({ skiffLauncher: 'failed', message, ...(typeof code === 'string' ? { code } : {}) });
     await store.close();
     return 1;
   }

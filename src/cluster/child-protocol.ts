@@ -8,7 +8,8 @@ export const PROPS_ENV = 'SKIFF_BROKER_PROPS';
 
 export type ChildMessage =
   | { readonly skiffLauncher: 'ready'; readonly host: string; readonly port: number }
-  | { readonly skiffLauncher: 'failed'; readonly message: string };
+  /** `code`: the error's errno-style code when it has one (EADDRINUSE: the port is taken). */
+  | { readonly skiffLauncher: 'failed'; readonly message: string; readonly code?: string };
 
 export function isChildMessage(m: unknown): m is ChildMessage {
   return (
@@ -17,4 +18,9 @@ export function isChildMessage(m: unknown): m is ChildMessage {
     ((m as { skiffLauncher?: unknown }).skiffLauncher === 'ready' ||
       (m as { skiffLauncher?: unknown }).skiffLauncher === 'failed')
   );
+}
+
+/** What ps shows for broker `id` (its process title): `skiff broker 2 /data/broker-2`. */
+export function brokerTitle(id: number, logDir: string): string {
+  return `skiff broker ${id} ${logDir}`;
 }

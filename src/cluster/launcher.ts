@@ -38,13 +38,17 @@ import {
   startControlServer,
   writeLauncherFile,
 } from './control.js';
+import { freePort } from './free-port.js';
 
 export interface LauncherOptions {
   readonly brokers: number;
   /** Absolute. */
   readonly dataDir: string;
-  /** Broker i listens on 127.0.0.1:port+i-1. */
-  readonly port: number;
+  /**
+   * Broker i listens on 127.0.0.1:ports[i-1]; 'auto': on a free port below the ephemeral range,
+   * chosen at its first start (another if that one is taken meanwhile) and kept across restarts.
+   */
+  readonly ports: readonly number[] | 'auto';
   /** The control API's port on 127.0.0.1 (0: any free port). */
   readonly httpPort: number;
   /** A Kafka-style properties file applied to every broker (--config-file). */
@@ -61,7 +65,8 @@ export interface LauncherOptions {
 
 interface Slot {
   readonly id: number;
-  readonly port: number;
+  /** 0 until an 'auto' port is chosen. */
+  port: number;
   readonly logDir: string;
   readonly logFile: string;
   state: BrokerState;
@@ -70,6 +75,16 @@ interface Slot {
   /** Resolves when the current child has exited (and its store channel is closed). */
   exited: Promise<void>;
   stopRequest: 'graceful' | 'kill' | null;
+}
+
+/** How many 'auto' ports a broker's first start tries before it gives up. */
+const AUTO_PORT_ATTEMPTS = 5;
+
+/** A broker could not bind its port: another process holds it. */
+class PortInUseError extends ControlError {
+  constructor(message: string) {
+    super(500, message);
+  }
 }
 
 const CHILD_ENTRY = fileURLToPath(new URL('./broker-child.js', import.meta.url));
@@ -99,7 +114,7 @@ export class Launcher implements LauncherControl {
     for (let id = 1; id <= options.brokers; id++) {
       this.slots.set(id, {
         id,
-        port: options.port + id - 1,
+        port: options.ports === 'auto' ? 0 : options.ports[id - 1]!,
         logDir: path.join(options.dataDir, `broker-${id}`),
         logFile: path.join(options.dataDir, 'logs', `broker-${id}.log`),
         state: 'stopped',
@@ -116,8 +131,11 @@ export class Launcher implements LauncherControl {
     const { dataDir } = options;
     if (!Number.isInteger(options.brokers) || options.brokers < 1 || options.brokers > LIMITS.upBrokers)
       throw new Error(`--brokers must be between 1 and ${LIMITS.upBrokers}`);
-    if (options.port < 1 || options.port + options.brokers - 1 > 65535)
-      throw new Error(`ports ${options.port}..${options.port + options.brokers - 1} are not valid TCP ports`);
+    const { ports } = options;
+    if (ports !== 'auto' && ports.length !== options.brokers)
+      throw new Error(`${ports.length} ports for ${options.brokers} brokers`);
+    if (ports !== 'auto' && ports.some((p) => !Number.isInteger(p) || p < 1 || p > 65535))
+      throw new Error(`ports ${ports.join(',')}: not all are valid TCP ports`);
     makeDirectories(path.join(dataDir, 'logs'));
     await refuseSecondLauncher(dataDir);
     const scheduler = new TimerScheduler();
@@ -202,10 +220,32 @@ export class Launcher implements LauncherControl {
       throw new ControlError(409, `broker ${id} is already ${slot.state} (pid ${slot.pid})`);
     // A previous incarnation must be fully gone (its store channel closed) before the next starts.
     await slot.exited;
+    for (let attempt = 1; ; attempt++) {
+      const chosen = slot.port === 0;
+      if (chosen) slot.port = await freePort();
+      try {
+        await this.spawnBroker(slot);
+        break;
+      } catch (e) {
+        // An 'auto' port probed free can be taken by another process (a cluster in a parallel test
+        // worker) before the broker binds it: choose again.
+        if (!chosen || !(e instanceof PortInUseError) || attempt >= AUTO_PORT_ATTEMPTS) throw e;
+        slot.port = 0;
+      }
+    }
+    const line = `broker ${id} ready on 127.0.0.1:${slot.port} (log dir ${slot.logDir}, pid ${slot.pid})`;
+    if (announce) this.options.log(line);
+    return line;
+  }
+
+  /** Forks the slot's broker and resolves once it listens. */
+  private async spawnBroker(slot: Slot): Promise<void> {
+    const { id } = slot;
     const logFd = fs.openSync(slot.logFile, 'a');
     let child: ChildProcess;
     try {
-      child = fork(CHILD_ENTRY, [], {
+      // The child sets its title from these (brokerTitle); they also give the title its room.
+      child = fork(CHILD_ENTRY, ['broker', String(id), slot.logDir], {
         execArgv: brokerExecArgv(process.execArgv),
         serialization: 'advanced',
         // Its own process group: a Ctrl-C in the terminal reaches only the launcher, which then
@@ -254,8 +294,12 @@ export class Launcher implements LauncherControl {
       child.on('error', (e) => fail(e.message));
       child.on('message', (m) => {
         if (!isChildMessage(m)) return;
-        if (m.skiffLauncher === 'failed') fail(m.message);
-        else {
+        if (m.skiffLauncher === 'failed') {
+          if (m.code === 'EADDRINUSE') {
+            clearTimeout(timer);
+            reject(new PortInUseError(`broker ${id} did not start: ${m.message}`));
+          } else fail(m.message);
+        } else {
           clearTimeout(timer);
           onExit = () => {};
           slot.state = 'running';
@@ -263,9 +307,6 @@ export class Launcher implements LauncherControl {
         }
       });
     });
-    const line = `broker ${id} ready on 127.0.0.1:${slot.port} (log dir ${slot.logDir}, pid ${slot.pid})`;
-    if (announce) this.options.log(line);
-    return line;
   }
 
   /** Graceful (SIGTERM, then SIGKILL after the grace period) or abrupt (SIGKILL); resolves once exited. */

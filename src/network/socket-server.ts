@@ -167,8 +167,11 @@ export function checkListenable(host: string, port: number): Promise<void> {
     const probe = net.createServer();
     probe.once('error', (e: NodeJS.ErrnoException) =>
       reject(
-        new Error(
-          `cannot listen on ${host}:${port}: ${e.code === 'EADDRINUSE' ? 'the port is in use' : e.message}`,
+        Object.assign(
+          new Error(
+            `cannot listen on ${host}:${port}: ${e.code === 'EADDRINUSE' ? 'the port is in use' : e.message}`,
+          ),
+          { code: e.code },
         ),
       ),
     );

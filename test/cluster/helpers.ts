@@ -4,50 +4,15 @@
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
-import * as net from 'node:net';
+import { rmSync } from 'node:fs';
 import * as path from 'node:path';
 import { Admin } from '../../src/client/admin.js';
 import { KafkaClient, type TopicMetadata } from '../../src/client/kafka-client.js';
 import { parseBootstrap, systemRuntime } from '../../src/client/runtime.js';
 import { runProcess, SKIFF, type ToolRun } from '../support/broker-process.js';
 
+export { freePorts } from '../../src/cluster/free-port.js';
 export { runSkiff, SKIFF } from '../support/broker-process.js';
-
-function portFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = net.createServer();
-    s.once('error', () => resolve(false));
-    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
-  });
-}
-
-/** The first port of the kernel's ephemeral range (Linux's default 32768 where it cannot be read). */
-function ephemeralStart(): number {
-  try {
-    const first = Number(
-      readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0],
-    );
-    return Number.isInteger(first) && first > 21_000 ? first : 32_768;
-  } catch {
-    return 32_768;
-  }
-}
-
-/**
- * `count` consecutive free ports on 127.0.0.1 (probed; another process may still take one later),
- * below the ephemeral range: a stopped broker's port must not become some client connection's
- * local port before the broker starts again (EADDRINUSE on restart).
- */
-export async function freePorts(count: number): Promise<number> {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const base = 20_000 + Math.floor(Math.random() * Math.max(1_000, ephemeralStart() - 20_000 - count));
-    let ok = true;
-    for (let p = base; p < base + count && ok; p++) ok = await portFree(p);
-    if (ok) return base;
-  }
-  throw new Error(`no ${count} consecutive free ports found`);
-}
 
 export function requireTool(name: string, versionArg: string): void {
   const r = spawnSync(name, [versionArg], { encoding: 'utf8' });

@@ -34,6 +34,8 @@ export const LAYER_RULES: Readonly<Record<string, readonly string[]>> = {
     'broker',
     'cluster',
   ],
+  // The package's programmatic API (startCluster): a launcher process and a client for createTopic.
+  api: ['common', 'protocol', 'metadata', 'network', 'client', 'cluster'],
 };
 
 export interface ImportViolation {
