@@ -6,22 +6,25 @@
  * one: the same StoreBroker on the embedded metadata store, persisted in the first log dir
  * (skiff-metadata/), with its own controller. This is a composition root: the only place (with the CLI entry) that creates the
  * real clock, timers, file system and randomness.
- * Prints one ready line when listening; SIGTERM/SIGINT stop it cleanly.
+ * Prints one ready line when listening; SIGTERM/SIGINT stop it cleanly, and so does the death of
+ * the process that started it (its title in ps: `skiff broker <id> <log dirs>`).
  */
 import { readFileSync } from 'node:fs';
 import { parseProperties } from '../broker/config.js';
-import { processBrokerDeps, StoreBroker } from '../cluster/store-broker.js';
+import { brokerTitle } from '../cluster/child-protocol.js';
+import type { StoreBroker } from '../cluster/store-broker.js';
 import { SystemClock } from '../common/clock.js';
 import { type Logger, lineLogger } from '../common/logger.js';
 import { tuneMallocForBroker } from '../common/malloc-tuning.js';
-import { EtcdStore } from '../metadata/etcd-store.js';
+import { watchParent } from '../common/parent-watch.js';
+import type { EtcdStore } from '../metadata/etcd-store.js';
 import { StoreError } from '../metadata/store.js';
 import type { CliIo } from './cli.js';
+import { commandInfo } from './commands.js';
 import { runTool, type ToolDef, UsageError } from './tools/common.js';
 
 export const BROKER: ToolDef = {
-  name: 'broker',
-  summary: 'run one broker (--config server.properties)',
+  ...commandInfo('broker'),
   usage: [
     'Usage: skiff broker --config <server.properties> [--override key=value]...',
     '       skiff broker <server.properties> [--override key=value]...',
@@ -66,7 +69,9 @@ async function serveBroker(configPath: string, overrides: readonly string[], io:
     .split(',')
     .map((e) => e.trim())
     .filter((e) => e !== '');
-  const store = endpoints.length > 0 ? etcdStore(props, endpoints, clock) : undefined;
+  const store = endpoints.length > 0 ? await etcdStore(props, endpoints, clock) : undefined;
+  // Loaded here, not at the top: `skiff broker --help` needs none of the broker.
+  const { processBrokerDeps, StoreBroker } = await import('../cluster/store-broker.js');
   let broker: StoreBroker;
   try {
     broker = await StoreBroker.start({ ...processBrokerDeps(), store, props, clock, logger });
@@ -76,26 +81,29 @@ async function serveBroker(configPath: string, overrides: readonly string[], io:
     throw e;
   }
   const { address, config } = broker;
+  process.title = brokerTitle(config.nodeId, config.logDirs.join(','));
   const where = store === undefined ? '' : `, metadata in etcd ${endpoints.join(',')}`;
   io.out(
     `skiff broker ${config.nodeId} ready: listening on PLAINTEXT://${address.host}:${address.port} (cluster ${broker.clusterId}${where})`,
   );
   const signal = await new Promise<string>((resolve) => {
-    process.once('SIGTERM', () => resolve('SIGTERM'));
-    process.once('SIGINT', () => resolve('SIGINT'));
+    process.once('SIGTERM', () => resolve('received SIGTERM'));
+    process.once('SIGINT', () => resolve('received SIGINT'));
+    // Started by a script or a test harness that died: nobody is left to stop it.
+    watchParent((pid) => resolve(`parent process ${pid} is gone`));
   });
-  logger.info(`received ${signal}, shutting down (controlled shutdown first)`);
+  logger.info(`${signal}, shutting down (controlled shutdown first)`);
   await broker.stop();
   if (store !== undefined) await closeEtcd(store, logger);
   return 0;
 }
 
 /** The etcd of a multi-machine cluster: node.id and well-formed endpoints are required up front. */
-function etcdStore(
+async function etcdStore(
   props: ReadonlyMap<string, string>,
   endpoints: readonly string[],
   clock: SystemClock,
-): EtcdStore {
+): Promise<EtcdStore> {
   // Two processes defaulting to id 1 would overwrite each other's registration: say it up front.
   if (!props.has('node.id') && !props.has('broker.id'))
     throw new Error(
@@ -105,6 +113,7 @@ function etcdStore(
     if (!/^https?:\/\/[^/\s]+\/?$/.test(e))
       throw new Error(`etcd.endpoints: expected http://host:port, got '${e}'`);
   }
+  const { EtcdStore } = await import('../metadata/etcd-store.js');
   return new EtcdStore({ endpoints, clock });
 }
 

@@ -2,16 +2,17 @@
  * `skiff up [--brokers N] [--data-dir DIR] [--port P] [--http-port H] [--config-file F]`: a local
  * cluster in one command. The composition root of the launcher (real clock, randomness, disk).
  * Prints one ready line per broker and a final line; SIGINT/SIGTERM stop it cleanly (a second
- * one kills what is left).
+ * one kills what is left), and so does the death of the process that started it.
  */
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Launcher } from '../cluster/launcher.js';
 import { SystemClock } from '../common/clock.js';
 import { LIMITS } from '../common/limits.js';
+import { watchParent } from '../common/parent-watch.js';
 import { parseProperties } from '../metadata/properties.js';
 import type { CliIo } from './cli.js';
+import { commandInfo } from './commands.js';
 import { intFlag, runTool, type ToolDef } from './tools/common.js';
 
 export const DEFAULT_DATA_DIR = '.skiff';
@@ -19,8 +20,7 @@ export const DEFAULT_DATA_DIR = '.skiff';
 const REPEAT_SIGNAL_MS = 1000;
 
 export const UP: ToolDef = {
-  name: 'up',
-  summary: 'run a local cluster: N brokers and the metadata store (Ctrl-C stops it)',
+  ...commandInfo('up'),
   usage: ['Usage: skiff up [--brokers N] [--data-dir DIR] [--port P] [--http-port H] [--config-file F]'],
   usageOnError: true,
   flags: [
@@ -72,10 +72,13 @@ async function up(
   const log = (line: string): void => io.out(`[skiff] ${line}`);
   const clock = new SystemClock();
   const started = clock.nowMs();
+  process.title = `skiff up ${dir}`;
+  // Loaded here, not at the top: `skiff up --help` needs none of the launcher.
+  const { Launcher } = await import('../cluster/launcher.js');
   const launcher = await Launcher.start({
     brokers,
     dataDir: dir,
-    port,
+    ports: Array.from({ length: brokers }, (_, i) => port + i),
     httpPort,
     brokerProps,
     clock,
@@ -88,6 +91,8 @@ async function up(
   const signal = await new Promise<string>((resolve) => {
     process.once('SIGINT', () => resolve('SIGINT'));
     process.once('SIGTERM', () => resolve('SIGTERM'));
+    // Started by npx or a test harness that was killed: nobody is left to press Ctrl-C.
+    watchParent((pid) => resolve(`parent process ${pid} is gone`));
   });
   log(`${signal}: stopping the brokers (controlled shutdown), then the metadata store`);
   const firstAt = clock.nowMs();
