@@ -22,6 +22,7 @@ import { EmbeddedStore } from '../metadata/embedded-store.js';
 import { MetadataKeys } from '../metadata/keys.js';
 import { MetadataFollower } from '../metadata/metadata-follower.js';
 import { ipcChannel, serveStore } from '../metadata/remote-store.js';
+import { checkListenable } from '../network/socket-server.js';
 import { isChildMessage, PROPS_ENV } from './child-protocol.js';
 import { resolveClusterId } from './cluster-id.js';
 import {
@@ -136,6 +137,11 @@ export class Launcher implements LauncherControl {
       throw new Error(`${ports.length} ports for ${options.brokers} brokers`);
     if (ports !== 'auto' && ports.some((p) => !Number.isInteger(p) || p < 1 || p > 65535))
       throw new Error(`ports ${ports.join(',')}: not all are valid TCP ports`);
+    // Nothing is written for a cluster whose ports cannot be had.
+    if (ports !== 'auto') {
+      const host = listenerHost(options.brokerProps.get('listeners'));
+      for (const port of ports) await checkListenable(host, port);
+    }
     makeDirectories(path.join(dataDir, 'logs'));
     await refuseSecondLauncher(dataDir);
     const scheduler = new TimerScheduler();
@@ -395,6 +401,14 @@ export function withPort(listener: string, port: number): string {
   const m = /^([A-Za-z_]+:\/\/(?:\[[^\]]*\]|[^:]*)):\d+$/.exec(first);
   if (m === null) throw new Error(`listeners: expected PLAINTEXT://host:port, got '${listener}'`);
   return `${m[1]}:${port}`;
+}
+
+/** The host of the first listener (`PLAINTEXT://host:port`), 127.0.0.1 without one. */
+function listenerHost(listeners: string | undefined): string {
+  if (listeners === undefined) return '127.0.0.1';
+  const m = /^[A-Za-z_]+:\/\/(\[[^\]]*\]|[^:]*):\d+$/.exec(listeners.split(',')[0]!.trim());
+  const host = m?.[1]?.replace(/^\[|\]$/g, '') ?? '';
+  return host === '' ? '0.0.0.0' : host;
 }
 
 /** One launcher per data dir: a live one that answers on its control API wins. */

@@ -1,6 +1,15 @@
 import { mkdirSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 
+/** What an operator reads for the errors a data dir meets (strerror's words). */
+const ERRNO_TEXT: Readonly<Record<string, string>> = {
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  EROFS: 'read-only file system',
+  ENOSPC: 'no space left on device',
+  ENOENT: 'no such file or directory',
+};
+
 /**
  * `mkdir -p` that fails instead of hanging: Node's recursive mkdirSync loops forever where mkdir
  * answers ENOENT although the parent exists (`/proc/x`: procfs refuses new entries), which made
@@ -18,7 +27,8 @@ export function makeDirectories(dir: string): void {
       const code = (e as NodeJS.ErrnoException).code;
       if (code === 'EEXIST' && statSync(at).isDirectory()) continue;
       const why = code === 'EEXIST' ? 'it exists and is not a directory' : (code ?? (e as Error).message);
-      throw new Error(`cannot create the directory ${at}: ${why}`);
+      const what = code === undefined ? undefined : ERRNO_TEXT[code];
+      throw new Error(`cannot create the directory ${at}: ${what === undefined ? why : `${code} (${what})`}`);
     }
   }
 }

@@ -4,6 +4,7 @@
  * launcher.json, a stale one, bad arguments).
  */
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
@@ -120,7 +121,7 @@ describe('skiff broker start-up input', () => {
         assert.equal(c.err.length, 1, c.err.join('\n'));
         assert.match(
           c.err[0]!,
-          /^skiff broker: cannot create the directory \S+: (ENOENT|it exists and is not a directory)$/,
+          /^skiff broker: cannot create the directory \S+: (ENOENT \(no such file or directory\)|it exists and is not a directory)$/,
         );
       }
       const up = capture();
@@ -128,8 +129,41 @@ describe('skiff broker start-up input', () => {
       assert.deepEqual(up.err, [
         `skiff up: cannot create the directory ${file}: it exists and is not a directory`,
       ]);
+      const proc = capture();
+      assert.equal(await runUp(['--data-dir', '/proc/skiff-no-such'], proc.io), 1);
+      assert.deepEqual(proc.err, [
+        'skiff up: cannot create the directory /proc/skiff-no-such: ENOENT (no such file or directory)',
+      ]);
       assert.deepEqual(fs.readdirSync(root).sort(), ['a-file', 'server.properties']);
     } finally {
+      fs.rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it('a data dir without permission to write is one line and exit 1, nothing created', async () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'skiff-no-write-'));
+    const locked = path.join(root, 'locked');
+    fs.mkdirSync(locked);
+    // root writes through a mode of 0500; only an immutable directory refuses it (EPERM).
+    const asRoot = process.getuid?.() === 0;
+    const lock = (on: boolean): void => {
+      if (asRoot) execFileSync('chattr', [on ? '+i' : '-i', locked]);
+      else fs.chmodSync(locked, on ? 0o500 : 0o700);
+    };
+    lock(true);
+    try {
+      const props = path.join(root, 'server.properties');
+      fs.writeFileSync(props, `node.id=1\nlisteners=PLAINTEXT://127.0.0.1:0\nlog.dirs=${locked}/logs\n`);
+      const why = asRoot ? 'EPERM (operation not permitted)' : 'EACCES (permission denied)';
+      const broker = capture();
+      assert.equal(await runBroker(['--config', props], broker.io), 1);
+      assert.deepEqual(broker.err, [`skiff broker: cannot create the directory ${locked}/logs: ${why}`]);
+      const up = capture();
+      assert.equal(await runUp(['--data-dir', `${locked}/cluster`], up.io), 1);
+      assert.deepEqual(up.err, [`skiff up: cannot create the directory ${locked}/cluster: ${why}`]);
+      assert.deepEqual(fs.readdirSync(locked), []);
+    } finally {
+      lock(false);
       fs.rmSync(root, { recursive: true, force: true });
     }
   });
@@ -147,6 +181,11 @@ describe('skiff broker start-up input', () => {
       assert.equal(await runBroker(['--config', props], c.io), 1);
       assert.deepEqual(c.err, [`skiff broker: cannot listen on 127.0.0.1:${port}: the port is in use`]);
       assert.equal(fs.existsSync(logs), false, 'no log dir, no metadata store');
+      const up = capture();
+      const data = path.join(root, 'cluster');
+      assert.equal(await runUp(['--data-dir', data, '--brokers', '2', '--port', String(port - 1)], up.io), 1);
+      assert.deepEqual(up.err, [`skiff up: cannot listen on 127.0.0.1:${port}: the port is in use`]);
+      assert.equal(fs.existsSync(data), false, 'no data dir');
     } finally {
       taken.close();
       fs.rmSync(root, { recursive: true, force: true });

@@ -41,7 +41,7 @@ describe('makeDirectories', () => {
   }, () => {
     assert.throws(
       () => makeDirectories('/proc/skiff-no-such/logs'),
-      /^Error: cannot create the directory \/proc\/skiff-no-such: ENOENT$/,
+      /^Error: cannot create the directory \/proc\/skiff-no-such: ENOENT \(no such file or directory\)$/,
     );
   });
 });
