@@ -75,3 +75,10 @@ export function recordsFile(file: string, records: number, recordBytes: number):
     fs.closeSync(fd);
   }
 }
+
+/** The middle value (the mean of the two middle ones for an even count). */
+export function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}

@@ -3,6 +3,7 @@ import { benchFetchEncode } from './fetch-encode.js';
 import { benchMetadata } from './metadata.js';
 import { benchRecords } from './records.js';
 import { benchReplication } from './replication.js';
+import { benchStartCluster } from './start-cluster.js';
 import { benchStorage } from './storage.js';
 import { benchThrottle } from './throttle.js';
 import { benchTools } from './tools.js';
@@ -20,6 +21,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   throttle: benchThrottle,
   replication: benchReplication,
   tools: benchTools,
+  'start-cluster': benchStartCluster,
 };
 
 const only = process.argv.slice(2);

@@ -1,10 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as module from 'node:module';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '../src/cluster/free-port.js';
+import { median } from './baseline.js';
 
 /**
  * Issue 17's start-up targets for the tools, against a bare Node start measured beside them in the
@@ -19,22 +20,6 @@ const RUNS = 10;
 const HELP_TARGET = 3;
 const LIST_TARGET = 4;
 const SKIFF = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../src/cli/main.js');
-
-/**
- * A port that was free a moment ago, below Linux's ephemeral range (32768 and up), where an
- * outgoing connection could take it between this probe and the broker's bind.
- */
-async function freePort(): Promise<number> {
-  for (;;) {
-    const port = 20_000 + Math.floor(Math.random() * 12_000);
-    const free = await new Promise<boolean>((resolve) => {
-      const probe = net.createServer();
-      probe.once('error', () => resolve(false));
-      probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
-    });
-    if (free) return port;
-  }
-}
 
 /** `skiff broker` with a fresh log dir under `dir`, once it prints its ready line. */
 async function startBroker(dir: string): Promise<{ bootstrap: string; child: ChildProcess }> {
@@ -99,12 +84,6 @@ function timeRun(args: readonly string[]): Promise<{ ms: number; stdout: string 
     });
   });
 }
-
-const median = (xs: readonly number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = s.length >> 1;
-  return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
-};
 
 const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
 
