@@ -82,20 +82,41 @@ async function serveBroker(configPath: string, overrides: readonly string[], io:
   }
   const { address, config } = broker;
   process.title = brokerTitle(config.nodeId, config.logDirs.join(','));
-  const where = store === undefined ? '' : `, metadata in etcd ${endpoints.join(',')}`;
-  io.out(
-    `skiff broker ${config.nodeId} ready: listening on PLAINTEXT://${address.host}:${address.port} (cluster ${broker.clusterId}${where})`,
-  );
-  const signal = await new Promise<string>((resolve) => {
+  // Listening for the stop before the ready line: whoever reads it may send SIGTERM at once (and
+  // the kernel may run that reader before this process's next statement).
+  const stopRequested = new Promise<string>((resolve) => {
     process.once('SIGTERM', () => resolve('received SIGTERM'));
     process.once('SIGINT', () => resolve('received SIGINT'));
     // Started by a script or a test harness that died: nobody is left to stop it.
     watchParent((pid) => resolve(`parent process ${pid} is gone`));
   });
+  const where = store === undefined ? '' : `, metadata in etcd ${endpoints.join(',')}`;
+  io.out(
+    `skiff broker ${config.nodeId} ready: listening on PLAINTEXT://${address.host}:${address.port} (cluster ${broker.clusterId}${where})`,
+  );
+  const signal = await stopRequested;
   logger.info(`${signal}, shutting down (controlled shutdown first)`);
+  forceOnSecondSignal(logger);
   await broker.stop();
   if (store !== undefined) await closeEtcd(store, logger);
   return 0;
+}
+
+/** Signals closer than this to the first one are duplicates of it (a wrapper such as npx forwards Ctrl-C too). */
+const REPEAT_SIGNAL_MS = 1000;
+
+/** During the clean stop, a second SIGINT or SIGTERM ends the process at once (as in skiff up). */
+function forceOnSecondSignal(logger: Logger): void {
+  const firstAt = Date.now();
+  const force = (signal: NodeJS.Signals): void => {
+    if (Date.now() - firstAt < REPEAT_SIGNAL_MS) return;
+    logger.warn(`received ${signal} again: exiting without finishing the shutdown`);
+    process.exit(1);
+  };
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.removeAllListeners(signal);
+    process.on(signal, force);
+  }
 }
 
 /** The etcd of a multi-machine cluster: node.id and well-formed endpoints are required up front. */

@@ -85,15 +85,17 @@ async function up(
     randomBytes,
     log,
   });
-  log(
-    `cluster ${launcher.clusterId} up in ${clock.nowMs() - started} ms: ${brokers} brokers, bootstrap ${launcher.bootstrap()}, metadata ${path.join(dir, 'metadata')}, control ${launcher.controlUrl} — Ctrl-C stops`,
-  );
-  const signal = await new Promise<string>((resolve) => {
+  // Listening for the stop before the last line: whoever reads it may signal at once.
+  const stopRequested = new Promise<string>((resolve) => {
     process.once('SIGINT', () => resolve('SIGINT'));
     process.once('SIGTERM', () => resolve('SIGTERM'));
     // Started by npx or a test harness that was killed: nobody is left to press Ctrl-C.
     watchParent((pid) => resolve(`parent process ${pid} is gone`));
   });
+  log(
+    `cluster ${launcher.clusterId} up in ${clock.nowMs() - started} ms: ${brokers} brokers, bootstrap ${launcher.bootstrap()}, metadata ${path.join(dir, 'metadata')}, control ${launcher.controlUrl} — Ctrl-C stops`,
+  );
+  const signal = await stopRequested;
   log(`${signal}: stopping the brokers (controlled shutdown), then the metadata store`);
   const firstAt = clock.nowMs();
   const again = (): void => {

@@ -52,16 +52,18 @@ async function main(): Promise<number> {
     await store.close();
     return 1;
   }
+  // Listening for the stop before saying ready: the launcher may send SIGTERM as soon as it reads it.
+  const stopRequested = new Promise<string>((resolve) => {
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+    process.once('SIGINT', () => resolve('SIGINT'));
+    process.once('disconnect', () => resolve('the launcher went away'));
+  });
   send({ skiffLauncher: 'ready', host: broker.address.host, port: broker.address.port });
   const listeningMs = performance.now();
   logger.info(
     `broker ${broker.config.nodeId}: listening ${Math.round(listeningMs)} ms after the process started (Node start-up and modules ${Math.round(modulesLoadedMs)} ms, then registration, metadata and logs ${Math.round(listeningMs - modulesLoadedMs)} ms)`,
   );
-  const reason = await new Promise<string>((resolve) => {
-    process.once('SIGTERM', () => resolve('SIGTERM'));
-    process.once('SIGINT', () => resolve('SIGINT'));
-    process.once('disconnect', () => resolve('the launcher went away'));
-  });
+  const reason = await stopRequested;
   logger.info(`broker ${broker.config.nodeId}: stopping (${reason})`);
   await broker.stop({ storeLost: !process.connected });
   await store.close();
