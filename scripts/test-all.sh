@@ -29,6 +29,8 @@ command -v etcd >/dev/null 2>&1 || need+=(etcd-server)
 [ -e /usr/include/zstd.h ] || need+=(libzstd-dev)
 [ -e /usr/include/lz4.h ] || need+=(liblz4-dev)
 [ -e /usr/include/sasl/sasl.h ] || need+=(libsasl2-dev)
+# The live dashboard's test drives Debian's chromium (headless) through playwright-core.
+[ -x /usr/bin/chromium ] || need+=(chromium)
 if [ ${#need[@]} -gt 0 ]; then
   echo "test-all: installing Debian packages: ${need[*]}"
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"

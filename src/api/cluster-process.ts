@@ -17,6 +17,7 @@ import { systemRuntime } from '../client/runtime.js';
 import { Launcher } from '../cluster/launcher.js';
 import { SystemClock } from '../common/clock.js';
 import { watchParent } from '../common/parent-watch.js';
+import { serveDashboard } from '../dashboard/index.js';
 import {
   type BrokerInfo,
   CLUSTER_SPEC_ENV,
@@ -133,7 +134,16 @@ async function main(): Promise<number> {
     removeData();
     return 1;
   }
-  send({ skiffCluster: 'ready', clusterId: launcher.clusterId, dataDir, brokers: brokerInfos(launcher) });
+  const stopDashboard = serveDashboard(launcher, (e) =>
+    send({ skiffCluster: 'log', line: `dashboard: ${e.message}` }),
+  );
+  send({
+    skiffCluster: 'ready',
+    clusterId: launcher.clusterId,
+    dataDir,
+    dashboardUrl: `${launcher.controlUrl}/`,
+    brokers: brokerInfos(launcher),
+  });
   process.on('message', (req: ClusterRequest) => {
     handle(launcher, req).then(
       () => send({ skiffCluster: 'reply', seq: req.seq, error: null, brokers: brokerInfos(launcher) }),
@@ -147,6 +157,7 @@ async function main(): Promise<number> {
     );
   });
   await gone;
+  stopDashboard();
   await launcher.shutdown();
   removeData();
   return 0;

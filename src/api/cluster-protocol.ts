@@ -47,6 +47,8 @@ export type ClusterMessage =
       readonly skiffCluster: 'ready';
       readonly clusterId: string;
       readonly dataDir: string;
+      /** The live dashboard on the launcher's HTTP port. */
+      readonly dashboardUrl: string;
       readonly brokers: readonly BrokerInfo[];
     }
   | { readonly skiffCluster: 'failed'; readonly message: string }

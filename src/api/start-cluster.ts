@@ -60,6 +60,8 @@ export interface SkiffCluster {
   readonly bootstrapServers: readonly string[];
   /** Every broker as of the last start, stop or createTopic. */
   readonly brokers: readonly BrokerInfo[];
+  /** The live dashboard of this cluster (brokers, partitions, lag, ISR changes), for a browser. */
+  readonly dashboardUrl: string;
   /** The data dir: DIR/metadata, DIR/broker-<id> (its log dir), DIR/logs/broker-<id>.log. */
   readonly dataDir: string;
   /** Stops a broker: gracefully (controlled shutdown), or with `kill` by SIGKILL. Resolves once it has exited. */
@@ -119,6 +121,7 @@ class RunningCluster implements SkiffCluster {
     private readonly child: ChildProcess,
     readonly clusterId: string,
     readonly dataDir: string,
+    readonly dashboardUrl: string,
     public brokers: readonly BrokerInfo[],
     private readonly exited: Promise<string>,
   ) {
@@ -170,7 +173,14 @@ class RunningCluster implements SkiffCluster {
       await exited;
       throw e;
     });
-    const cluster = new RunningCluster(child, ready.clusterId, ready.dataDir, ready.brokers, exited);
+    const cluster = new RunningCluster(
+      child,
+      ready.clusterId,
+      ready.dataDir,
+      ready.dashboardUrl,
+      ready.brokers,
+      exited,
+    );
     cluster.idle();
     return cluster;
   }

@@ -10,6 +10,7 @@ import * as path from 'node:path';
 import { SystemClock } from '../common/clock.js';
 import { LIMITS } from '../common/limits.js';
 import { watchParent } from '../common/parent-watch.js';
+import { serveDashboard } from '../dashboard/index.js';
 import { parseProperties } from '../metadata/properties.js';
 import type { CliIo } from './cli.js';
 import { commandInfo } from './commands.js';
@@ -34,7 +35,7 @@ export const UP: ToolDef = {
     {
       name: 'http-port',
       arg: 'H',
-      help: 'the control API on 127.0.0.1:H, used by `skiff cluster` (default: any free port)',
+      help: 'the live dashboard (http://127.0.0.1:H/) and the control API used by `skiff cluster` (default: any free port)',
     },
     {
       name: 'config-file',
@@ -85,6 +86,7 @@ async function up(
     randomBytes,
     log,
   });
+  const stopDashboard = serveDashboard(launcher, (e) => log(`dashboard: ${e.message}`));
   // Listening for the stop before the last line: whoever reads it may signal at once.
   const stopRequested = new Promise<string>((resolve) => {
     process.once('SIGINT', () => resolve('SIGINT'));
@@ -93,7 +95,7 @@ async function up(
     watchParent((pid) => resolve(`parent process ${pid} is gone`));
   });
   log(
-    `cluster ${launcher.clusterId} up in ${clock.nowMs() - started} ms: ${brokers} brokers, bootstrap ${launcher.bootstrap()}, metadata ${path.join(dir, 'metadata')}, control ${launcher.controlUrl} — Ctrl-C stops`,
+    `cluster ${launcher.clusterId} up in ${clock.nowMs() - started} ms: ${brokers} brokers, bootstrap ${launcher.bootstrap()}, metadata ${path.join(dir, 'metadata')}, dashboard ${launcher.controlUrl}/ — Ctrl-C stops`,
   );
   const signal = await stopRequested;
   log(`${signal}: stopping the brokers (controlled shutdown), then the metadata store`);
@@ -107,6 +109,7 @@ async function up(
   };
   process.on('SIGINT', again);
   process.on('SIGTERM', again);
+  stopDashboard();
   await launcher.shutdown();
   log('stopped');
   return 0;

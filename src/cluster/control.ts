@@ -62,8 +62,16 @@ export class ControlError extends Error {
   }
 }
 
+/** Read-only pages served beside the control API without its token (the live dashboard). */
+export interface HttpRoutes {
+  /** Answers the request if it is one of these routes; false: not ours. */
+  handle(req: http.IncomingMessage, res: http.ServerResponse): boolean;
+}
+
 export interface ControlServer {
   readonly url: string;
+  /** Adds routes answered before the control API's token check (GET only: they change nothing). */
+  mount(routes: HttpRoutes): void;
   close(): Promise<void>;
 }
 
@@ -72,7 +80,9 @@ export async function startControlServer(
   port: number,
   token: string,
 ): Promise<ControlServer> {
+  const mounted: HttpRoutes[] = [];
   const server = http.createServer((req, res) => {
+    if (req.method === 'GET' && mounted.some((r) => r.handle(req, res))) return;
     const reply = (status: number, body: unknown): void => {
       res.writeHead(status, { 'content-type': 'application/json' });
       res.end(JSON.stringify(body));
@@ -112,6 +122,9 @@ export async function startControlServer(
   const bound = server.address() as { port: number };
   return {
     url: `http://127.0.0.1:${bound.port}`,
+    mount: (routes) => {
+      mounted.push(routes);
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

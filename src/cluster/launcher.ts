@@ -31,6 +31,7 @@ import {
   ControlError,
   type ControlServer,
   callLauncher,
+  type HttpRoutes,
   type LauncherControl,
   processAlive,
   readLauncherFile,
@@ -184,6 +185,11 @@ export class Launcher implements LauncherControl {
       throw e;
     }
     return launcher;
+  }
+
+  /** Serves `routes` (GET, no token) on the control API's port: the dashboard. */
+  mountHttp(routes: HttpRoutes): void {
+    this.control?.mount(routes);
   }
 
   get controlUrl(): string {

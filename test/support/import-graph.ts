@@ -33,9 +33,12 @@ export const LAYER_RULES: Readonly<Record<string, readonly string[]>> = {
     'client',
     'broker',
     'cluster',
+    'dashboard',
   ],
+  // The live dashboard: polls the cluster through the client, served by the launcher's HTTP port.
+  dashboard: ['common', 'protocol', 'client'],
   // The package's programmatic API (startCluster): a launcher process and a client for createTopic.
-  api: ['common', 'protocol', 'metadata', 'network', 'client', 'cluster'],
+  api: ['common', 'protocol', 'metadata', 'network', 'client', 'cluster', 'dashboard'],
 };
 
 export interface ImportViolation {
