@@ -31,7 +31,7 @@ describe('import rules', () => {
       "import { ClientConnection } from '../network/client-connection.js';\n",
     );
     withBad.set('broker/cli-use.ts', "import { runCli } from '../cli/cli.js';\n");
-    withBad.set('dashboard/page.ts', "import { clock } from '../common/clock.js';\n");
+    withBad.set('unplaced/page.ts', "import { clock } from '../common/clock.js';\n");
     assert.deepEqual(
       importViolations(withBad).map((v) => [v.file, v.toLayer]),
       [
@@ -40,7 +40,7 @@ describe('import rules', () => {
         ['controller/extra.ts', 'replication'],
         ['replication/net.ts', 'network'],
         ['broker/cli-use.ts', 'cli'],
-        ['dashboard/page.ts', 'common'],
+        ['unplaced/page.ts', 'common'],
       ],
     );
   });
