@@ -13,6 +13,7 @@ import type { Logger } from '../common/logger.js';
 import type { Scheduler } from '../common/scheduler.js';
 import type { ClusterMetadata } from '../metadata/cluster-metadata.js';
 import { brokerConfigValue, type ConfigValue, layersFor } from '../metadata/config-resolve.js';
+import type { Metrics } from '../metrics/registry.js';
 import { type BoundAddress, SocketServer } from '../network/socket-server.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import type { FetcherConfig } from '../replication/fetcher.js';
@@ -22,6 +23,7 @@ import { ReplicationManager } from '../replication/replication-manager.js';
 import type { FileSystem } from '../storage/fs.js';
 import { LogManager } from '../storage/log-manager.js';
 import { AlterLogDirsManager } from './alter-log-dirs.js';
+import { BrokerMetrics } from './broker-metrics.js';
 import type { BrokerConfig } from './config.js';
 import { applyDynamicConfigs, effectiveLogConfig, minInsyncReplicasOf } from './dynamic-config.js';
 import { FetchSessionCache } from './fetch-session.js';
@@ -32,6 +34,7 @@ import { ensureMetaProperties } from './meta-properties.js';
 import { ReplicaManager } from './replica-manager.js';
 import { BrokerReplicaTransport } from './replica-transport.js';
 import { RequestRouter } from './router.js';
+import { registerBrokerStateMetrics } from './state-metrics.js';
 
 export interface BrokerDeps {
   readonly config: BrokerConfig;
@@ -53,6 +56,11 @@ export interface BrokerDeps {
    * statfs on the real file system (the FileSystem abstraction has no statfs; a test injects this).
    */
   readonly diskSpace?: (logDir: string) => { totalBytes: bigint; usableBytes: bigint };
+  /**
+   * The registry this broker's metrics go to (one per broker; its composition root made it and
+   * serves it). Absent: no metrics are kept, not even the hot-path counters.
+   */
+  readonly metrics?: Metrics;
 }
 
 function statfsSpace(dir: string): { totalBytes: bigint; usableBytes: bigint } {
@@ -132,6 +140,7 @@ export class Broker {
       ),
       nextProducerId: () => this.producerIdBase + (this.producerIdCounter++ << 10n),
       diskSpace: deps.diskSpace ?? statfsSpace,
+      ...(deps.metrics && { metrics: new BrokerMetrics(deps.metrics) }),
     };
     this.groups =
       deps.groupApi === undefined
@@ -163,6 +172,15 @@ export class Broker {
       scheduler,
       logger,
     );
+    if (deps.metrics) {
+      registerBrokerStateMetrics(deps.metrics.registry, {
+        nodeId: config.nodeId,
+        clock,
+        replicaManager: this.replicaManager,
+        logManager: this.logManager,
+        connections: () => ({ open: this.server.connectionCount, rejected: this.server.rejectedConnections }),
+      });
+    }
   }
 
   /**

@@ -4,6 +4,7 @@ import type { Scheduler } from '../common/scheduler.js';
 import type { ClusterMetadata } from '../metadata/cluster-metadata.js';
 import type { ConnectionInfo } from '../network/request-handler.js';
 import type { AlterLogDirsManager } from './alter-log-dirs.js';
+import type { BrokerMetrics } from './broker-metrics.js';
 import type { BrokerConfig } from './config.js';
 import type { FetchSessionCache } from './fetch-session.js';
 import type { ReplicaManager } from './replica-manager.js';
@@ -37,4 +38,6 @@ export interface BrokerServices {
   nextProducerId(): bigint;
   /** Total and usable bytes of the file system holding a log dir; -1 each when unknown. */
   diskSpace(logDir: string): { totalBytes: bigint; usableBytes: bigint };
+  /** The request and topic metrics; absent when the broker keeps none. */
+  readonly metrics?: BrokerMetrics;
 }

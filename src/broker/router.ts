@@ -21,6 +21,7 @@ import { encodeResponse } from '../protocol/messages.js';
 import { ProtocolError } from '../protocol/protocol-error.js';
 import { readRequest } from '../protocol/request-frame.js';
 import { BROKER_API_VERSIONS, GROUP_API_KEYS, type VersionRange } from './api-versions.js';
+import type { ApiMetrics } from './broker-metrics.js';
 import type { GroupApi, GroupRequestContext } from './group-api.js';
 import type { BrokerServices, RequestContext } from './handler-context.js';
 import {
@@ -60,6 +61,8 @@ type Handler = (ctx: RequestContext, body: any) => Promise<unknown | null>;
 interface Route {
   readonly versions: VersionRange;
   readonly handler: Handler;
+  /** This API's request metrics (null: the broker keeps none); Fetch's are its consumers'. */
+  readonly metrics: ApiMetrics | null;
 }
 
 function groupHandler(g: GroupApi, apiKey: number): Handler {
@@ -87,8 +90,15 @@ function groupHandler(g: GroupApi, apiKey: number): Handler {
 export class RequestRouter implements RequestHandler {
   private readonly routes = new Map<number, Route>();
   private readonly apiKeys: ApiVersion[];
+  /** Replica fetches are their own request kind in Kafka's metrics (FetchFollower). */
+  private readonly followerFetchMetrics: ApiMetrics | null;
 
   constructor(b: BrokerServices, groupApi: GroupApi | null) {
+    const metricsOf = (apiKey: number): ApiMetrics | null => {
+      const name = API_MESSAGES.get(apiKey)!.name;
+      return b.metrics?.api(apiKey === ApiKey.Fetch ? 'FetchConsumer' : name) ?? null;
+    };
+    this.followerFetchMetrics = b.metrics?.api('FetchFollower') ?? null;
     const handlers: Record<number, Handler> = {
       [ApiKey.Produce]: (c, r) => handleProduce(b, c, r),
       [ApiKey.Fetch]: (c, r) => handleFetch(b, c, r),
@@ -117,7 +127,7 @@ export class RequestRouter implements RequestHandler {
     for (const [apiKey, versions] of BROKER_API_VERSIONS) {
       const handler = handlers[apiKey];
       if (!handler) throw new Error(`BROKER_API_VERSIONS lists API ${apiKey} but no handler exists`);
-      this.routes.set(apiKey, { versions, handler });
+      this.routes.set(apiKey, { versions, handler, metrics: metricsOf(apiKey) });
     }
     if (groupApi) {
       for (const apiKey of GROUP_API_KEYS) {
@@ -126,7 +136,11 @@ export class RequestRouter implements RequestHandler {
         if (!v) continue;
         const versions = { min: Math.max(v.min, codec.minVersion), max: Math.min(v.max, codec.maxVersion) };
         if (versions.min <= versions.max)
-          this.routes.set(apiKey, { versions, handler: groupHandler(groupApi, apiKey) });
+          this.routes.set(apiKey, {
+            versions,
+            handler: groupHandler(groupApi, apiKey),
+            metrics: metricsOf(apiKey),
+          });
       }
     }
     this.apiKeys = [...this.routes.entries()]
@@ -189,7 +203,15 @@ export class RequestRouter implements RequestHandler {
       connection,
       releaseConnection: release,
     };
-    const response = await route.handler(ctx, decoded);
+    const metrics =
+      apiKey === ApiKey.Fetch && isReplicaFetch(decoded) ? this.followerFetchMetrics : route.metrics;
+    const startedMs = metrics?.start() ?? 0;
+    let response: unknown;
+    try {
+      response = await route.handler(ctx, decoded);
+    } finally {
+      metrics?.done(startedMs, response);
+    }
     if (response === null) return null;
     return encodeResponse(
       header.correlationId,
@@ -199,4 +221,10 @@ export class RequestRouter implements RequestHandler {
       response,
     );
   }
+}
+
+/** A Fetch from a follower (replica id ≥ 0: in the body before v15, in ReplicaState from v15). */
+function isReplicaFetch(body: unknown): boolean {
+  const b = body as { replicaId?: number; replicaState?: { replicaId?: number } };
+  return (b.replicaState?.replicaId ?? -1) >= 0 || (b.replicaId ?? -1) >= 0;
 }

@@ -19,6 +19,7 @@ import { tuneMallocForBroker } from '../common/malloc-tuning.js';
 import { watchParent } from '../common/parent-watch.js';
 import type { EtcdStore } from '../metadata/etcd-store.js';
 import { StoreError } from '../metadata/store.js';
+import type { Metrics } from '../metrics/registry.js';
 import type { CliIo } from './cli.js';
 import { commandInfo } from './commands.js';
 import { runTool, type ToolDef, UsageError } from './tools/common.js';
@@ -39,6 +40,8 @@ export const BROKER: ToolDef = {
   notes: [
     'With etcd.endpoints the broker is a member of a cluster whose metadata lives in etcd; without,',
     'a cluster of one (its metadata store in the first log dir).',
+    'http.listeners=http://127.0.0.1:PORT serves Prometheus metrics at /metrics (none by default; an',
+    'empty host binds loopback); http.auth.token=T then asks for Authorization: Bearer T or ?token=T.',
   ],
 };
 /** How long a stopping broker waits for its etcd client to close. */
@@ -72,9 +75,18 @@ async function serveBroker(configPath: string, overrides: readonly string[], io:
   const store = endpoints.length > 0 ? await etcdStore(props, endpoints, clock) : undefined;
   // Loaded here, not at the top: `skiff broker --help` needs none of the broker.
   const { processBrokerDeps, StoreBroker } = await import('../cluster/store-broker.js');
+  // Metrics are kept only when served: without http.listeners the broker runs without them.
+  const metrics = (props.get('http.listeners') ?? '').trim() !== '' ? await processMetrics() : undefined;
   let broker: StoreBroker;
   try {
-    broker = await StoreBroker.start({ ...processBrokerDeps(), store, props, clock, logger });
+    broker = await StoreBroker.start({
+      ...processBrokerDeps(),
+      store,
+      props,
+      clock,
+      logger,
+      ...(metrics && { metrics }),
+    });
   } catch (e) {
     await store?.close().catch(() => {});
     if (e instanceof StoreError) throw new Error(`etcd at ${endpoints.join(',')}: ${e.message}`);
@@ -90,7 +102,9 @@ async function serveBroker(configPath: string, overrides: readonly string[], io:
     // Started by a script or a test harness that died: nobody is left to stop it.
     watchParent((pid) => resolve(`parent process ${pid} is gone`));
   });
-  const where = store === undefined ? '' : `, metadata in etcd ${endpoints.join(',')}`;
+  const where =
+    (store === undefined ? '' : `, metadata in etcd ${endpoints.join(',')}`) +
+    (broker.http === null ? '' : `, metrics on ${broker.http.url}/metrics`);
   io.out(
     `skiff broker ${config.nodeId} ready: listening on PLAINTEXT://${address.host}:${address.port} (cluster ${broker.clusterId}${where})`,
   );
@@ -100,6 +114,12 @@ async function serveBroker(configPath: string, overrides: readonly string[], io:
   await broker.stop();
   if (store !== undefined) await closeEtcd(store, logger);
   return 0;
+}
+
+/** The process's metrics registry (prom-client loaded only for a broker that serves metrics). */
+async function processMetrics(): Promise<Metrics> {
+  const { createProcessMetrics } = await import('../metrics/registry.js');
+  return createProcessMetrics(() => performance.now());
 }
 
 /** Signals closer than this to the first one are duplicates of it (a wrapper such as npx forwards Ctrl-C too). */

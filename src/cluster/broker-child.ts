@@ -12,7 +12,14 @@ import { lineLogger } from '../common/logger.js';
 import { tuneMallocForBroker } from '../common/malloc-tuning.js';
 import { TimerScheduler } from '../common/scheduler.js';
 import { ipcChannel, RemoteStore } from '../metadata/remote-store.js';
-import { brokerTitle, type ChildMessage, PROPS_ENV } from './child-protocol.js';
+import { createProcessMetrics } from '../metrics/registry.js';
+import {
+  brokerTitle,
+  type ChildMessage,
+  isScrapeRequest,
+  PROPS_ENV,
+  type ScrapeAnswer,
+} from './child-protocol.js';
 import { processBrokerDeps, StoreBroker } from './store-broker.js';
 
 // Every static import above is loaded and evaluated before this line runs: the process's age now
@@ -41,9 +48,30 @@ async function main(): Promise<number> {
   const props = new Map(Object.entries(JSON.parse(process.env[PROPS_ENV] ?? '{}') as Record<string, string>));
   const scheduler = new TimerScheduler();
   const store = new RemoteStore(ipcChannel(process), scheduler);
+  // Always kept: the launcher serves every child's at its /metrics (skiff up --http-port).
+  const metrics = createProcessMetrics(() => performance.now());
+  process.on('message', (m) => {
+    if (!isScrapeRequest(m)) return;
+    const answer = (a: Omit<ScrapeAnswer, 'skiffLauncher' | 'id'>): void => {
+      if (process.connected)
+        process.send?.({ skiffLauncher: 'metrics', id: m.id, ...a } satisfies ScrapeAnswer);
+    };
+    metrics.registry.metrics().then(
+      (text) => answer({ text }),
+      (e: unknown) => answer({ text: null, error: e instanceof Error ? e.message : String(e) }),
+    );
+  });
   let broker: StoreBroker;
   try {
-    broker = await StoreBroker.start({ ...processBrokerDeps(), scheduler, store, props, clock, logger });
+    broker = await StoreBroker.start({
+      ...processBrokerDeps(),
+      scheduler,
+      store,
+      props,
+      clock,
+      logger,
+      metrics,
+    });
   } catch (e) {
     const message = e instanceof Error ? e.message : String(e);
     logger.warn(`start-up failed: ${e instanceof Error ? (e.stack ?? message) : message}`);

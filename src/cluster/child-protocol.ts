@@ -11,6 +11,30 @@ export type ChildMessage =
   /** `code`: the error's errno-style code when it has one (EADDRINUSE: the port is taken). */
   | { readonly skiffLauncher: 'failed'; readonly message: string; readonly code?: string };
 
+/** The launcher asks a running child for its metrics (`skiff up --http-port`'s /metrics). */
+export interface ScrapeRequest {
+  readonly skiffLauncher: 'scrape';
+  readonly id: number;
+}
+
+/** The child's answer: its registry's Prometheus text, or why there is none. */
+export interface ScrapeAnswer {
+  readonly skiffLauncher: 'metrics';
+  readonly id: number;
+  readonly text: string | null;
+  readonly error?: string;
+}
+
+export function isScrapeRequest(m: unknown): m is ScrapeRequest {
+  return typeof m === 'object' && m !== null && (m as { skiffLauncher?: unknown }).skiffLauncher === 'scrape';
+}
+
+export function isScrapeAnswer(m: unknown): m is ScrapeAnswer {
+  return (
+    typeof m === 'object' && m !== null && (m as { skiffLauncher?: unknown }).skiffLauncher === 'metrics'
+  );
+}
+
 export function isChildMessage(m: unknown): m is ChildMessage {
   return (
     typeof m === 'object' &&

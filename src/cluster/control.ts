@@ -7,12 +7,15 @@
  *   GET  /status                     → StatusReport
  *   POST /brokers/<id>/stop[?kill=1] → { ok } once the process has exited
  *   POST /brokers/<id>/start         → { ok } once the broker is listening
+ *   GET  /metrics                    → every broker's Prometheus metrics (no token: read-only,
+ *                                      on loopback, for a Prometheus scrape; see cluster-metrics.ts)
  */
 
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as path from 'node:path';
 import { LIMITS } from '../common/limits.js';
+import { serveMetrics } from '../metrics/http-endpoint.js';
 
 export const LAUNCHER_FILE = 'launcher.json';
 const TOKEN_HEADER = 'x-skiff-token';
@@ -51,6 +54,8 @@ export interface LauncherControl {
   status(): StatusReport;
   stopBroker(id: number, kill: boolean): Promise<string>;
   startBroker(id: number): Promise<string>;
+  /** The cluster's Prometheus text (GET /metrics). */
+  metrics?(): Promise<string>;
 }
 
 export class ControlError extends Error {
@@ -87,6 +92,11 @@ export async function startControlServer(
       res.writeHead(status, { 'content-type': 'application/json' });
       res.end(JSON.stringify(body));
     };
+    const metrics = control.metrics?.bind(control);
+    if (req.method === 'GET' && metrics !== undefined && /^\/metrics(\?|$)/.test(req.url ?? '')) {
+      void serveMetrics(res, metrics);
+      return;
+    }
     if (req.headers[TOKEN_HEADER] !== token) {
       reply(403, { error: `missing or wrong ${TOKEN_HEADER} (read it from ${LAUNCHER_FILE})` });
       return;

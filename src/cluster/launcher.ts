@@ -25,6 +25,7 @@ import { ipcChannel, serveStore } from '../metadata/remote-store.js';
 import { checkListenable } from '../network/socket-server.js';
 import { isChildMessage, PROPS_ENV } from './child-protocol.js';
 import { resolveClusterId } from './cluster-id.js';
+import { ChildScraper } from './cluster-metrics.js';
 import {
   type BrokerState,
   type BrokerStatus,
@@ -106,6 +107,7 @@ export class Launcher implements LauncherControl {
   private control: ControlServer | null = null;
   private token = '';
   private closing: Promise<void> | null = null;
+  private readonly scraper = new ChildScraper();
 
   private constructor(
     private readonly options: LauncherOptions,
@@ -224,6 +226,11 @@ export class Launcher implements LauncherControl {
     };
   }
 
+  /** Every running broker's metrics and which are up, in Prometheus text (the control API's /metrics). */
+  metrics(): Promise<string> {
+    return this.scraper.cluster([...this.slots.values()]);
+  }
+
   /** Forks broker `id` and resolves once it listens; rejects (and the broker is left stopped) on failure. */
   async startBroker(id: number, announce = true): Promise<string> {
     const slot = this.slot(id);
@@ -270,6 +277,7 @@ export class Launcher implements LauncherControl {
       fs.closeSync(logFd);
     }
     slot.child = child;
+    this.scraper.attach(child);
     slot.pid = child.pid ?? null;
     slot.state = 'starting';
     slot.stopRequest = null;

@@ -26,6 +26,9 @@ import { EmbeddedStore } from '../metadata/embedded-store.js';
 import { propertiesToRecord } from '../metadata/properties.js';
 import type { MetadataStore } from '../metadata/store.js';
 import { StoreClusterMetadata } from '../metadata/store-cluster-metadata.js';
+import { type HttpEndpoint, parseHttpListener, startHttpEndpoint } from '../metrics/http-endpoint.js';
+import type { Metrics } from '../metrics/registry.js';
+import { registerScrapeFamily } from '../metrics/scrape-family.js';
 import { type BoundAddress, checkListenable } from '../network/socket-server.js';
 import { type FileSystem, NodeFileSystem } from '../storage/fs.js';
 import { resolveClusterId } from './cluster-id.js';
@@ -45,6 +48,11 @@ export interface StoreBrokerDeps {
   readonly logger: Logger;
   readonly randomBytes: (n: number) => Buffer;
   readonly randomInt: (n: number) => number;
+  /**
+   * This broker's metrics registry (the composition root's). Absent: no metrics are kept, and
+   * `http.listeners` is refused (there would be nothing to serve).
+   */
+  readonly metrics?: Metrics;
 }
 
 /**
@@ -68,7 +76,7 @@ export const METADATA_DIR = 'skiff-metadata';
 export const CONTROLLED_SHUTDOWN_TIMEOUT_MS = 10_000;
 
 /** Keys the wiring reads itself; the broker's own parser does not know them and would warn. */
-const WIRING_KEYS = new Set(['etcd.endpoints', 'broker.rack']);
+const WIRING_KEYS = new Set(['etcd.endpoints', 'broker.rack', 'http.listeners', 'http.auth.token']);
 
 export class StoreBroker {
   private stopping: Promise<void> | null = null;
@@ -83,6 +91,8 @@ export class StoreBroker {
     readonly address: BoundAddress,
     /** The embedded store of a cluster of one, closed when the broker stops; null: the caller's. */
     private readonly ownStore: EmbeddedStore | null,
+    /** The `http.listeners` endpoint (GET /metrics); null when not configured. */
+    readonly http: HttpEndpoint | null,
   ) {}
 
   static async start(deps: StoreBrokerDeps): Promise<StoreBroker> {
@@ -95,6 +105,13 @@ export class StoreBroker {
     });
     // Nothing is written (log dirs, the embedded store) for a listener that cannot be had.
     await checkListenable(config.host, config.port);
+    const httpListener = deps.props.get('http.listeners');
+    if (httpListener !== undefined && httpListener.trim() !== '') {
+      const l = parseHttpListener(httpListener);
+      if (deps.metrics === undefined)
+        throw new Error('http.listeners is set but this broker keeps no metrics');
+      await checkListenable(l.host, l.port);
+    }
     if (deps.store !== undefined) return StoreBroker.startOn(deps, deps.store, config, null);
     // Opening the store makes its directory, the first log dir with it.
     const store = await EmbeddedStore.open({
@@ -146,6 +163,7 @@ export class StoreBroker {
     logger.info(
       `metadata snapshot at revision ${image.revision} applied before listening: ${image.topics.size} topics, ${image.topicConfigs.size + image.brokerConfigs.size} config entities, ${image.brokers.size} brokers registered`,
     );
+    deps.metrics?.registry.setDefaultLabels({ node_id: String(config.nodeId) });
     const broker = new Broker({
       config,
       clock: deps.clock,
@@ -154,6 +172,7 @@ export class StoreBroker {
       metadata,
       logger,
       randomBytes: deps.randomBytes,
+      ...(deps.metrics && { metrics: deps.metrics }),
     });
     const controller = new Controller({
       store,
@@ -168,13 +187,16 @@ export class StoreBroker {
       heartbeatIntervalMs,
       staticConfig: propertiesToRecord(props),
     });
+    if (deps.metrics) registerControllerMetrics(deps.metrics, metadata, controller);
     let bound: BoundAddress;
+    let http: HttpEndpoint | null = null;
     try {
       bound = await broker.start();
       // Listening now: leave the fenced registration (clients and leadership may come), with the
       // port bound (a listener on port 0 learns it only now).
       await metadata.unfence(advertisedPort(props) ?? bound.port);
       await controller.start();
+      http = await startMetricsHttp(deps);
     } catch (e) {
       // Whatever was started is closed before the error is reported (no clean-shutdown marker
       // over logs that were never loaded: Broker.stop checks that).
@@ -183,7 +205,7 @@ export class StoreBroker {
       await metadata.close().catch(() => {});
       throw e;
     }
-    return new StoreBroker(deps, config, clusterId, metadata, broker, controller, bound, ownStore);
+    return new StoreBroker(deps, config, clusterId, metadata, broker, controller, bound, ownStore, http);
   }
 
   /** True while this process holds the controller role. */
@@ -204,6 +226,7 @@ export class StoreBroker {
   private async doStop(storeLost: boolean): Promise<void> {
     const { logger, props, scheduler } = this.deps;
     const id = this.config.nodeId;
+    await this.http?.close();
     if (storeLost) {
       await this.broker.stop();
       this.controller.crash();
@@ -234,6 +257,49 @@ export class StoreBroker {
       logger.warn(`deregistration: ${e.message} (the registration expires with its session)`),
     );
   }
+}
+
+/** The `http.listeners` endpoint serving the registry at /metrics, when configured. */
+async function startMetricsHttp(deps: StoreBrokerDeps): Promise<HttpEndpoint | null> {
+  const listener = deps.props.get('http.listeners');
+  if (listener === undefined || listener.trim() === '' || deps.metrics === undefined) return null;
+  const token = deps.props.get('http.auth.token')?.trim();
+  const registry = deps.metrics.registry;
+  return startHttpEndpoint({
+    listener: parseHttpListener(listener),
+    token: token === undefined || token === '' ? null : token,
+    metrics: () => registry.metrics(),
+  });
+}
+
+/**
+ * The controller's gauges (Kafka's KafkaController metrics): reported by the active controller
+ * only, 0 elsewhere, so a sum over the cluster counts each offline partition once.
+ */
+function registerControllerMetrics(
+  metrics: Metrics,
+  metadata: StoreClusterMetadata,
+  controller: Controller,
+): void {
+  registerScrapeFamily(
+    metrics.registry,
+    'skiff_active_controller',
+    "1 on the broker whose controller is active, else 0 (Kafka's ActiveControllerCount)",
+    'gauge',
+    (emit) => emit({}, controller.isActive() ? 1 : 0),
+  );
+  registerScrapeFamily(
+    metrics.registry,
+    'skiff_offline_partitions',
+    "Partitions without a leader, counted by the active controller (Kafka's OfflinePartitionsCount)",
+    'gauge',
+    (emit) => {
+      if (!controller.isActive()) return emit({}, 0);
+      let n = 0;
+      for (const t of metadata.image().topics.values()) for (const p of t.partitions) if (p.leader < 0) n++;
+      emit({}, n);
+    },
+  );
 }
 
 /** The last steps of a stop that need the store (resign, revoke the lease). */

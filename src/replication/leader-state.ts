@@ -74,6 +74,8 @@ export interface LeaderContext {
   alterPartition(proposal: IsrProposal): Promise<AlterPartitionOutcome>;
   /** The HW moved or the ISR changed outside a caller's own call: parked requests may complete. */
   onStateChange?(): void;
+  /** An ISR shrink or expand this leader proposed was committed (Kafka's IsrShrinks/IsrExpands meters). */
+  onIsrChange?(kind: 'shrink' | 'expand'): void;
 }
 
 export type IsrState =
@@ -231,6 +233,8 @@ export class PartitionLeaderState {
         state.isr,
         ours.reason,
       );
+      // Our own proposal committed, brought by the image before the controller's answer (ignored then).
+      this.ctx.onIsrChange?.(ours.kind === 'pending-shrink' ? 'shrink' : 'expand');
     } else {
       this.recordHistory(
         newEpoch ? 'became-leader' : 'metadata',
@@ -402,6 +406,7 @@ export class PartitionLeaderState {
       `ISR updated to ${formatIsr(outcome.isr)} and version updated to ${outcome.partitionEpoch}`,
     );
     this.recordHistory(kind, oldIsr, outcome.isr, reason);
+    this.ctx.onIsrChange?.(kind);
     this.maybeIncrementHighWatermark();
     this.ctx.onStateChange?.();
   }

@@ -201,6 +201,8 @@ export interface ObservedReplicationRate {
   readonly throttledBytesPerSec: number;
   /** Bytes since this broker started, all partitions. */
   readonly totalBytes: number;
+  /** Of which bytes of throttled partitions. */
+  readonly throttledTotalBytes: number;
   /** Per partition (`topic-partition`), bytes/s; partitions idle for a whole window are left out. */
   readonly partitions: ReadonlyMap<string, number>;
 }
@@ -417,6 +419,7 @@ export class ReplicationQuota {
       bytesPerSec: this.all.rate(nowMs),
       throttledBytesPerSec: this.throttledRate.rate(nowMs),
       totalBytes: this.all.total,
+      throttledTotalBytes: this.throttledRate.total,
       partitions,
     };
   }

@@ -77,6 +77,8 @@ export class ReplicationManager {
    * moves — by this manager for replication's own changes, by Partition for its appends.
    */
   readonly purgatory = new Purgatory();
+  /** Committed ISR shrinks and expands of partitions led here, since start (the metrics' counters). */
+  private readonly isrChangeCounts = { shrink: 0, expand: 0 };
   private readonly leaders = new Map<string, PartitionLeaderState>();
   private readonly followers = new Map<string, PartitionFollower>();
   /** By `leaderId/fetcherId`. */
@@ -198,6 +200,11 @@ export class ReplicationManager {
 
   leaderStates(): PartitionLeaderState[] {
     return [...this.leaders.values()];
+  }
+
+  /** ISR shrinks and expands this broker proposed as leader and the controller committed, since start. */
+  isrChanges(): { readonly shrinks: number; readonly expands: number } {
+    return { shrinks: this.isrChangeCounts.shrink, expands: this.isrChangeCounts.expand };
   }
 
   /** This broker's replication quotas: the leader side is the Fetch handler's, the follower side the fetchers'. */
@@ -401,6 +408,9 @@ export class ReplicationManager {
       isReplicaIsrEligible: (id: number, epoch: bigint) => this.ctx.isReplicaIsrEligible(id, epoch),
       alterPartition: (p: IsrProposal) => this.ctx.alterPartition(p),
       onStateChange: () => this.partitionChanged(key),
+      onIsrChange: (kind: 'shrink' | 'expand') => {
+        this.isrChangeCounts[kind]++;
+      },
     };
   }
 

@@ -48,6 +48,8 @@ export class LocalLog {
   private lastFlushedMs: number;
   private unflushedMessages = 0;
   private pendingDeletions = new Set<() => void>();
+  /** Bytes of the segments renamed `*.deleted` whose files are not removed yet. */
+  private pendingDeletionBytes = 0;
 
   constructor(
     readonly dir: string,
@@ -226,10 +228,13 @@ export class LocalLog {
   removeAndDeleteSegments(segments: LogSegment[]): void {
     for (const s of segments) {
       this.segments.remove(s.baseOffset);
+      const bytes = s.size;
       s.closeHandles();
       s.changeFileSuffix(DELETED_FILE_SUFFIX);
+      this.pendingDeletionBytes += bytes;
       const task = (): void => {
         this.pendingDeletions.delete(cancel);
+        this.pendingDeletionBytes -= bytes;
         s.deleteFiles();
         this.ctx.logger.info(
           `${this.name}: deleted log segment ${s.baseOffset} (${s.filePaths().length} files)`,
@@ -273,10 +278,16 @@ export class LocalLog {
     for (const s of this.segments.values()) s.close();
   }
 
+  /** Bytes of removed segments still on disk, waiting for `file.delete.delay.ms`. */
+  get bytesAwaitingDeletion(): number {
+    return this.pendingDeletionBytes;
+  }
+
   /** Runs the pending deletions now (a clean shutdown does not wait for the delay). */
   deletePendingNow(): void {
     for (const cancel of [...this.pendingDeletions]) cancel();
     this.pendingDeletions.clear();
+    this.pendingDeletionBytes = 0;
     for (const f of this.ctx.fs.list(this.dir)) {
       if (f.endsWith(DELETED_FILE_SUFFIX)) this.ctx.fs.unlink(path.join(this.dir, f));
     }
@@ -285,6 +296,8 @@ export class LocalLog {
   /** Closes file handles without trimming or flushing: what a process kill leaves (for tests). */
   abandon(): void {
     for (const cancel of [...this.pendingDeletions]) cancel();
+    this.pendingDeletions.clear();
+    this.pendingDeletionBytes = 0;
     for (const s of this.segments.values()) s.closeHandles();
   }
 }

@@ -66,6 +66,8 @@ export function parseFutureDir(name: string): TopicPartition | null {
  */
 export class LogManager {
   private readonly logs = new Map<string, { log: Log; logDir: string }>();
+  /** Bytes of deleted partitions' `-delete` directories not removed yet. */
+  private dirDeletionBytes = 0;
   /** Alter-log-dirs copies in progress (`<topic>-<p>.<id>-future`), by partition key. */
   private readonly futureLogs = new Map<string, { log: Log; logDir: string }>();
   private readonly cancels: (() => void)[] = [];
@@ -270,12 +272,12 @@ export class LogManager {
     this.deleteFutureLog(topic, partition);
     const { log, logDir } = entry;
     log.local.abandon();
-    this.renameForDeletion(log.dir, logDir, key, log.config.fileDeleteDelayMs);
+    this.renameForDeletion(log.dir, logDir, key, log.config.fileDeleteDelayMs, log.size);
     return true;
   }
 
   /** Renames a partition directory `<key>.<id>-delete` and removes it `delayMs` later. */
-  private renameForDeletion(dir: string, logDir: string, key: string, delayMs: number): void {
+  private renameForDeletion(dir: string, logDir: string, key: string, delayMs: number, bytes = 0): void {
     const stamp = this.ctx.clock.nowMs().toString(36);
     let deleted = path.join(logDir, `${key}.${stamp}-delete`);
     // Two deletions of one partition in the same millisecond (a move cancelled, then another).
@@ -283,7 +285,11 @@ export class LogManager {
       deleted = path.join(logDir, `${key}.${stamp}x${n}-delete`);
     this.ctx.fs.rename(dir, deleted);
     this.ctx.fs.syncDir(logDir);
-    this.ctx.scheduler.schedule(`delete-dir-${key}`, delayMs, () => this.removeDir(deleted));
+    this.dirDeletionBytes += bytes;
+    this.ctx.scheduler.schedule(`delete-dir-${key}`, delayMs, () => {
+      this.dirDeletionBytes -= bytes;
+      this.removeDir(deleted);
+    });
     this.ctx.logger.info(`${key}: ${path.basename(dir)} renamed to ${path.basename(deleted)} for deletion`);
   }
 
@@ -389,6 +395,16 @@ export class LogManager {
     log.adoptFilesOf(reopened);
     this.logs.set(key, { log, logDir: future.logDir });
     this.ctx.logger.info(`${key}: moved from ${current.logDir} to ${future.logDir}`);
+  }
+
+  /**
+   * Bytes removed from the logs but still on disk for `file.delete.delay.ms`: segments deleted by
+   * retention or truncation (`*.deleted`) and the logs of deleted partitions (`-delete` dirs).
+   */
+  bytesAwaitingDeletion(): number {
+    let n = this.dirDeletionBytes;
+    for (const { log } of this.logs.values()) n += log.local.bytesAwaitingDeletion;
+    return n;
   }
 
   private removeDir(dir: string): void {

@@ -11,6 +11,9 @@ import * as path from 'node:path';
 /** Each layer and the layers it may import (besides itself). */
 export const LAYER_RULES: Readonly<Record<string, readonly string[]>> = {
   common: [],
+  // Metrics plumbing over prom-client: the registry, scrape-time families, the exposition merge
+  // and the HTTP endpoint. Knows no broker; the broker, the launcher and the CLI register into it.
+  metrics: ['common'],
   protocol: ['common'],
   storage: ['common', 'protocol'],
   metadata: ['common', 'protocol'],
@@ -19,8 +22,8 @@ export const LAYER_RULES: Readonly<Record<string, readonly string[]>> = {
   replication: ['common', 'protocol', 'storage', 'metadata'],
   coordinator: ['common', 'protocol'],
   client: ['common', 'protocol', 'network'],
-  broker: ['common', 'protocol', 'storage', 'metadata', 'replication', 'coordinator', 'network'],
-  cluster: ['common', 'protocol', 'storage', 'metadata', 'controller', 'network', 'broker'],
+  broker: ['common', 'protocol', 'storage', 'metadata', 'replication', 'coordinator', 'network', 'metrics'],
+  cluster: ['common', 'protocol', 'storage', 'metadata', 'controller', 'network', 'broker', 'metrics'],
   cli: [
     'common',
     'protocol',
@@ -34,6 +37,7 @@ export const LAYER_RULES: Readonly<Record<string, readonly string[]>> = {
     'broker',
     'cluster',
     'dashboard',
+    'metrics',
   ],
   // The live dashboard: polls the cluster through the client, served by the launcher's HTTP port.
   dashboard: ['common', 'protocol', 'client'],

@@ -111,6 +111,8 @@ export async function handleFetch(
     );
     if (!passed) reads = readAll();
   }
+  // Consumer bytes only: what followers fetch is replication bytes out (the leader's quota meter).
+  if (replicaId < 0 && b.metrics) for (const r of reads) b.metrics.fetched(r.sp.topic, r.records.length);
   return buildResponse(fc, reads);
 }
 

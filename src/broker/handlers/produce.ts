@@ -52,6 +52,7 @@ export async function handleProduce(
       }
       try {
         const { info, acks: waiting } = p.appendAsLeader(pd.records, acks);
+        if (!info.duplicate) b.metrics?.produced(t.name, pd.records.length, info.records);
         const response = defaultPartitionProduceResponse();
         response.index = pd.index;
         response.baseOffset = info.firstOffset;

@@ -128,7 +128,7 @@ function historyEntries(history: readonly IsrChange[]): IsrChangeEntry[] {
   }));
 }
 
-function replicaViews(
+export function replicaViews(
   leader: PartitionLeaderState,
   localBrokerId: number,
   nowMs: number,

@@ -1,0 +1,296 @@
+/**
+ * The metrics computed from the broker's state when scraped (Kafka's ReplicaManager, Partition,
+ * Log and replication-quota gauges): nothing is kept up to date between scrapes. As in Kafka,
+ * the partition-state counts are the LEADER's view — each partition is counted by the broker
+ * that leads it, so summing over the cluster counts each once — and the per-replica lag is the
+ * leader's model of its followers, the one SkiffDescribeReplication shows the tools
+ * (replicaViews): leader LEO − replica LEO, in offsets and in bytes of the leader's log, for every
+ * follower, in the ISR or not (Kafka's offsetLag is 0 for a replica outside the ISR).
+ * Registered once by the Broker on its registry.
+ */
+import type { Clock } from '../common/clock.js';
+import type { Registry } from '../metrics/registry.js';
+import { type Emit, PerScrape, registerScrapeFamily } from '../metrics/scrape-family.js';
+import type { ObservedReplicationRate } from '../replication/quota.js';
+import type { LogManager } from '../storage/log-manager.js';
+import { replicaViews } from './handlers/skiff-replication.js';
+import type { ReplicaManager } from './replica-manager.js';
+
+export interface BrokerStateView {
+  readonly nodeId: number;
+  readonly clock: Clock;
+  readonly replicaManager: ReplicaManager;
+  readonly logManager: LogManager;
+  /** Open client and replica connections, and sockets refused at max.connections since start. */
+  connections(): { readonly open: number; readonly rejected: number };
+}
+
+interface PartitionCounts {
+  readonly partitions: number;
+  readonly leaders: number;
+  readonly underReplicated: number;
+  readonly underMinIsr: number;
+  readonly atMinIsr: number;
+}
+
+function partitionCounts(v: BrokerStateView): PartitionCounts {
+  const replication = v.replicaManager.replication;
+  let partitions = 0;
+  let leaders = 0;
+  let underReplicated = 0;
+  let underMinIsr = 0;
+  let atMinIsr = 0;
+  for (const p of v.replicaManager.allPartitions()) {
+    partitions++;
+    const l = replication.leader(p.key);
+    if (l === undefined) continue;
+    leaders++;
+    const isr = l.isr.length;
+    const minIsr = l.effectiveMinIsr();
+    if (isr < l.replicas.length) underReplicated++;
+    if (isr < minIsr) underMinIsr++;
+    else if (isr === minIsr) atMinIsr++;
+  }
+  return { partitions, leaders, underReplicated, underMinIsr, atMinIsr };
+}
+
+function registerPartitionCounts(registry: Registry, v: BrokerStateView): void {
+  const counts = new PerScrape(() => partitionCounts(v));
+  const family = (name: string, help: string, pick: (c: PartitionCounts) => number): void =>
+    registerScrapeFamily(registry, name, help, 'gauge', (emit) => emit({}, pick(counts.get())));
+  family(
+    'skiff_partitions',
+    "Partitions with a replica on this broker (Kafka's PartitionCount)",
+    (c) => c.partitions,
+  );
+  family('skiff_leader_partitions', "Partitions this broker leads (Kafka's LeaderCount)", (c) => c.leaders);
+  family(
+    'skiff_under_replicated_partitions',
+    "Partitions led here whose ISR is smaller than the replica set (Kafka's UnderReplicatedPartitions)",
+    (c) => c.underReplicated,
+  );
+  family(
+    'skiff_under_min_isr_partitions',
+    "Partitions led here whose ISR is below min.insync.replicas, so acks=all produce fails (Kafka's UnderMinIsrPartitionCount)",
+    (c) => c.underMinIsr,
+  );
+  family(
+    'skiff_at_min_isr_partitions',
+    "Partitions led here whose ISR is exactly min.insync.replicas: one more loss stops acks=all (Kafka's AtMinIsrPartitionCount)",
+    (c) => c.atMinIsr,
+  );
+  const changes = (emit: Emit, pick: 'shrinks' | 'expands'): void =>
+    emit({}, v.replicaManager.replication.isrChanges()[pick]);
+  registerScrapeFamily(
+    registry,
+    'skiff_isr_shrinks_total',
+    "ISR shrinks proposed by this broker as leader and committed (Kafka's IsrShrinksPerSec)",
+    'counter',
+    (emit) => changes(emit, 'shrinks'),
+  );
+  registerScrapeFamily(
+    registry,
+    'skiff_isr_expands_total',
+    "ISR expansions proposed by this broker as leader and committed (Kafka's IsrExpandsPerSec)",
+    'counter',
+    (emit) => changes(emit, 'expands'),
+  );
+}
+
+interface ReplicaRow {
+  readonly labels: { readonly topic: string; readonly partition: number; readonly broker: number };
+  readonly lagOffsets: number;
+  readonly lagBytes: number;
+  readonly inIsr: boolean;
+}
+
+/** Every replica of every partition led here, as the leader sees it. */
+function replicaRows(v: BrokerStateView): ReplicaRow[] {
+  const replication = v.replicaManager.replication;
+  const nowMs = v.clock.nowMs();
+  const rows: ReplicaRow[] = [];
+  for (const l of replication.leaderStates()) {
+    if (!l.isLeader) continue;
+    for (const r of replicaViews(l, v.nodeId, nowMs, replication.quotas?.leader)) {
+      rows.push({
+        labels: { topic: l.topic, partition: l.partition, broker: r.brokerId },
+        lagOffsets: Number(r.lag),
+        lagBytes: Number(r.bytesToCatchUp),
+        inIsr: r.inIsr,
+      });
+    }
+  }
+  return rows;
+}
+
+function registerReplicaFamilies(registry: Registry, v: BrokerStateView): void {
+  const rows = new PerScrape(() => replicaRows(v));
+  // A follower that has not fetched since this broker became leader has no known LEO: no sample.
+  registerScrapeFamily(
+    registry,
+    'skiff_replica_lag_offsets',
+    "Leader LEO minus the replica's LEO (as of its latest fetch), per replica of partitions led here, in the ISR or not",
+    'gauge',
+    (emit) => {
+      for (const r of rows.get()) if (r.lagOffsets >= 0) emit(r.labels, r.lagOffsets);
+    },
+  );
+  registerScrapeFamily(
+    registry,
+    'skiff_replica_lag_bytes',
+    "Bytes of the leader's log the replica has yet to copy, per replica of partitions led here",
+    'gauge',
+    (emit) => {
+      for (const r of rows.get()) if (r.lagBytes >= 0) emit(r.labels, r.lagBytes);
+    },
+  );
+  registerScrapeFamily(
+    registry,
+    'skiff_replica_in_isr',
+    '1 when the replica is in the ISR, else 0, per replica of partitions led here',
+    'gauge',
+    (emit) => {
+      for (const r of rows.get()) emit(r.labels, r.inIsr ? 1 : 0);
+    },
+  );
+}
+
+function registerLogFamilies(registry: Registry, v: BrokerStateView): void {
+  const log = (name: string, help: string, value: (l: ReplicaManagerLog) => number): void =>
+    registerScrapeFamily(registry, name, help, 'gauge', (emit) => {
+      for (const p of v.replicaManager.allPartitions())
+        emit({ topic: p.topic, partition: p.index }, value(p.log));
+    });
+  log(
+    'skiff_log_size_bytes',
+    "Bytes of the partition's log on this broker (Kafka's Log Size)",
+    (l) => l.size,
+  );
+  log(
+    'skiff_log_segments',
+    "Segments of the partition's log (Kafka's NumLogSegments)",
+    (l) => l.local.segments.size,
+  );
+  log(
+    'skiff_log_start_offset',
+    "The partition's log start offset on this broker (Kafka's LogStartOffset)",
+    (l) => Number(l.logStartOffset),
+  );
+  log(
+    'skiff_log_end_offset',
+    "The partition's log end offset (LEO) on this broker (Kafka's LogEndOffset)",
+    (l) => Number(l.logEndOffset),
+  );
+  registerScrapeFamily(
+    registry,
+    'skiff_log_deletion_pending_bytes',
+    'Bytes deleted from the logs (retention, truncation, deleted partitions) still on disk for file.delete.delay.ms',
+    'gauge',
+    (emit) => emit({}, v.logManager.bytesAwaitingDeletion()),
+  );
+}
+
+type ReplicaManagerLog = ReturnType<ReplicaManager['allPartitions']>[number]['log'];
+
+function registerReplicationFamilies(registry: Registry, v: BrokerStateView): void {
+  const observed = new PerScrape(() => {
+    const q = v.replicaManager.replication.quotas;
+    const nowMs = v.clock.nowMs();
+    return q === undefined
+      ? null
+      : { leader: q.leader.observed(nowMs), follower: q.follower.observed(nowMs) };
+  });
+  const total = (
+    name: string,
+    help: string,
+    side: 'leader' | 'follower',
+    pick: (o: ObservedReplicationRate) => number,
+  ): void =>
+    registerScrapeFamily(registry, name, help, 'counter', (emit) => {
+      const o = observed.get();
+      if (o !== null) emit({}, pick(o[side]));
+    });
+  total(
+    'skiff_replication_bytes_in_total',
+    "Bytes this broker appended as a follower, all partitions (Kafka's ReplicationBytesInPerSec)",
+    'follower',
+    (o) => o.totalBytes,
+  );
+  total(
+    'skiff_replication_bytes_out_total',
+    "Bytes this broker sent to followers as leader (Kafka's ReplicationBytesOutPerSec)",
+    'leader',
+    (o) => o.totalBytes,
+  );
+  total(
+    'skiff_replication_throttled_bytes_in_total',
+    'Of the follower bytes, those of partitions in follower.replication.throttled.replicas (metered by the throttle)',
+    'follower',
+    (o) => o.throttledTotalBytes,
+  );
+  total(
+    'skiff_replication_throttled_bytes_out_total',
+    'Of the leader bytes, those of partitions in leader.replication.throttled.replicas (metered by the throttle)',
+    'leader',
+    (o) => o.throttledTotalBytes,
+  );
+  registerScrapeFamily(
+    registry,
+    'skiff_replication_throttle_rate_bytes_per_second',
+    'The replication throttle in effect, by side (leader/follower.replication.throttled.rate); absent when unlimited',
+    'gauge',
+    (emit) => {
+      const o = observed.get();
+      if (o === null) return;
+      for (const s of [o.leader, o.follower])
+        if (s.throttleRate !== null) emit({ side: s.side }, s.throttleRate);
+    },
+  );
+  registerScrapeFamily(
+    registry,
+    'skiff_replication_observed_bytes_per_second',
+    "Replication bytes/s over the quota's window (what the throttle compares with its rate), by side, of all partitions or of the throttled ones",
+    'gauge',
+    (emit) => {
+      const o = observed.get();
+      if (o === null) return;
+      for (const s of [o.leader, o.follower]) {
+        emit({ side: s.side, partitions: 'all' }, s.bytesPerSec);
+        emit({ side: s.side, partitions: 'throttled' }, s.throttledBytesPerSec);
+      }
+    },
+  );
+}
+
+function registerServerFamilies(registry: Registry, v: BrokerStateView): void {
+  registerScrapeFamily(
+    registry,
+    'skiff_purgatory_size',
+    "Requests parked until a partition changes or they time out: acks=all produces, long-polling fetches (Kafka's PurgatorySize)",
+    'gauge',
+    (emit) => emit({}, v.replicaManager.replication.purgatory.watched),
+  );
+  registerScrapeFamily(
+    registry,
+    'skiff_connections',
+    'Open connections (clients and replica fetchers)',
+    'gauge',
+    (emit) => emit({}, v.connections().open),
+  );
+  registerScrapeFamily(
+    registry,
+    'skiff_connections_rejected_total',
+    'Sockets closed at accept because max.connections was reached',
+    'counter',
+    (emit) => emit({}, v.connections().rejected),
+  );
+}
+
+/** Registers every scrape-time family of one broker. */
+export function registerBrokerStateMetrics(registry: Registry, v: BrokerStateView): void {
+  registerPartitionCounts(registry, v);
+  registerReplicaFamilies(registry, v);
+  registerLogFamilies(registry, v);
+  registerReplicationFamilies(registry, v);
+  registerServerFamilies(registry, v);
+}
