@@ -36,13 +36,16 @@ const RECORD_BYTES = 1024;
 const IDLE_CONNECTIONS = 1_000;
 const SKIFF = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../src/cli/main.js');
 
-interface Broker {
+export interface Broker {
   readonly child: ChildProcess;
   readonly port: number;
+  /** What the broker printed up to its ready line. */
+  readonly output: string;
   stop(): Promise<void>;
 }
 
-async function startBroker(dir: string): Promise<Broker> {
+/** A `skiff broker` child process in `dir`; `extraProps`: lines added to its server.properties. */
+export async function startBroker(dir: string, extraProps: readonly string[] = []): Promise<Broker> {
   const props = path.join(dir, 'server.properties');
   fs.writeFileSync(
     props,
@@ -51,6 +54,7 @@ async function startBroker(dir: string): Promise<Broker> {
       'listeners=PLAINTEXT://127.0.0.1:0',
       `log.dirs=${path.join(dir, 'logs')}`,
       'num.partitions=1',
+      ...extraProps,
       '',
     ].join('\n'),
   );
@@ -81,6 +85,7 @@ async function startBroker(dir: string): Promise<Broker> {
   return {
     child,
     port,
+    output: out,
     async stop() {
       if (child.exitCode === null && child.signalCode === null) {
         child.kill('SIGTERM');
@@ -93,7 +98,7 @@ async function startBroker(dir: string): Promise<Broker> {
 }
 
 /** Runs kcat to completion; stdout to /dev/null. Returns wall-clock seconds. */
-function runKcat(args: string[], stdinFile: string | null): Promise<number> {
+export function runKcat(args: string[], stdinFile: string | null): Promise<number> {
   return new Promise((resolve, reject) => {
     const stdin = stdinFile === null ? 'ignore' : fs.openSync(stdinFile, 'r');
     const started = performance.now();
@@ -138,11 +143,14 @@ async function openIdle(port: number, n: number): Promise<net.Socket[]> {
   return sockets;
 }
 
-/** `skiff topics --create` with one partition; throws when the tool fails. */
-function createTopic(bootstrap: string, topic: string): void {
+/** `skiff topics --create` (one partition unless told); throws when the tool fails. */
+export function createTopic(bootstrap: string, topic: string, partitions = 1): void {
   const r = spawnSync(
     process.execPath,
-    [SKIFF, 'topics', '--bootstrap-server', bootstrap, '--create', '--topic', topic, '--partitions', '1'],
+    [
+      ...[SKIFF, 'topics', '--bootstrap-server', bootstrap, '--create', '--topic', topic],
+      ...['--partitions', String(partitions)],
+    ],
     { encoding: 'utf8' },
   );
   if (r.status !== 0) throw new Error(`skiff topics --create ${topic} failed: ${r.stderr}`);
@@ -152,7 +160,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
 
 /** CPU seconds (user + system) a process has used so far; Linux clock ticks are 1/100 s. */
-function cpuSeconds(pid: number): number {
+export function cpuSeconds(pid: number): number {
   const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100;
@@ -178,7 +186,7 @@ function report(what: string, run: { seconds: number; brokerCpu: number }, targe
 }
 
 /** kcat producing `input`'s lines to `topic` (acks=1, 1 MB batches): the measured run and its ceiling. */
-function produceArgs(bootstrap: string, topic: string, input: string): string[] {
+export function produceArgs(bootstrap: string, topic: string, input: string): string[] {
   return [
     ...['-P', '-b', bootstrap, '-t', topic, '-X', 'acks=1', '-X', 'linger.ms=5', '-X', 'batch.size=1000000'],
     ...['-l', input],

@@ -1,6 +1,7 @@
 import { benchBroker } from './broker.js';
 import { benchFetchEncode } from './fetch-encode.js';
 import { benchMetadata } from './metadata.js';
+import { benchMetrics } from './metrics.js';
 import { benchRecords } from './records.js';
 import { benchReplication } from './replication.js';
 import { benchStartCluster } from './start-cluster.js';
@@ -22,6 +23,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   replication: benchReplication,
   tools: benchTools,
   'start-cluster': benchStartCluster,
+  metrics: benchMetrics,
 };
 
 const only = process.argv.slice(2);

@@ -238,6 +238,8 @@ export class Broker {
               partitionEpoch: p.partitionEpoch,
               newIsr: [...p.newIsr],
               newIsrEpochs: p.newIsrEpochs.map((e) => e.toString()),
+              cause: p.cause,
+              reason: p.reason,
             },
           ],
         },
@@ -308,6 +310,7 @@ export class Broker {
 
   /** Checks meta.properties, loads the logs, applies the current metadata, then listens and registers. */
   async start(): Promise<BoundAddress> {
+    const startMs = this.deps.clock.nowMs();
     assert(this.state === 'new', `broker ${this.deps.config.nodeId} was already started`);
     this.state = 'started';
     const { config, fs, metadata, randomBytes } = this.deps;
@@ -326,8 +329,18 @@ export class Broker {
       this.groups?.applyImage(image, previous);
     });
     const bound = await this.server.listen();
+    const durationMs = this.deps.clock.nowMs() - startMs;
     this.deps.logger.info(
       `broker ${this.deps.config.nodeId} listening on ${bound.host}:${bound.port} (${this.replicaManager.partitionCount} partitions)`,
+      {
+        event: 'startup',
+        nodeId: this.deps.config.nodeId,
+        host: bound.host,
+        port: bound.port,
+        partitions: this.replicaManager.partitionCount,
+        logs: this.logManager.allLogs().length,
+        durationMs,
+      },
     );
     return bound;
   }
@@ -336,6 +349,7 @@ export class Broker {
   async stop(): Promise<void> {
     if (this.state !== 'started') return;
     this.state = 'stopped';
+    const stopMs = this.deps.clock.nowMs();
     this.unsubscribe?.();
     // Parked JoinGroup/SyncGroup requests are answered and the coordinator's timers cancelled
     // before the connections go.
@@ -351,7 +365,13 @@ export class Broker {
     if (!this.logsLoaded) return;
     // A log start write under way must not land after shutdown's own (it would hold older starts).
     await this.logManager.whenLogStartOffsetsPersisted();
+    const logs = this.logManager.allLogs().length;
     this.logManager.shutdown();
-    this.deps.logger.info(`broker ${this.deps.config.nodeId} stopped cleanly`);
+    this.deps.logger.info(`broker ${this.deps.config.nodeId} stopped cleanly`, {
+      event: 'shutdown',
+      nodeId: this.deps.config.nodeId,
+      logs,
+      durationMs: this.deps.clock.nowMs() - stopMs,
+    });
   }
 }

@@ -14,7 +14,7 @@ import { parseProperties } from '../broker/config.js';
 import { brokerTitle } from '../cluster/child-protocol.js';
 import type { StoreBroker } from '../cluster/store-broker.js';
 import { SystemClock } from '../common/clock.js';
-import { type Logger, lineLogger } from '../common/logger.js';
+import { type Logger, lineLogger, parseLogFormat } from '../common/logger.js';
 import { tuneMallocForBroker } from '../common/malloc-tuning.js';
 import { watchParent } from '../common/parent-watch.js';
 import type { EtcdStore } from '../metadata/etcd-store.js';
@@ -67,7 +67,7 @@ async function serveBroker(configPath: string, overrides: readonly string[], io:
   // A broker is coming: only now is this process's heap tuned for one.
   tuneMallocForBroker();
   const clock = new SystemClock();
-  const logger = lineLogger(clock, (line) => io.out(line));
+  const logger = lineLogger(clock, (line) => io.out(line), parseLogFormat(props.get('log.format')));
   const endpoints = (props.get('etcd.endpoints') ?? '')
     .split(',')
     .map((e) => e.trim())

@@ -8,7 +8,7 @@
  * channel closing (the launcher is gone: with no metadata store left, flush the logs and exit).
  */
 import { SystemClock } from '../common/clock.js';
-import { lineLogger } from '../common/logger.js';
+import { lineLogger, parseLogFormat } from '../common/logger.js';
 import { tuneMallocForBroker } from '../common/malloc-tuning.js';
 import { TimerScheduler } from '../common/scheduler.js';
 import { ipcChannel, RemoteStore } from '../metadata/remote-store.js';
@@ -44,8 +44,12 @@ async function main(): Promise<number> {
   if (id !== undefined && logDir !== undefined) process.title = brokerTitle(Number(id), logDir);
   tuneMallocForBroker();
   const clock = new SystemClock();
-  const logger = lineLogger(clock, (line) => process.stdout.write(`${line}\n`));
   const props = new Map(Object.entries(JSON.parse(process.env[PROPS_ENV] ?? '{}') as Record<string, string>));
+  const logger = lineLogger(
+    clock,
+    (line) => process.stdout.write(`${line}\n`),
+    parseLogFormat(props.get('log.format')),
+  );
   const scheduler = new TimerScheduler();
   const store = new RemoteStore(ipcChannel(process), scheduler);
   // Always kept: the launcher serves every child's at its /metrics (skiff up --http-port).

@@ -10,6 +10,7 @@ import type {
   ControllerResponse,
 } from '../metadata/controller-requests.js';
 import { Election, type Leadership } from '../metadata/election.js';
+import { isrHistoryBounds } from '../metadata/isr-history.js';
 import { MetadataKeys } from '../metadata/keys.js';
 import { MetadataFollower } from '../metadata/metadata-follower.js';
 import {
@@ -20,7 +21,16 @@ import {
   rangeAll,
   type StoreWatch,
 } from '../metadata/store.js';
-import { planAlterPartition, planElectLeaders, planReassignments, planRebalance } from './partition-admin.js';
+import { scheduleHistoryRetention } from './history-retention.js';
+import { changeFields, reconcileCause } from './isr-change.js';
+import {
+  type PartitionChange,
+  planAlterPartition,
+  planElectLeaders,
+  planReassignments,
+  planRebalance,
+  toChunks,
+} from './partition-admin.js';
 import {
   asOneChange,
   type BrokerView,
@@ -57,9 +67,6 @@ export interface ControllerOptions {
   readonly beforeCommit?: (what: string) => Promise<void>;
 }
 
-/** Partitions per reconcile transaction: 2 ops each plus the guard, under etcd's 128. */
-const PARTITIONS_PER_TXN = 60;
-
 type CommitOutcome = 'ok' | 'conflict' | 'fenced';
 
 /**
@@ -89,6 +96,12 @@ export class Controller {
   private activeWaiters: (() => void)[] = [];
   private unsubscribe: (() => void) | null = null;
   private readonly seenRequests = new Set<string>();
+  /**
+   * Brokers seen in controlled shutdown and not back since: one that disappears from the
+   * registrations stopped cleanly (history cause controlled-shutdown), any other was fenced.
+   */
+  private readonly shutdownSeen = new Set<number>();
+  private cancelRetention: (() => void) | null = null;
 
   constructor(private readonly options: ControllerOptions) {
     this.keys = new MetadataKeys(options.clusterId);
@@ -203,6 +216,17 @@ export class Controller {
         this.requestReconcile();
     });
     this.scheduleRebalance(leadership);
+    this.cancelRetention = scheduleHistoryRetention({
+      store: this.options.store,
+      keys: this.keys,
+      scheduler: this.options.scheduler,
+      clock: this.options.clock,
+      logger: this.options.logger,
+      bounds: () => this.historyBounds(),
+      image: () => this.follower.image(),
+      enqueue: (what, task) => this.enqueue(what, task),
+      commit: (what, ops) => this.commit(what, [], ops).then((o) => o === 'ok'),
+    });
     this.enqueue('repair', () => this.repairTopics());
     this.requestReconcile();
     const pending = await rangeAll(this.options.store, this.keys.requests);
@@ -247,10 +271,19 @@ export class Controller {
     await this.commitChunks('rebalance', chunks);
   }
 
+  private historyBounds() {
+    return isrHistoryBounds(
+      this.follower.image().brokerConfigs.get('<default>') ?? {},
+      this.options.staticConfig ?? {},
+    );
+  }
+
   private deactivate(reason: string): void {
     if (this.leadership === null) return;
     this.cancelRebalance?.();
     this.cancelRebalance = null;
+    this.cancelRetention?.();
+    this.cancelRetention = null;
     this.options.logger.info(`controller ${this.options.nodeId}: inactive (${reason})`);
     this.leadership = null;
     this.requestWatch?.close();
@@ -350,6 +383,8 @@ export class Controller {
       randomBytes: this.options.randomBytes,
       staticConfig: this.options.staticConfig ?? {},
       requestId,
+      nowMs: this.options.clock.nowMs(),
+      historyBounds: this.historyBounds(),
     };
   }
 
@@ -406,7 +441,11 @@ export class Controller {
     for (let attempt = 0; attempt < LIMITS.controllerConflictRetries; attempt++) {
       const image = this.follower.image();
       const view = this.view(image);
-      const changes: { key: string; rev: bigint; value: string }[] = [];
+      for (const [id, b] of image.brokers) {
+        if (b.inControlledShutdown) this.shutdownSeen.add(id);
+        else this.shutdownSeen.delete(id);
+      }
+      const changes: PartitionChange[] = [];
       for (const [name, topic] of image.topics) {
         const unclean = this.uncleanEnabled(image, name);
         for (const p of topic.partitions) {
@@ -421,20 +460,28 @@ export class Controller {
           if (outcome === null) continue;
           const key = this.keys.partition(name, p.partition);
           const { next } = outcome;
+          const why = reconcileCause(rec, next, view, this.shutdownSeen, outcome.unclean);
           this.options.logger.info(
-            `${outcome.unclean ? 'Unclean leader election' : 'Partition change'} for ${name}-${p.partition}: leader ${rec.leader} -> ${next.leader} (epoch ${next.leaderEpoch}), ISR ${rec.isr.join(',')} -> ${next.isr.join(',')}`,
+            `${outcome.unclean ? 'Unclean leader election' : 'Partition change'} for ${name}-${p.partition}: leader ${rec.leader} -> ${next.leader} (epoch ${next.leaderEpoch}), ISR ${rec.isr.join(',')} -> ${next.isr.join(',')} (${why.reason})`,
+            changeFields(name, p.partition, rec, next, outcome.unclean, why),
           );
-          changes.push({ key, rev: this.follower.state.modRevision(key), value: JSON.stringify(next) });
+          const rev = this.follower.state.modRevision(key);
+          changes.push({
+            topic: name,
+            partition: p.partition,
+            key,
+            rev,
+            prev: rec,
+            next,
+            why,
+            unclean: outcome.unclean,
+          });
         }
       }
       let outcome: CommitOutcome = 'ok';
-      for (let i = 0; i < changes.length && outcome === 'ok'; i += PARTITIONS_PER_TXN) {
-        const batch = changes.slice(i, i + PARTITIONS_PER_TXN);
-        outcome = await this.commit(
-          'reconcile',
-          batch.map((c) => ({ key: c.key, target: 'mod', modRevision: c.rev })),
-          batch.map((c) => ({ type: 'put', key: c.key, value: c.value })),
-        );
+      const chunks = toChunks(this.adminContext('reconcile'), changes);
+      for (let i = 0; i < chunks.length && outcome === 'ok'; i++) {
+        outcome = await this.commit('reconcile', chunks[i]!.compare, chunks[i]!.ops);
       }
       if (outcome === 'fenced') return;
       if (outcome === 'ok') {

@@ -5,9 +5,11 @@ import type {
   ElectLeadersResult,
   PartitionResults,
 } from '../metadata/controller-requests.js';
+import { historyOps } from '../metadata/isr-history.js';
 import type { PartitionRecord } from '../metadata/keys.js';
 import type { Compare, Op } from '../metadata/store.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
+import { type ChangeCause, changeRecord, leaderCause } from './isr-change.js';
 import {
   asOneChange,
   completeReassignment,
@@ -25,16 +27,54 @@ import type { AdminContext, Chunk, Plan } from './topic-admin.js';
  * partition key's revision under its election guard.
  */
 
-/** Partition records per transaction: a compare and a put each, plus guard and reply, under 128. */
-const PARTITIONS_PER_TXN = 60;
+/**
+ * Partition records per transaction: a compare, a put and two history ops (isr-history.ts) each,
+ * plus guard and reply, under 128.
+ */
+export const PARTITIONS_PER_TXN = 30;
 
-function toChunks(changes: readonly { key: string; rev: bigint; next: PartitionRecord }[]): Chunk[] {
+/** One partition-state change and why: the state it replaces and the record of it. */
+export interface PartitionChange {
+  readonly topic: string;
+  readonly partition: number;
+  readonly key: string;
+  readonly rev: bigint;
+  readonly prev: PartitionRecord | undefined;
+  readonly next: PartitionRecord;
+  readonly why: ChangeCause;
+  readonly unclean?: boolean;
+}
+
+function change(
+  ctx: AdminContext,
+  topic: string,
+  partition: number,
+  prev: PartitionRecord,
+  next: PartitionRecord,
+  why: ChangeCause,
+  unclean = false,
+): PartitionChange {
+  const key = ctx.keys.partition(topic, partition);
+  return { topic, partition, key, rev: ctx.state.modRevision(key), prev, next, why, unclean };
+}
+
+/** Each change as a CAS on its partition key, with its history record in the same transaction. */
+export function toChunks(ctx: AdminContext, changes: readonly PartitionChange[]): Chunk[] {
   const chunks: Chunk[] = [];
   for (let i = 0; i < changes.length; i += PARTITIONS_PER_TXN) {
     const batch = changes.slice(i, i + PARTITIONS_PER_TXN);
     chunks.push({
       compare: batch.map((c): Compare => ({ key: c.key, target: 'mod', modRevision: c.rev })),
-      ops: batch.map((c): Op => ({ type: 'put', key: c.key, value: JSON.stringify(c.next) })),
+      ops: batch.flatMap((c): Op[] => [
+        { type: 'put', key: c.key, value: JSON.stringify(c.next) },
+        ...historyOps(
+          ctx.keys,
+          c.topic,
+          c.partition,
+          changeRecord(c.prev, c.next, c.why, c.unclean ?? false, ctx.nowMs),
+          ctx.historyBounds.maxEntries,
+        ),
+      ]),
     });
   }
   return chunks;
@@ -48,7 +88,7 @@ export function planAlterPartition(
   if (sender === undefined || sender.epoch !== BigInt(body.brokerEpoch)) {
     return { result: { errorCode: ErrorCode.STALE_BROKER_EPOCH, topics: [] }, chunks: [] };
   }
-  const changes: { key: string; rev: bigint; next: PartitionRecord }[] = [];
+  const changes: PartitionChange[] = [];
   const topics = body.topics.map((t) => ({
     topic: t.topic,
     partitions: t.partitions.map((item): AlterPartitionPartitionResult => {
@@ -60,9 +100,10 @@ export function planAlterPartition(
       const next =
         completed !== null && rec !== undefined ? asOneChange(rec, completed) : (decision.next ?? null);
       const state = next ?? rec;
-      if (next) {
-        const key = ctx.keys.partition(t.topic, item.partition);
-        changes.push({ key, rev: ctx.state.modRevision(key), next });
+      if (next && rec) {
+        const why = leaderCause(rec, decision.next ?? next, item.cause, item.reason);
+        const done = completed ? { cause: why.cause, reason: `${why.reason}; reassignment complete` } : why;
+        changes.push(change(ctx, t.topic, item.partition, rec, next, done));
       }
       return {
         partition: item.partition,
@@ -74,13 +115,14 @@ export function planAlterPartition(
       };
     }),
   }));
-  return { result: { errorCode: 0, topics }, chunks: toChunks(changes) };
+  return { result: { errorCode: 0, topics }, chunks: toChunks(ctx, changes) };
 }
 
 export function planElectLeaders(
   ctx: AdminContext,
   type: ElectionType,
   requested: readonly { topic: string; partitions: readonly number[] }[] | null,
+  origin = 'ElectLeaders',
 ): Plan<ElectLeadersResult> {
   const all = requested === null;
   const targets =
@@ -89,7 +131,11 @@ export function planElectLeaders(
       topic: t.name,
       partitions: t.partitions.map((p) => p.partition),
     }));
-  const changes: { key: string; rev: bigint; next: PartitionRecord }[] = [];
+  const changes: PartitionChange[] = [];
+  const why: ChangeCause =
+    type === 'preferred'
+      ? { cause: 'preferred-election', reason: `preferred leader election (${origin})` }
+      : { cause: 'unclean-election', reason: `unclean leader election (${origin})` };
   const topics = targets
     .map((t) => ({
       topic: t.topic,
@@ -106,7 +152,18 @@ export function planElectLeaders(
           const decision = electLeader(rec, ctx.view, type);
           if (decision.next) {
             const key = ctx.keys.partition(t.topic, partition);
-            changes.push({ key, rev: ctx.state.modRevision(key), next: decision.next });
+            const rev = ctx.state.modRevision(key);
+            const unclean = type === 'unclean';
+            changes.push({
+              topic: t.topic,
+              partition,
+              key,
+              rev,
+              prev: rec,
+              next: decision.next,
+              why,
+              unclean,
+            });
           }
           return { partition, errorCode: decision.errorCode, errorMessage: null };
         })
@@ -114,14 +171,14 @@ export function planElectLeaders(
         .filter((p) => !all || p.errorCode !== ErrorCode.ELECTION_NOT_NEEDED),
     }))
     .filter((t) => t.partitions.length > 0 || !all);
-  return { result: { errorCode: 0, topics }, chunks: toChunks(changes) };
+  return { result: { errorCode: 0, topics }, chunks: toChunks(ctx, changes) };
 }
 
 export function planReassignments(
   ctx: AdminContext,
   body: Extract<ControllerRequestBody, { kind: 'alterPartitionReassignments' }>,
 ): Plan<PartitionResults> {
-  const changes: { key: string; rev: bigint; next: PartitionRecord }[] = [];
+  const changes: PartitionChange[] = [];
   const topics = body.topics.map((t) => ({
     topic: t.topic,
     partitions: t.partitions.map((item) => {
@@ -135,13 +192,18 @@ export function planReassignments(
       }
       const decision = reassign(rec, item.replicas, ctx.view);
       if (decision.next) {
-        const key = ctx.keys.partition(t.topic, item.partition);
-        changes.push({ key, rev: ctx.state.modRevision(key), next: decision.next });
+        const reason =
+          item.replicas === null
+            ? `reassignment cancelled: replicas ${decision.next.replicas.join(',')}`
+            : `reassignment to [${item.replicas.join(',')}] from [${rec.replicas.join(',')}]`;
+        changes.push(
+          change(ctx, t.topic, item.partition, rec, decision.next, { cause: 'reassignment', reason }),
+        );
       }
       return { partition: item.partition, errorCode: decision.errorCode, errorMessage: null };
     }),
   }));
-  return { result: { errorCode: 0, topics }, chunks: toChunks(changes) };
+  return { result: { errorCode: 0, topics }, chunks: toChunks(ctx, changes) };
 }
 
 /** Preferred-leader elections for brokers over the imbalance threshold (auto.leader.rebalance). */
@@ -162,6 +224,7 @@ export function planRebalance(ctx: AdminContext, percentage: number): Chunk[] {
       ctx,
       'preferred',
       [...byTopic].map(([topic, ps]) => ({ topic, partitions: ps })),
+      'leader imbalance',
     ).chunks,
   ];
 }

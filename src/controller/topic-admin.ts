@@ -12,6 +12,7 @@ import type {
   CreateTopicSpec,
 } from '../metadata/controller-requests.js';
 import type { ImageBuilder } from '../metadata/image-builder.js';
+import { historyOps, type IsrHistoryBounds } from '../metadata/isr-history.js';
 import {
   encodeConfigMap,
   type MetadataKeys,
@@ -22,6 +23,7 @@ import type { Compare, Op } from '../metadata/store.js';
 import { validateTopicName } from '../metadata/topic-name.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { randomUuid } from '../protocol/uuid.js';
+import { changeRecord } from './isr-change.js';
 import { type BrokerView, initialPartition } from './partition-change.js';
 import { assignReplicas, type RandomInt } from './replica-assignment.js';
 
@@ -54,6 +56,9 @@ export interface AdminContext {
   /** The controller's properties file: the last layer before built-in defaults. */
   readonly staticConfig: ConfigMap;
   readonly requestId: string;
+  /** The controller's clock when the plan is made: the time of its history records. */
+  readonly nowMs: number;
+  readonly historyBounds: IsrHistoryBounds;
 }
 
 function err(errorCode: number, errorMessage: string): ApiResult {
@@ -102,9 +107,27 @@ function partitionOps(
   const ops: Op[] = [];
   for (let p = from; p < assignment.length; p++) {
     const rec: PartitionRecord = initialPartition(assignment[p]!, ctx.view);
-    ops.push({ type: 'put', key: ctx.keys.partition(topic, p), value: JSON.stringify(rec) });
+    ops.push(...createOps(ctx, topic, p, rec));
   }
   return ops;
+}
+
+/** A new partition's key and its first history record (created, partition epoch 0). */
+function createOps(ctx: AdminContext, topic: string, p: number, rec: PartitionRecord): Op[] {
+  const why = {
+    cause: 'topic-created',
+    reason: `partition created with replicas [${rec.replicas.join(',')}]`,
+  } as const;
+  return [
+    { type: 'put', key: ctx.keys.partition(topic, p), value: JSON.stringify(rec) },
+    ...historyOps(
+      ctx.keys,
+      topic,
+      p,
+      changeRecord(undefined, rec, why, false, ctx.nowMs),
+      ctx.historyBounds.maxEntries,
+    ),
+  ];
 }
 
 function chunked(first: Chunk, rest: readonly Op[]): Chunk[] {
@@ -260,8 +283,7 @@ export function completeTopic(ctx: AdminContext, name: string, record: TopicReco
   const missing: Op[] = [];
   for (let p = 0; p < record.assignment.length; p++) {
     if (ctx.state.partitionRecord(name, p) === undefined) {
-      const rec = initialPartition(record.assignment[p]!, ctx.view);
-      missing.push({ type: 'put', key: ctx.keys.partition(name, p), value: JSON.stringify(rec) });
+      missing.push(...createOps(ctx, name, p, initialPartition(record.assignment[p]!, ctx.view)));
     }
   }
   const result: CreateTopicResult = {
@@ -298,6 +320,8 @@ export function planDeleteTopic(ctx: AdminContext, name: string): Plan<ApiResult
     { type: 'delete', key },
     { type: 'deletePrefix', prefix: ctx.keys.topicPartitions(name) },
     { type: 'delete', key: ctx.keys.topicConfig(name) },
+    // A topic created again under the name starts a new history.
+    { type: 'deletePrefix', prefix: ctx.keys.isrHistoryTopic(name) },
   ];
   return {
     result: { name, ...OK },

@@ -4,6 +4,7 @@ import type {
   ElectLeadersResult,
   PartitionResults,
 } from './controller-requests.js';
+import type { IsrChangeRecord, IsrHistoryBounds } from './isr-history.js';
 
 /**
  * What a broker knows about the cluster, and how it asks for changes. The broker's request
@@ -145,4 +146,14 @@ export interface ClusterMetadata {
   ): Promise<PartitionResults>;
   /** Moves leadership away from this broker; true once it leads nothing another replica could. */
   controlledShutdown(timeoutMs: number): Promise<boolean>;
+  /**
+   * The durable ISR/leadership history of a topic's partitions (null: all), oldest first, within
+   * `bounds` as of `nowMs` (src/metadata/isr-history.ts): read from the store, not the image.
+   */
+  isrHistory(
+    topic: string,
+    partitions: readonly number[] | null,
+    bounds: IsrHistoryBounds,
+    nowMs: number,
+  ): Promise<Map<number, IsrChangeRecord[]>>;
 }

@@ -300,6 +300,9 @@ export const BROKER_CONFIGS: readonly ConfigDef[] = [
   broker('broker.rack', 'string', null, 'Rack of the broker, for rack-aware replica assignment.'),
   broker('listeners', 'list', 'PLAINTEXT://:9092', 'Addresses the broker listens on.'),
   broker('advertised.listeners', 'list', null, 'Addresses given to clients, if different from listeners.'),
+  broker('log.format', 'string', 'text', 'Log lines: text (Kafka-style) or json (an object a line).', {
+    oneOf: ['text', 'json'],
+  }),
   broker('log.dirs', 'list', null, 'Directories in which the log data is kept.'),
   broker('log.dir', 'string', '/tmp/kafka-logs', 'Log directory, used when log.dirs is not set.'),
   broker('etcd.endpoints', 'list', null, 'Skiff: etcd client URLs for the cluster metadata.'),
@@ -391,6 +394,9 @@ export const BROKER_CONFIGS: readonly ConfigDef[] = [
     'A follower that has not caught up for this long leaves the ISR (dynamic in Skiff).',
     { min: 1 },
   ),
+  // Skiff: the durable ISR/leadership history (src/metadata/isr-history.ts), cluster-wide.
+  dyn('skiff.isr.history.max.entries', 'int', '1000', 'ISR changes kept per partition.', { min: 1 }),
+  dyn('skiff.isr.history.retention.ms', 'long', '604800000', 'How long an ISR change is kept.', { min: 1 }),
   broker('replica.fetch.max.bytes', 'int', '1048576', 'Bytes per partition a follower fetches at most.', {
     min: 0,
   }),

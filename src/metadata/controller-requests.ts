@@ -38,6 +38,13 @@ export interface AlterPartitionItem {
    * restarted since it last fetched: INELIGIBLE_REPLICA.
    */
   readonly newIsrEpochs?: readonly string[];
+  /**
+   * Skiff only (this JSON is not Kafka's AlterPartition, which has no such field): why the leader
+   * proposes the change — lag or fetch-timeout for a shrink, caught-up for an expand — and its
+   * log line's numbers, for the durable history (isr-history.ts).
+   */
+  readonly cause?: string;
+  readonly reason?: string;
 }
 
 export interface AlterPartitionRequest {

@@ -16,6 +16,9 @@ import type { ConfigMap } from './cluster-metadata.js';
  *   configs/quotas/<entity>       ConfigMap of client quota values (client-quotas.ts)
  *   requests/<request id>         ControllerRequest, on the requesting broker's lease
  *   responses/<broker>/<request>  ControllerResponse, on the requesting broker's lease
+ *
+ * Outside the root, so that no broker snapshot or watch carries it (isr-history.ts):
+ *   /skiff-history/<cluster-id>/isr/<topic>/<p>/<partition epoch>  IsrChangeRecord
  */
 export class MetadataKeys {
   readonly root: string;
@@ -88,6 +91,11 @@ export class MetadataKeys {
   }
   response(brokerId: number, requestId: string): string {
     return `${this.responses(brokerId)}${requestId}`;
+  }
+
+  /** The durable ISR history of a topic (isr-history.ts), outside the watched root. */
+  isrHistoryTopic(topic: string): string {
+    return `/skiff-history/${this.clusterId}/isr/${topic}/`;
   }
 
   /** Classifies a key under the root; null for keys of no interest to the image. */

@@ -21,6 +21,7 @@ import type {
   ElectLeadersResult,
   PartitionResults,
 } from './controller-requests.js';
+import { type IsrChangeRecord, type IsrHistoryBounds, readIsrHistory } from './isr-history.js';
 import { type BrokerRecord, MetadataKeys } from './keys.js';
 import { MetadataFollower } from './metadata-follower.js';
 import { type MetadataStore, StoreError, type StoreWatch } from './store.js';
@@ -158,6 +159,18 @@ export class StoreClusterMetadata implements ClusterMetadata {
   /** This broker's registration epoch (fences requests from an older incarnation). */
   brokerEpoch(): bigint {
     return this.epoch;
+  }
+
+  async isrHistory(
+    topic: string,
+    partitions: readonly number[] | null,
+    bounds: IsrHistoryBounds,
+    nowMs: number,
+  ): Promise<Map<number, IsrChangeRecord[]>> {
+    const r = await readIsrHistory(this.options.store, this.keys, topic, partitions, bounds, nowMs);
+    if (r.unreadable > 0)
+      this.options.logger.warn(`ISR history of ${topic}: ${r.unreadable} unreadable entries skipped`);
+    return r.history;
   }
 
   /** Proposes ISR changes for partitions this broker leads (AlterPartition). */

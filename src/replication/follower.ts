@@ -265,6 +265,21 @@ export class PartitionFollower {
     if (log.truncateTo(state.offset, { quiet: true })) {
       this.fetcherLogger.info(
         `Truncating partition ${this.name} with TruncationState(offset=${state.offset}, completed=${state.truncationCompleted}) due to the leader's diverging epoch ${epoch} ending at ${endOffset}: LEO ${before} → ${log.logEndOffset}, ${sizeBefore - log.size} bytes discarded${state.truncationCompleted ? '' : ' (will ask again with the new latest epoch)'}`,
+        {
+          event: 'truncation',
+          topic: this.topic,
+          partition: this.partition,
+          leaderId: this.leaderIdValue,
+          leaderEpoch: this.leaderEpochValue,
+          divergingEpoch: epoch,
+          divergingEndOffset: endOffset,
+          truncationOffset: state.offset,
+          truncationCompleted: state.truncationCompleted,
+          oldLogEndOffset: before,
+          logEndOffset: log.logEndOffset,
+          highWatermark: log.highWatermark,
+          bytesDiscarded: sizeBefore - log.size,
+        },
       );
       this.ctx.onEvent?.({
         kind: 'truncate',
@@ -333,6 +348,17 @@ export class PartitionFollower {
     log.appendAsFollower(records, { quiet: true });
     this.fetcherLogger.warn(
       `Restarting partition ${this.name} at offset ${first.baseOffset}: the leader's log start offset ${leaderLogStartOffset} is inside the batch ${first.baseOffset}..${firstLast} and our LEO ${leo} was there; the ${bytesDiscarded} bytes below it (all below the leader's log start) were discarded`,
+      {
+        event: 'rebuild',
+        topic: this.topic,
+        partition: this.partition,
+        leaderId: this.leaderIdValue,
+        leaderEpoch: this.leaderEpochValue,
+        oldLogEndOffset: leo,
+        leaderLogStartOffset,
+        restartOffset: first.baseOffset,
+        bytesDiscarded,
+      },
     );
     this.ctx.onEvent?.({
       kind: 'rebuild',
@@ -403,6 +429,18 @@ export class PartitionFollower {
         : `log restarted at offset ${restartOffset}`;
     this.fetcherLogger.warn(
       `Rebuilding partition ${this.name}: local log end offset ${r.oldLogEndOffset} is below the leader's log start offset ${r.newLogStartOffset}; all local segments discarded (${r.bytesDiscarded} bytes, renamed .deleted until file.delete.delay.ms); ${where}`,
+      {
+        event: 'rebuild',
+        topic: this.topic,
+        partition: this.partition,
+        leaderId: this.leaderIdValue,
+        leaderEpoch: this.leaderEpochValue,
+        oldLogEndOffset: r.oldLogEndOffset,
+        leaderLogStartOffset: r.newLogStartOffset,
+        restartOffset,
+        logStartOffset: this.log.logStartOffset,
+        bytesDiscarded: r.bytesDiscarded,
+      },
     );
     this.ctx.onEvent?.({
       kind: 'rebuild',

@@ -6,7 +6,6 @@
  */
 export * from './fetcher.js';
 export * from './follower.js';
-export * from './isr-history.js';
 export * from './leader-fetch.js';
 export * from './leader-state.js';
 export * from './offset-lag.js';

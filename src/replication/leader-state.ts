@@ -16,7 +16,6 @@ import type { PartitionState } from '../metadata/cluster-metadata.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
 import type { Log } from '../storage/log.js';
-import { formatIsr, type IsrChangeKind, IsrHistory } from './isr-history.js';
 import {
   type FollowerFetch,
   type FollowerReplicaState,
@@ -46,6 +45,19 @@ export interface IsrProposal {
   readonly newIsr: readonly number[];
   /** The broker epoch the leader last saw from each new ISR member (-1: unknown), in newIsr order. */
   readonly newIsrEpochs: readonly bigint[];
+  /**
+   * Why, for the durable history (Skiff only: Kafka's AlterPartition has no such field): a shrink
+   * for lag (fetching, not catching up) or fetch-timeout (no fetch within replica.lag.time.max.ms),
+   * an expand because a follower caught up; `reason` with the numbers.
+   */
+  readonly cause: IsrProposalCause;
+  readonly reason: string;
+}
+
+export type IsrProposalCause = 'lag' | 'fetch-timeout' | 'caught-up';
+
+export function formatIsr(isr: readonly number[]): string {
+  return isr.join(',');
 }
 
 /** The controller's answer for that partition. */
@@ -85,14 +97,12 @@ export type IsrState =
       readonly isr: readonly number[];
       readonly outOfSync: readonly number[];
       readonly proposal: IsrProposal;
-      readonly reason: string;
     }
   | {
       readonly kind: 'pending-expand';
       readonly isr: readonly number[];
       readonly newInSync: number;
       readonly proposal: IsrProposal;
-      readonly reason: string;
     };
 
 /** acks=all progress of one produce: done, and with which error (0 when acknowledged). */
@@ -115,7 +125,6 @@ export class PartitionLeaderState {
     readonly partition: number,
     readonly log: Log,
     private readonly ctx: LeaderContext,
-    readonly history: IsrHistory = new IsrHistory(),
   ) {}
 
   get name(): string {
@@ -189,9 +198,11 @@ export class PartitionLeaderState {
     const now = this.ctx.clock.nowMs();
     const newEpoch = !this.isLeaderValue || state.leaderEpoch > this.leaderEpochValue;
     if (!newEpoch && state.partitionEpoch <= this.partitionEpochValue) return false;
-    const oldIsr = this.isr;
     const wasLeader = this.isLeaderValue;
     const pending = this.isrStateValue;
+    // Our own proposal committed, brought by the image before the controller's answer (ignored then).
+    if (!newEpoch && pending.kind !== 'committed' && sameIsr(pending.proposal.newIsr, state.isr))
+      this.ctx.onIsrChange?.(pending.kind === 'pending-shrink' ? 'shrink' : 'expand');
     this.replicasValue = [...state.replicas];
     if (newEpoch) {
       const leo = this.log.logEndOffset;
@@ -221,28 +232,6 @@ export class PartitionLeaderState {
     this.leaderEpochValue = state.leaderEpoch;
     this.partitionEpochValue = state.partitionEpoch;
     this.isrStateValue = { kind: 'committed', isr: [...state.isr] };
-    // The image can bring our own proposal's commit before the controller's answer does.
-    const ours =
-      !newEpoch && pending.kind !== 'committed' && sameIsr(pending.proposal.newIsr, state.isr)
-        ? pending
-        : null;
-    if (ours) {
-      this.recordHistory(
-        ours.kind === 'pending-shrink' ? 'shrink' : 'expand',
-        oldIsr,
-        state.isr,
-        ours.reason,
-      );
-      // Our own proposal committed, brought by the image before the controller's answer (ignored then).
-      this.ctx.onIsrChange?.(ours.kind === 'pending-shrink' ? 'shrink' : 'expand');
-    } else {
-      this.recordHistory(
-        newEpoch ? 'became-leader' : 'metadata',
-        oldIsr,
-        state.isr,
-        newEpoch ? `leader epoch ${state.leaderEpoch}` : 'partition state from the metadata image',
-      );
-    }
     this.maybeIncrementHighWatermark();
     return newEpoch;
   }
@@ -314,19 +303,54 @@ export class PartitionLeaderState {
     if (outOfSync.length === 0) return false;
     const oldIsr = this.isr;
     const newIsr = oldIsr.filter((id) => !outOfSync.includes(id));
+    const now = this.ctx.clock.nowMs();
+    const lagMs = this.ctx.replicaLagTimeMaxMs();
+    // fetch-timeout: no fetch at all within replica.lag.time.max.ms; lag: fetching, not catching up.
+    const timedOut = (id: number): boolean => now - (this.followers.get(id)?.lastFetchTimeMs ?? 0) > lagMs;
     const details = outOfSync
       .map((id) => {
         const s = this.followers.get(id);
         return `(brokerId: ${id}, endOffset: ${s?.logEndOffset ?? -1n}, lastCaughtUpTimeMs: ${s?.lastCaughtUpTimeMs ?? 0})`;
       })
       .join(', ');
+    const leo = this.log.logEndOffset;
+    const hw = this.log.highWatermark;
     this.partitionLogger.info(
-      `Shrinking ISR from ${formatIsr(oldIsr)} to ${formatIsr(newIsr)}. Leader: (highWatermark: ${this.log.highWatermark}, endOffset: ${this.log.logEndOffset}). Out of sync replicas: ${details}.`,
+      `Shrinking ISR from ${formatIsr(oldIsr)} to ${formatIsr(newIsr)}. Leader: (highWatermark: ${hw}, endOffset: ${leo}). Out of sync replicas: ${details}.`,
+      {
+        event: 'isr-shrink',
+        topic: this.topic,
+        partition: this.partition,
+        leaderEpoch: this.leaderEpochValue,
+        partitionEpoch: this.partitionEpochValue,
+        oldIsr: [...oldIsr],
+        newIsr,
+        highWatermark: hw,
+        logEndOffset: leo,
+        replicaLagTimeMaxMs: lagMs,
+        outOfSync: outOfSync.map((id) => {
+          const s = this.followers.get(id);
+          return {
+            brokerId: id,
+            cause: timedOut(id) ? 'fetch-timeout' : 'lag',
+            logEndOffset: s?.logEndOffset ?? -1n,
+            lastCaughtUpTimeMs: s?.lastCaughtUpTimeMs ?? 0,
+            lastFetchTimeMs: s?.lastFetchTimeMs ?? 0,
+          };
+        }),
+      },
     );
-    const proposal = this.proposal(newIsr);
-    const reason = `out of sync: ${formatIsr(outOfSync)}`;
-    this.isrStateValue = { kind: 'pending-shrink', isr: oldIsr, outOfSync, proposal, reason };
-    this.send(proposal, 'shrink', reason);
+    const reasons = outOfSync.map((id) => {
+      const s = this.followers.get(id);
+      const caughtUp = s?.lastCaughtUpTimeMs ?? 0;
+      return timedOut(id)
+        ? `broker ${id} sent no fetch for ${now - (s?.lastFetchTimeMs ?? 0)} ms (replica.lag.time.max.ms ${lagMs}), its LEO ${s?.logEndOffset ?? -1n}, leader LEO ${leo}`
+        : `broker ${id} fetching but not caught up for ${now - caughtUp} ms (replica.lag.time.max.ms ${lagMs}), its LEO ${s?.logEndOffset ?? -1n}, leader LEO ${leo}`;
+    });
+    const cause = timedOut(outOfSync[0]!) ? 'fetch-timeout' : 'lag';
+    const proposal = this.proposal(newIsr, cause, `${cause}: ${reasons.join('; ')}`);
+    this.isrStateValue = { kind: 'pending-shrink', isr: oldIsr, outOfSync, proposal };
+    this.send(proposal, 'shrink');
     return true;
   }
 
@@ -343,16 +367,30 @@ export class PartitionLeaderState {
       return false;
     const oldIsr = this.isr;
     const newIsr = this.replicasValue.filter((id) => oldIsr.includes(id) || id === brokerId);
-    this.partitionLogger.info(`Expanding ISR from ${formatIsr(oldIsr)} to ${formatIsr(newIsr)}`);
-    const proposal = this.proposal(newIsr);
-    const reason = `broker ${brokerId} caught up at ${s.logEndOffset}`;
-    this.isrStateValue = { kind: 'pending-expand', isr: oldIsr, newInSync: brokerId, proposal, reason };
-    this.send(proposal, 'expand', reason);
+    this.partitionLogger.info(`Expanding ISR from ${formatIsr(oldIsr)} to ${formatIsr(newIsr)}`, {
+      event: 'isr-expand',
+      topic: this.topic,
+      partition: this.partition,
+      leaderEpoch: this.leaderEpochValue,
+      partitionEpoch: this.partitionEpochValue,
+      oldIsr: [...oldIsr],
+      newIsr,
+      brokerId,
+      replicaLogEndOffset: s.logEndOffset,
+      highWatermark: this.log.highWatermark,
+      logEndOffset: this.log.logEndOffset,
+    });
+    const reason = `caught-up: broker ${brokerId} at offset ${s.logEndOffset} (HW ${this.log.highWatermark}, leader LEO ${this.log.logEndOffset})`;
+    const proposal = this.proposal(newIsr, 'caught-up', reason);
+    this.isrStateValue = { kind: 'pending-expand', isr: oldIsr, newInSync: brokerId, proposal };
+    this.send(proposal, 'expand');
     return true;
   }
 
-  private proposal(newIsr: readonly number[]): IsrProposal {
+  private proposal(newIsr: readonly number[], cause: IsrProposalCause, reason: string): IsrProposal {
     return {
+      cause,
+      reason,
       topic: this.topic,
       partition: this.partition,
       leaderId: this.ctx.localBrokerId,
@@ -363,9 +401,9 @@ export class PartitionLeaderState {
     };
   }
 
-  private send(proposal: IsrProposal, kind: 'shrink' | 'expand', reason: string): void {
+  private send(proposal: IsrProposal, kind: 'shrink' | 'expand'): void {
     this.ctx.alterPartition(proposal).then(
-      (outcome) => this.handleAlterPartitionOutcome(proposal, outcome, kind, reason),
+      (outcome) => this.handleAlterPartitionOutcome(proposal, outcome, kind),
       (e: unknown) => this.handleAlterPartitionFailure(proposal, e),
     );
   }
@@ -380,7 +418,6 @@ export class PartitionLeaderState {
     proposal: IsrProposal,
     outcome: AlterPartitionOutcome,
     kind: 'shrink' | 'expand',
-    reason: string,
   ): void {
     const s = this.isrStateValue;
     if (!this.isLeaderValue || s.kind === 'committed' || s.proposal !== proposal) return;
@@ -399,13 +436,11 @@ export class PartitionLeaderState {
     }
     if (outcome.leaderEpoch !== this.leaderEpochValue || outcome.partitionEpoch < this.partitionEpochValue)
       return;
-    const oldIsr = s.isr;
     this.partitionEpochValue = outcome.partitionEpoch;
     this.isrStateValue = { kind: 'committed', isr: [...outcome.isr] };
     this.partitionLogger.info(
       `ISR updated to ${formatIsr(outcome.isr)} and version updated to ${outcome.partitionEpoch}`,
     );
-    this.recordHistory(kind, oldIsr, outcome.isr, reason);
     this.ctx.onIsrChange?.(kind);
     this.maybeIncrementHighWatermark();
     this.ctx.onStateChange?.();
@@ -418,24 +453,6 @@ export class PartitionLeaderState {
       `AlterPartition to ISR ${formatIsr(proposal.newIsr)} failed: ${e instanceof Error ? e.message : String(e)}; will propose again`,
     );
     this.isrStateValue = { kind: 'committed', isr: s.isr };
-  }
-
-  private recordHistory(
-    kind: IsrChangeKind,
-    oldIsr: readonly number[],
-    newIsr: readonly number[],
-    reason: string,
-  ): void {
-    this.history.record({
-      timeMs: this.ctx.clock.nowMs(),
-      kind,
-      leader: this.ctx.localBrokerId,
-      leaderEpoch: this.leaderEpochValue,
-      partitionEpoch: this.partitionEpochValue,
-      oldIsr: [...oldIsr],
-      newIsr: [...newIsr],
-      reason,
-    });
   }
 
   /**

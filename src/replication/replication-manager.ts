@@ -1,8 +1,9 @@
 /**
  * The replication roles of every partition a broker hosts (Kafka's ReplicaManager
  * makeLeaders/makeFollowers and ReplicaFetcherManager): one PartitionLeaderState or
- * PartitionFollower per partition, one ReplicaFetcher per leader broker, the isr-expiration task,
- * per-partition ISR history and a bounded list of replication events.
+ * PartitionFollower per partition, one ReplicaFetcher per leader broker, the isr-expiration task
+ * and a bounded list of replication events. The ISR history is durable, kept by the controller
+ * (src/metadata/isr-history.ts): the proposals made here carry the leader's reason to it.
  *
  * Owned by the broker (or test/sim's broker); the caller applies partition states in metadata
  * order and serialises calls on the event loop. Logs are the caller's: this class never opens,
@@ -17,7 +18,6 @@ import type { PartitionState } from '../metadata/cluster-metadata.js';
 import type { Log } from '../storage/log.js';
 import { type FetcherConfig, fetcherIdFor, ReplicaFetcher, type ReplicaTransport } from './fetcher.js';
 import { PartitionFollower, type ReplicationEvent } from './follower.js';
-import { type IsrChange, IsrHistory } from './isr-history.js';
 import { type FollowerReadResult, readForFollower } from './leader-fetch.js';
 import {
   type AlterPartitionOutcome,
@@ -47,8 +47,6 @@ export interface ReplicationManagerContext {
   /** A partition's HW, LEO, log start or ISR moved, after this manager's purgatory was tried. */
   onPartitionChange?(key: string): void;
   onEvent?(event: ReplicationEvent): void;
-  /** Where per-partition histories live, when they must outlive this manager (a restart). */
-  readonly histories?: Map<string, IsrHistory>;
   /** This broker's replication quotas (throttling and observed rates); absent: never throttled. */
   readonly quotas?: ReplicationQuotas;
   /** num.replica.fetchers (fetchers per leader broker), read when partitions are placed and at maybeResizeFetchers. */
@@ -86,13 +84,10 @@ export class ReplicationManager {
   /** Partition key → the fetcher key it is on. */
   private readonly placement = new Map<string, string>();
   private numFetchers = 1;
-  private readonly histories: Map<string, IsrHistory>;
   private readonly eventList: ReplicationEvent[] = [];
   private stopExpiration: (() => void) | null = null;
 
-  constructor(private readonly ctx: ReplicationManagerContext) {
-    this.histories = ctx.histories ?? new Map();
-  }
+  constructor(private readonly ctx: ReplicationManagerContext) {}
 
   /** Starts the isr-expiration task (every replica.lag.time.max.ms / 2, re-read at every run). */
   start(): void {
@@ -259,32 +254,20 @@ export class ReplicationManager {
     target.addPartition(f);
   }
 
-  /** The partition's ISR/leadership history; kept across role changes for the tools. */
-  history(key: string): IsrHistory {
-    let h = this.histories.get(key);
-    if (!h) {
-      h = new IsrHistory();
-      this.histories.set(key, h);
-    }
-    return h;
-  }
-
   /**
    * Read-only view of one partition for the admin API (SkiffDescribeReplication): the role held,
-   * the leader state or follower, and the recorded history. Unlike history(), creates nothing.
+   * the leader state or follower. Creates nothing.
    */
   describe(key: string): {
     readonly role: ReplicaRole;
     readonly leader?: PartitionLeaderState;
     readonly follower?: PartitionFollower;
-    readonly history: readonly IsrChange[];
   } {
-    const history = this.histories.get(key)?.list() ?? [];
     const leader = this.leader(key);
-    if (leader) return { role: 'leader', leader, history };
+    if (leader) return { role: 'leader', leader };
     const follower = this.followers.get(key);
-    if (follower) return { role: 'follower', follower, history };
-    return { role: 'offline', history };
+    if (follower) return { role: 'follower', follower };
+    return { role: 'offline' };
   }
 
   /** The latest rebuild/truncate events, oldest first (bounded). */
@@ -303,13 +286,7 @@ export class ReplicationManager {
       this.stopFollowing(key);
       let l = this.leaders.get(key);
       if (!l) {
-        l = new PartitionLeaderState(
-          state.topic,
-          state.partition,
-          log,
-          this.leaderContext(key, state.topic),
-          this.history(key),
-        );
+        l = new PartitionLeaderState(state.topic, state.partition, log, this.leaderContext(key, state.topic));
         this.leaders.set(key, l);
       }
       l.applyPartitionState(state);
@@ -332,17 +309,6 @@ export class ReplicationManager {
       this.followers.set(key, f);
     }
     if (f.makeFollower(state.leader, state.leaderEpoch)) {
-      const h = this.history(key);
-      h.record({
-        timeMs: this.ctx.clock.nowMs(),
-        kind: 'became-follower',
-        leader: state.leader,
-        leaderEpoch: state.leaderEpoch,
-        partitionEpoch: state.partitionEpoch,
-        oldIsr: h.list().at(-1)?.newIsr ?? [],
-        newIsr: [...state.isr],
-        reason: `following broker ${state.leader}`,
-      });
       this.maybeResizeFetchers();
       this.place(f);
     }
@@ -353,7 +319,6 @@ export class ReplicationManager {
   removePartition(key: string): void {
     this.resign(key);
     this.stopFollowing(key);
-    this.histories.delete(key);
   }
 
   private resign(key: string): void {

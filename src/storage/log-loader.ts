@@ -162,8 +162,9 @@ function load(p: LoadParams): LoadedLog {
         ? `truncated ${r.truncatedBytes} bytes at position ${r.validBytes} (${r.stopReason})`
         : 'nothing truncated';
     const line = `${p.name}: recovered segment ${e.segmentBaseOffset} (${how}): ${r.batches} valid batches checked, ${cut}; LEO ${nextOffset}`;
-    if (r.truncatedBytes > 0) logger.warn(line);
-    else logger.info(line);
+    const fields = recoveryFields(p.name, e, nextOffset);
+    if (r.truncatedBytes > 0) logger.warn(line, fields);
+    else logger.info(line, fields);
   }
   // Recovery does not fsync what it truncated: the recovery point stays where it was (at most the
   // LEO), so a second crash validates the same segments again instead of trusting them.
@@ -220,4 +221,20 @@ function min(a: bigint, b: bigint): bigint {
 }
 function max(a: bigint, b: bigint): bigint {
   return a > b ? a : b;
+}
+
+/** The numbers of one recovery event, for log.format=json. */
+function recoveryFields(name: string, e: RecoveryEvent, logEndOffset: bigint): Record<string, unknown> {
+  const r = e.result;
+  return {
+    event: 'recovery',
+    partitionName: name,
+    segmentBaseOffset: e.segmentBaseOffset,
+    mode: e.mode,
+    batches: r.batches,
+    validBytes: r.validBytes,
+    truncatedBytes: r.truncatedBytes,
+    stopReason: r.truncatedBytes > 0 ? r.stopReason : null,
+    logEndOffset,
+  };
 }

@@ -619,6 +619,15 @@ export class Log {
     if (opts.quiet !== true) {
       this.ctx.logger.info(
         `${this.name}: truncated to offset ${targetOffset}: LEO ${before} → ${this.logEndOffset}, ${discarded} bytes discarded`,
+        {
+          event: 'truncation',
+          partitionName: this.name,
+          truncationOffset: targetOffset,
+          oldLogEndOffset: before,
+          logEndOffset: this.logEndOffset,
+          highWatermark: this.hw,
+          bytesDiscarded: discarded,
+        },
       );
     }
     return true;
@@ -641,6 +650,15 @@ export class Log {
     if (opts.quiet !== true) {
       this.ctx.logger.warn(
         `${this.name}: truncated fully and restarted at offset ${newOffset}: LEO was ${before}, ${discarded} bytes discarded`,
+        {
+          event: 'truncation',
+          partitionName: this.name,
+          full: true,
+          truncationOffset: newOffset,
+          oldLogEndOffset: before,
+          logEndOffset: newOffset,
+          bytesDiscarded: discarded,
+        },
       );
     }
     return discarded;
@@ -673,8 +691,23 @@ export class Log {
     }
     if (deletable.length === 0) return 0;
     if (deletable[deletable.length - 1] === this.local.segments.active()) this.local.roll();
+    const segments = deletable.map((s) => ({ baseOffset: s.baseOffset, sizeBytes: s.size }));
+    const bytes = segments.reduce((n, s) => n + s.sizeBytes, 0);
     this.local.removeAndDeleteSegments(deletable);
     const newStart = this.local.segments.first()!.baseOffset;
+    this.ctx.logger.info(
+      `${this.name}: deleting ${segments.length} segments (${bytes} bytes, base offsets ${segments.map((s) => s.baseOffset).join(',')}) by retention (log start offset ${this.logStart}, retention.ms ${retentionMs}, retention.bytes ${retentionBytes}); renamed .deleted until file.delete.delay.ms`,
+      {
+        event: 'segment-deletion',
+        partitionName: this.name,
+        segments,
+        bytes,
+        logStartOffset: newStart > this.logStart ? newStart : this.logStart,
+        highWatermark: this.hw,
+        retentionMs,
+        retentionBytes,
+      },
+    );
     if (newStart > this.logStart) {
       this.logStart = newStart;
       this.leaderEpochCache.truncateFromStart(newStart);

@@ -86,9 +86,10 @@ describe('SkiffDescribeReplication on one broker', () => {
       p0.replicas.map((x) => [x.brokerId, x.logEndOffset, x.inIsr, x.lag]),
       [[1, 5n, true, 0n]],
     );
+    // The durable history from the store: the controller's record of the creation.
     assert.deepEqual(
-      p0.history.map((h) => [h.kind, h.leaderEpoch, h.newIsr]),
-      [['became-leader', 0, [1]]],
+      p0.history.map((h) => [h.kind, h.cause, h.brokerId, h.leaderId, h.leaderEpoch, h.oldIsr, h.newIsr]),
+      [['create', 'topic-created', 1, 1, 0, [], [1]]],
     );
     // No followers: no replication bytes measured, no throttle set.
     assert.deepEqual(

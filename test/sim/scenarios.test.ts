@@ -89,7 +89,7 @@ test('ISR shrinks after replica.lag.time.max.ms of lag (checked every half of it
     const t0 = c.queue.clock.nowMs();
     c.net.cutLink(1, 3);
     await c.run(4000);
-    const history = c.brokers.get(1)!.history.get('t-0')!.list();
+    const history = c.controller.history.get('t-0')!;
     const shrink = history.find((h) => h.kind === 'shrink');
     assert.ok(shrink, c.report());
     assert.deepEqual(
@@ -114,11 +114,7 @@ test('ISR shrinks after replica.lag.time.max.ms of lag (checked every half of it
     c.net.healAll();
     await c.run(4000);
     // A Fetch lost on the cut link is only retried after its request timeout and the back-off.
-    const expand = c.brokers
-      .get(1)!
-      .history.get('t-0')!
-      .list()
-      .find((h) => h.kind === 'expand');
+    const expand = c.controller.history.get('t-0')!.find((h) => h.kind === 'expand');
     const bound = c.config.network.requestTimeoutMs + c.config.broker.fetcher.backoffMs + 1000;
     assert.ok(expand && expand.timeMs - healedAt < bound, c.report());
     assert.deepEqual(expand.newIsr, [1, 2, 3]);
@@ -128,11 +124,7 @@ test('ISR shrinks after replica.lag.time.max.ms of lag (checked every half of it
     const t1 = c.queue.clock.nowMs();
     c.net.cutLink(1, 2);
     await c.run(2000);
-    const second = c.brokers
-      .get(1)!
-      .history.get('t-0')!
-      .list()
-      .filter((h) => h.kind === 'shrink')[1];
+    const second = c.controller.history.get('t-0')!.filter((h) => h.kind === 'shrink')[1];
     assert.ok(second && second.timeMs - t1 <= 600 * 1.5 + 200, c.report());
     c.stopProducing();
     c.net.healAll();
@@ -276,19 +268,11 @@ test('seed 13.3 experiment 1: a follower down during acks=all writes catches up 
     }
     if (equalAt < 0 && b3.logs.get('t-0')!.size === leaderLog.size) equalAt = c.queue.clock.nowMs();
     await c.run(100); // the controller's answer reaches the leader
-    const expand = c.brokers
-      .get(1)!
-      .history.get('t-0')!
-      .list()
-      .find((h) => h.kind === 'expand');
+    const expand = c.controller.history.get('t-0')!.find((h) => h.kind === 'expand');
     assert.ok(
       expand && equalAt > 0,
       `equal at ${equalAt}, ${JSON.stringify(
-        c.brokers
-          .get(1)!
-          .history.get('t-0')!
-          .list()
-          .map((h) => [h.timeMs, h.kind, h.newIsr, h.partitionEpoch]),
+        c.controller.history.get('t-0')!.map((h) => [h.timeMs, h.kind, h.newIsr, h.partitionEpoch]),
       )}`,
     );
     // The ISR comes back as the sizes meet (the next fetch after catching up proposes it).

@@ -29,7 +29,6 @@ import { KafkaError } from '../../src/protocol/kafka-error.js';
 import { readBatchHeader } from '../../src/protocol/records/batch.js';
 import type { FetcherConfig, ReplicaTransport } from '../../src/replication/fetcher.js';
 import type { ReplicationEvent } from '../../src/replication/follower.js';
-import type { IsrHistory } from '../../src/replication/isr-history.js';
 import type { PartitionLeaderState } from '../../src/replication/leader-state.js';
 import { ReplicationManager } from '../../src/replication/replication-manager.js';
 import type { StorageContext } from '../../src/storage/local-log.js';
@@ -101,8 +100,6 @@ export class SimBroker {
   readonly states = new Map<string, PartitionState>();
   /** The replication roles of this incarnation (a new one at every start). */
   replication: ReplicationManager;
-  /** Survives restarts, as the broker keeps it for the dashboard (in memory here, on disk later). */
-  readonly history = new Map<string, IsrHistory>();
   readonly events: ReplicationEvent[] = [];
   /** Produces and consumer fetches taken and not answered yet. */
   readonly outstanding = new Set<Outstanding>();
@@ -153,7 +150,6 @@ export class SimBroker {
         return this.net.request(this.id, 0, () => this.controller.alterPartition(this.id, epoch, p));
       },
       onEvent: (e) => this.events.push(e),
-      histories: this.history,
     });
   }
 

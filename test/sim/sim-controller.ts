@@ -5,11 +5,18 @@
  * with Kafka's codes. Commits are instant; brokers learn them through delayed metadata messages.
  */
 import {
+  type ChangeCause,
+  changeRecord,
+  leaderCause,
+  reconcileCause,
+} from '../../src/controller/isr-change.js';
+import {
   type BrokerView,
   reconcilePartition,
   validateAlterPartition,
 } from '../../src/controller/partition-change.js';
 import type { BrokerInfo, PartitionState } from '../../src/metadata/cluster-metadata.js';
+import type { IsrChangeRecord } from '../../src/metadata/isr-history.js';
 import type { PartitionRecord } from '../../src/metadata/keys.js';
 import type { AlterPartitionOutcome, IsrProposal } from '../../src/replication/leader-state.js';
 
@@ -31,6 +38,8 @@ export class SimController {
   /** (partition, leader epoch) → leader: at most one leader per epoch. */
   private readonly leaderOfEpoch = new Map<string, number>();
   readonly violations: string[] = [];
+  /** The durable ISR history as the real controller writes it (same pure functions), by key. */
+  readonly history = new Map<string, IsrChangeRecord[]>();
   uncleanElection = false;
 
   constructor(
@@ -63,7 +72,7 @@ export class SimController {
       addingReplicas: [],
       removingReplicas: [],
     };
-    this.commit(key, rec, false, 'created');
+    this.commit(key, rec, false, 'created', { cause: 'topic-created', reason: 'partition created' });
   }
 
   /** A broker (re)registers: a new epoch; a returning one leaves the ISRs it was in. */
@@ -98,7 +107,14 @@ export class SimController {
   private reconcileAll(cause: string): void {
     for (const [key, rec] of this.records) {
       const out = reconcilePartition(rec, this.view(), this.uncleanElection);
-      if (out) this.commit(key, out.next, out.unclean, cause);
+      if (out)
+        this.commit(
+          key,
+          out.next,
+          out.unclean,
+          cause,
+          reconcileCause(rec, out.next, this.view(), new Set(), out.unclean),
+        );
     }
   }
 
@@ -129,7 +145,13 @@ export class SimController {
     let next = rec!;
     if (decision.next) {
       next = decision.next;
-      this.commit(key, next, false, `AlterPartition from ${senderId}`);
+      this.commit(
+        key,
+        next,
+        false,
+        `AlterPartition from ${senderId}`,
+        leaderCause(rec!, next, p.cause, p.reason),
+      );
     }
     return {
       errorCode: 0,
@@ -140,8 +162,18 @@ export class SimController {
     };
   }
 
-  private commit(key: string, next: PartitionRecord, unclean: boolean, cause: string): void {
+  private commit(
+    key: string,
+    next: PartitionRecord,
+    unclean: boolean,
+    cause: string,
+    why: ChangeCause,
+  ): void {
     const prev = this.records.get(key);
+    const list = this.history.get(key) ?? [];
+    list.push(changeRecord(prev, next, why, unclean, this.nowMs()));
+    if (list.length > 1000) list.shift();
+    this.history.set(key, list);
     if (next.leader >= 0) {
       const epochKey = `${key}@${next.leaderEpoch}`;
       const seen = this.leaderOfEpoch.get(epochKey);

@@ -3,8 +3,8 @@
  * only this broker knows about the replication of the partitions it hosts. As a leader: its view
  * of every replica (LEO as of the replica's latest Fetch, log start, lastCaughtUpTimeMs,
  * lastFetchTimeMs, in ISR, lag = leader LEO − replica LEO, and the bytes of the leader's log the
- * replica still has to copy). As leader or follower: the ISR/leadership history recorded by
- * src/replication/isr-history.ts. The observed replication rates (Kafka's windowed Rate in
+ * replica still has to copy). For every hosted partition: its durable ISR/leadership history,
+ * read from the metadata store (src/metadata/isr-history.ts, the same on every broker). The observed replication rates (Kafka's windowed Rate in
  * src/replication/quota.ts): per broker side (leader out, follower in; all and throttled
  * partitions) beside the throttle rates in effect, per partition the follower's bytes/s in and
  * whether each side's throttled-replicas list names it here. Read-only; answers from the event
@@ -12,6 +12,7 @@
  */
 
 import { topicPartitionKey } from '../../common/topic-partition.js';
+import { type IsrChangeRecord, isrHistoryBounds } from '../../metadata/isr-history.js';
 import { ErrorCode } from '../../protocol/generated/errors.js';
 import type { SkiffDescribeReplicationRequest } from '../../protocol/generated/SkiffDescribeReplicationRequest.js';
 import type {
@@ -21,7 +22,6 @@ import type {
   ReplicaView,
   SkiffDescribeReplicationResponse,
 } from '../../protocol/generated/SkiffDescribeReplicationResponse.js';
-import type { IsrChange } from '../../replication/isr-history.js';
 import type { PartitionLeaderState } from '../../replication/leader-state.js';
 import type { Partition } from '../../replication/partition.js';
 import type {
@@ -115,8 +115,10 @@ export function partitionReplicationRates(
   };
 }
 
-function historyEntries(history: readonly IsrChange[]): IsrChangeEntry[] {
+function historyEntries(history: readonly IsrChangeRecord[]): IsrChangeEntry[] {
   return history.map((h) => ({
+    brokerId: h.broker,
+    cause: h.cause,
     timeMs: BigInt(h.timeMs),
     kind: h.kind,
     leaderId: h.leader,
@@ -172,7 +174,6 @@ export function replicaViews(
 function describePartition(
   b: BrokerServices,
   p: Partition,
-  includeHistory: boolean,
   nowMs: number,
   rates: ObservedRates | null,
 ): DescribeReplicationPartitionResult {
@@ -197,7 +198,6 @@ function describePartition(
   if (state) base.partitionEpoch = state.partitionEpoch;
   const replication = b.replicaManager.replication;
   const d = replication.describe(topicPartitionKey(p.topic, p.index));
-  if (includeHistory) base.history = historyEntries(d.history);
   if (d.leader) {
     return {
       ...base,
@@ -220,6 +220,28 @@ function describePartition(
   return base;
 }
 
+/** Each hosted partition's durable history; a store that does not answer leaves it empty. */
+async function addHistory(b: BrokerServices, topics: DescribeReplicationTopicResult[], nowMs: number) {
+  const image = b.metadata.image();
+  const bounds = isrHistoryBounds(image.brokerConfigs.get('<default>') ?? {}, b.config.staticProps);
+  for (const t of topics) {
+    const hosted = t.partitions.filter((p) => p.errorCode === ErrorCode.NONE);
+    if (hosted.length === 0) continue;
+    try {
+      const all = hosted.length > 1 && hosted.length === image.topics.get(t.name)?.partitions.length;
+      const history = await b.metadata.isrHistory(
+        t.name,
+        all ? null : hosted.map((p) => p.partitionIndex),
+        bounds,
+        nowMs,
+      );
+      for (const p of hosted) p.history = historyEntries(history.get(p.partitionIndex) ?? []);
+    } catch (e) {
+      b.logger.warn(`ISR history of ${t.name} unavailable: ${(e as Error).message}`);
+    }
+  }
+}
+
 export async function handleSkiffDescribeReplication(
   b: BrokerServices,
   _ctx: RequestContext,
@@ -238,14 +260,14 @@ export async function handleSkiffDescribeReplication(
     t.partitions.push(r);
   };
   if (req.topics === null) {
-    for (const p of hosted) add(p.topic, describePartition(b, p, req.includeHistory, nowMs, rates));
+    for (const p of hosted) add(p.topic, describePartition(b, p, nowMs, rates));
   } else {
     for (const t of req.topics) {
       const mine = hosted.filter((p) => p.topic === t.name);
       const wanted = t.partitions === null ? mine.map((p) => p.index) : t.partitions;
       for (const index of wanted) {
         const p = mine.find((x) => x.index === index);
-        if (p) add(t.name, describePartition(b, p, req.includeHistory, nowMs, rates));
+        if (p) add(t.name, describePartition(b, p, nowMs, rates));
         // Not hosted here: the tools ask every broker, so this is an answer, not a failure.
         else
           add(t.name, {
@@ -271,6 +293,7 @@ export async function handleSkiffDescribeReplication(
   }
   const topics = [...byTopic.values()].sort((x, y) => (x.name < y.name ? -1 : x.name > y.name ? 1 : 0));
   for (const t of topics) t.partitions.sort((x, y) => x.partitionIndex - y.partitionIndex);
+  if (req.includeHistory) await addHistory(b, topics, nowMs);
   return {
     throttleTimeMs: 0,
     errorCode: ErrorCode.NONE,

@@ -1,7 +1,7 @@
 /**
- * `skiff isr-history`: a partition's ISR and leadership changes, as every broker recorded them
- * (SkiffDescribeReplication), merged by time — one line per change. Kafka has no such tool: the
- * same facts are scattered over each broker's server.log ("Shrinking ISR from ...").
+ * `skiff isr-history`: a partition's ISR and leadership changes as the controller recorded them,
+ * durably, with each change (read through SkiffDescribeReplication) — one line per change, by time.
+ * Kafka has no such tool: the same facts are scattered over each broker's server.log.
  */
 import { Admin } from '../../client/admin.js';
 import { type ClientRuntime, systemRuntime } from '../../client/runtime.js';
@@ -23,11 +23,15 @@ export const ISR_HISTORY: ToolDef = {
     { name: 'json', help: 'one JSON document instead of text lines' },
   ],
   notes: [
-    'Each line: time, partition, the broker that recorded the change, its kind (became-leader,',
-    'became-follower, shrink, expand, metadata), old -> new ISR, leader, leader epoch, partition',
-    "epoch and the reason. Times are each broker's own clock. Brokers keep the latest 64 changes",
-    'per partition in memory: a restarted broker starts a new history. A broker that does not',
-    'answer is named on stderr; the others are still printed.',
+    'Each line: time, partition, the broker the change is about (the leader after it, or before it',
+    'when none is left), its kind (create, shrink, expand, election, unclean-election, offline,',
+    'reassignment), old -> new ISR, leader, leader epoch, partition epoch and the reason, which',
+    'starts with the cause (lag, fetch-timeout, caught-up, controlled-shutdown, fencing,',
+    'broker-restart, leader-returned, preferred-election, unclean-election, reassignment,',
+    'topic-created). The controller records every change in the metadata store with the change',
+    'itself, on its clock: the history survives broker and cluster restarts, bounded by',
+    'skiff.isr.history.max.entries per partition and skiff.isr.history.retention.ms. Any broker',
+    'hosting a partition answers for it; a broker that does not answer is named on stderr.',
   ],
 };
 
@@ -43,6 +47,7 @@ export interface IsrHistoryLine {
   readonly oldIsr: readonly number[];
   readonly newIsr: readonly number[];
   readonly reason: string;
+  readonly cause: string;
 }
 
 const isrText = (isr: readonly number[]): string => (isr.length === 0 ? 'none' : isr.join(','));
@@ -57,7 +62,7 @@ export function formatIsrHistoryLine(l: IsrHistoryLine): string {
     `Leader: ${l.leader < 0 ? 'none' : l.leader}`,
     `LeaderEpoch: ${l.leaderEpoch}`,
     `PartitionEpoch: ${l.partitionEpoch}`,
-    `Reason: ${l.reason}`,
+    `Reason: ${l.cause !== '' && !l.reason.startsWith(`${l.cause}:`) ? `${l.cause}: ${l.reason}` : l.reason}`,
   ].join('\t');
 }
 
@@ -86,14 +91,13 @@ export function runIsrHistory(
           .flatMap((x) => x.replicas),
       );
       const down = [...hosting].filter((id) => !cluster.brokers.has(id)).sort((a, b) => a - b);
-      for (const id of down)
-        io.err(`skiff isr-history: broker ${id} is not registered (stopped?): its history is not included`);
       const answers = await describeReplicationAll(
         client,
         brokers,
         new Map([[topic, partition === null ? null : [partition]]]),
       );
-      const lines: IsrHistoryLine[] = [];
+      // Every hosting broker reads the same durable records: one line per partition epoch.
+      const byEpoch = new Map<string, IsrHistoryLine>();
       const unreachable: number[] = [];
       for (const [broker, resp] of [...answers].sort((a, b) => a[0] - b[0])) {
         if (resp instanceof Error) {
@@ -105,9 +109,9 @@ export function runIsrHistory(
           for (const part of t.partitions) {
             if (part.errorCode !== 0) continue;
             for (const h of part.history) {
-              lines.push({
+              byEpoch.set(`${part.partitionIndex}/${h.partitionEpoch}`, {
                 timeMs: Number(h.timeMs),
-                broker,
+                broker: h.brokerId,
                 topic: t.name,
                 partition: part.partitionIndex,
                 kind: h.kind,
@@ -117,13 +121,15 @@ export function runIsrHistory(
                 oldIsr: h.oldIsr,
                 newIsr: h.newIsr,
                 reason: h.reason,
+                cause: h.cause,
               });
             }
           }
         }
       }
-      // Stable: a broker's own entries keep their recorded order within one millisecond.
-      lines.sort((a, b) => a.timeMs - b.timeMs || a.partition - b.partition || a.broker - b.broker);
+      const lines = [...byEpoch.values()].sort(
+        (a, b) => a.timeMs - b.timeMs || a.partition - b.partition || a.partitionEpoch - b.partitionEpoch,
+      );
       if (flags.has('json')) {
         io.out(
           JSON.stringify({

@@ -121,7 +121,7 @@ export interface DescribeReplicationPartitionResult {
   followerThrottled: boolean;
   /** On the leader: every replica, the leader itself included, as the leader sees it. Empty on a follower. */
   replicas: ReplicaView[];
-  /** The ISR/leadership changes the answering broker recorded for the partition, oldest first (bounded; empty unless IncludeHistory). */
+  /** The partition's durable ISR/leadership history, as the controller recorded it in the metadata store with each change (the same on every broker), oldest first, within skiff.isr.history.max.entries and skiff.isr.history.retention.ms; empty unless IncludeHistory. */
   history: IsrChangeEntry[];
 }
 
@@ -227,9 +227,9 @@ function encodeReplicaView(w: rt.Writer, v: ReplicaView, version: number): void 
 }
 
 export interface IsrChangeEntry {
-  /** When the change was recorded, on the answering broker's clock. */
+  /** When the controller committed the change, on its clock. */
   timeMs: bigint;
-  /** became-leader, became-follower, shrink, expand or metadata. */
+  /** create, shrink, expand, election, unclean-election, offline or reassignment. */
   kind: string;
   /** The leader after the change. */
   leaderId: number;
@@ -241,12 +241,16 @@ export interface IsrChangeEntry {
   oldIsr: number[];
   /** The ISR after the change. */
   newIsr: number[];
-  /** Why the change happened. */
+  /** Why the change happened, with the numbers (the leader's own words for a shrink or expand). */
   reason: string;
+  /** The broker the change is about: the leader after it, or before it when none is left. */
+  brokerId: number;
+  /** topic-created, lag, fetch-timeout, caught-up, controlled-shutdown, fencing, broker-restart, leader-returned, preferred-election, unclean-election or reassignment. */
+  cause: string;
 }
 
 export function defaultIsrChangeEntry(): IsrChangeEntry {
-  return { timeMs: 0n, kind: "", leaderId: 0, leaderEpoch: 0, partitionEpoch: 0, oldIsr: [], newIsr: [], reason: "" };
+  return { timeMs: 0n, kind: "", leaderId: 0, leaderEpoch: 0, partitionEpoch: 0, oldIsr: [], newIsr: [], reason: "", brokerId: -1, cause: "" };
 }
 
 function decodeIsrChangeEntry(r: rt.Reader, version: number): IsrChangeEntry {
@@ -259,8 +263,21 @@ function decodeIsrChangeEntry(r: rt.Reader, version: number): IsrChangeEntry {
   const _oldIsr: number[] = rt.readArray(r, true, rt.elem.int32);
   const _newIsr: number[] = rt.readArray(r, true, rt.elem.int32);
   const _reason: string = rt.readString(r, true);
-  if (flexible) r.taggedFields();
-  return { timeMs: _timeMs, kind: _kind, leaderId: _leaderId, leaderEpoch: _leaderEpoch, partitionEpoch: _partitionEpoch, oldIsr: _oldIsr, newIsr: _newIsr, reason: _reason };
+  let _brokerId: number = -1;
+  let _cause: string = "";
+  if (flexible) {
+    r.taggedFields((tag, r) => {
+      switch (tag) {
+        case 0:
+          _brokerId = r.int32();
+          break;
+        case 1:
+          _cause = rt.readString(r, true);
+          break;
+      }
+    });
+  }
+  return { timeMs: _timeMs, kind: _kind, leaderId: _leaderId, leaderEpoch: _leaderEpoch, partitionEpoch: _partitionEpoch, oldIsr: _oldIsr, newIsr: _newIsr, reason: _reason, brokerId: _brokerId, cause: _cause };
 }
 
 function encodeIsrChangeEntry(w: rt.Writer, v: IsrChangeEntry, version: number): void {
@@ -273,7 +290,16 @@ function encodeIsrChangeEntry(w: rt.Writer, v: IsrChangeEntry, version: number):
   rt.writeArray(w, v.oldIsr, true, false, 'OldIsr', version, rt.writeElem.int32);
   rt.writeArray(w, v.newIsr, true, false, 'NewIsr', version, rt.writeElem.int32);
   rt.writeString(w, v.reason, true, false, 'Reason', version);
-  if (flexible) w.uvarint(0);
+  if (flexible) {
+    const tagged = new rt.TaggedFields();
+    if (v.brokerId !== -1) tagged.add(0, (w) => {
+      w.int32(v.brokerId);
+    });
+    if (v.cause !== "") tagged.add(1, (w) => {
+      rt.writeString(w, v.cause, true, false, 'Cause', version);
+    });
+    tagged.writeTo(w);
+  }
 }
 
 export const SkiffDescribeReplicationResponseCodec: rt.MessageCodec<SkiffDescribeReplicationResponse> = {

@@ -1,0 +1,131 @@
+/**
+ * Metrics (issue 18), two targets:
+ *  - GET /metrics of a `skiff broker` hosting 10,000 partitions (one topic, RF 1, so every
+ *    partition has its log, state and replica families: ~90,000 samples) answers within 200 ms:
+ *    the median of 9 scrapes after a warm-up, each timed from the request to the last byte.
+ *  - produce throughput with metrics on ≥ 0.97× with them off, in one run: two brokers side by
+ *    side, "off" a plain `skiff broker` (no http.listeners: no registry, no hot-path counters — the
+ *    only way metrics are off), "on" the same with http.listeners and a scraper reading its
+ *    /metrics every second (more often than Prometheus's default 15 s). kcat produces 50,000 × 1 KiB
+ *    (acks=1) to a fresh topic on each, alternating which goes first, 7 rounds; the ratio is of the
+ *    median throughputs. On a shared 2-core machine the rounds vary; the interleaving puts the same
+ *    noise on both sides.
+ */
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { median, recordsFile } from './baseline.js';
+import { type Broker, createTopic, produceArgs, runKcat, startBroker } from './broker.js';
+
+const PARTITIONS = 10_000;
+const SCRAPE_TARGET_MS = 200;
+const SCRAPES = 9;
+const RATIO_TARGET = 0.97;
+const ROUNDS = 7;
+const RECORDS = 50_000;
+const RECORD_BYTES = 1024;
+
+function metricsUrl(b: Broker): string {
+  const m = /metrics on (http:\/\/\S+\/metrics)\)/.exec(b.output);
+  if (m === null) throw new Error(`no metrics URL in:\n${b.output}`);
+  return m[1]!;
+}
+
+/** One GET to the last byte: milliseconds and body size. */
+function timedGet(url: string): Promise<{ ms: number; bytes: number }> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    http
+      .get(url, (res) => {
+        let bytes = 0;
+        res.on('data', (c: Buffer) => {
+          bytes += c.length;
+        });
+        res.on('end', () => {
+          if (res.statusCode !== 200) reject(new Error(`GET ${url}: ${res.statusCode}`));
+          else resolve({ ms: performance.now() - started, bytes });
+        });
+      })
+      .on('error', reject);
+  });
+}
+
+async function scrapeLatency(dir: string): Promise<void> {
+  fs.mkdirSync(dir, { recursive: true });
+  const b = await startBroker(dir, ['http.listeners=http://:0']);
+  try {
+    const t0 = performance.now();
+    createTopic(`127.0.0.1:${b.port}`, 'm10k', PARTITIONS);
+    const createdS = (performance.now() - t0) / 1000;
+    const url = metricsUrl(b);
+    await timedGet(url);
+    const runs: { ms: number; bytes: number }[] = [];
+    for (let i = 0; i < SCRAPES; i++) runs.push(await timedGet(url));
+    const ms = median(runs.map((r) => r.ms));
+    console.log(
+      `  /metrics at ${PARTITIONS} partitions (created in ${createdS.toFixed(1)} s): median ${ms.toFixed(0)} ms of ${SCRAPES} ` +
+        `(min ${Math.min(...runs.map((r) => r.ms)).toFixed(0)}, max ${Math.max(...runs.map((r) => r.ms)).toFixed(0)}), ` +
+        `${(runs[0]!.bytes / 1e6).toFixed(1)} MB; target <= ${SCRAPE_TARGET_MS} ms: ${ms <= SCRAPE_TARGET_MS ? 'met' : 'NOT met'}`,
+    );
+  } finally {
+    await b.stop();
+  }
+}
+
+async function produceAB(dir: string): Promise<void> {
+  const input = path.join(dir, 'records.txt');
+  recordsFile(input, RECORDS, RECORD_BYTES);
+  for (const side of ['off', 'on']) fs.mkdirSync(path.join(dir, side), { recursive: true });
+  const off = await startBroker(path.join(dir, 'off'));
+  const on = await startBroker(path.join(dir, 'on'), ['http.listeners=http://:0']);
+  const url = metricsUrl(on);
+  let scrapes = 0;
+  const scraper = setInterval(() => {
+    timedGet(url).then(
+      () => scrapes++,
+      () => {},
+    );
+  }, 1000);
+  try {
+    const mbps = { off: [] as number[], on: [] as number[] };
+    for (let round = 0; round < ROUNDS; round++) {
+      const order = round % 2 === 0 ? (['off', 'on'] as const) : (['on', 'off'] as const);
+      for (const side of order) {
+        const b = side === 'off' ? off : on;
+        const bootstrap = `127.0.0.1:${b.port}`;
+        const topic = `ab-${round}`;
+        createTopic(bootstrap, topic);
+        const seconds = await runKcat(produceArgs(bootstrap, topic, input), null);
+        mbps[side].push((RECORDS * RECORD_BYTES) / 1e6 / seconds);
+      }
+    }
+    const ratio = median(mbps.on) / median(mbps.off);
+    const fmt = (xs: number[]) => xs.map((x) => x.toFixed(0)).join(' ');
+    console.log(
+      `  produce ${RECORDS} x ${RECORD_BYTES} B (kcat, acks=1), MB/s per round — off: ${fmt(mbps.off)}; on: ${fmt(mbps.on)} (${scrapes} scrapes)`,
+    );
+    console.log(
+      `  median on / off = ${median(mbps.on).toFixed(0)} / ${median(mbps.off).toFixed(0)} = ${ratio.toFixed(3)}; target >= ${RATIO_TARGET}: ${ratio >= RATIO_TARGET ? 'met' : 'NOT met'}`,
+    );
+  } finally {
+    clearInterval(scraper);
+    await Promise.all([off.stop(), on.stop()]);
+  }
+}
+
+export async function benchMetrics(): Promise<void> {
+  console.log(
+    `metrics (issue 18): scrape latency at ${PARTITIONS} partitions; produce with metrics on vs off (load ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')})`,
+  );
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'skiff-bench-metrics-'));
+  try {
+    await scrapeLatency(path.join(dir, 'scrape'));
+    await produceAB(dir);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
