@@ -84,14 +84,14 @@ function registerPartitionCounts(registry: Registry, v: BrokerStateView): void {
   registerScrapeFamily(
     registry,
     'skiff_isr_shrinks_total',
-    "ISR shrinks proposed by this broker as leader and committed (Kafka's IsrShrinksPerSec)",
+    "ISR shrinks of partitions led here, committed, whoever proposed them (Kafka's IsrShrinksPerSec)",
     'counter',
     (emit) => changes(emit, 'shrinks'),
   );
   registerScrapeFamily(
     registry,
     'skiff_isr_expands_total',
-    "ISR expansions proposed by this broker as leader and committed (Kafka's IsrExpandsPerSec)",
+    "ISR expansions of partitions led here, committed (Kafka's IsrExpandsPerSec)",
     'counter',
     (emit) => changes(emit, 'expands'),
   );

@@ -86,7 +86,7 @@ export interface LeaderContext {
   alterPartition(proposal: IsrProposal): Promise<AlterPartitionOutcome>;
   /** The HW moved or the ISR changed outside a caller's own call: parked requests may complete. */
   onStateChange?(): void;
-  /** An ISR shrink or expand this leader proposed was committed (Kafka's IsrShrinks/IsrExpands meters). */
+  /** An ISR shrink or expand of a partition led here was committed (Kafka's IsrShrinks/IsrExpands meters). */
   onIsrChange?(kind: 'shrink' | 'expand'): void;
 }
 
@@ -199,10 +199,7 @@ export class PartitionLeaderState {
     const newEpoch = !this.isLeaderValue || state.leaderEpoch > this.leaderEpochValue;
     if (!newEpoch && state.partitionEpoch <= this.partitionEpochValue) return false;
     const wasLeader = this.isLeaderValue;
-    const pending = this.isrStateValue;
-    // Our own proposal committed, brought by the image before the controller's answer (ignored then).
-    if (!newEpoch && pending.kind !== 'committed' && sameIsr(pending.proposal.newIsr, state.isr))
-      this.ctx.onIsrChange?.(pending.kind === 'pending-shrink' ? 'shrink' : 'expand');
+    const oldIsr = this.isr;
     this.replicasValue = [...state.replicas];
     if (newEpoch) {
       const leo = this.log.logEndOffset;
@@ -232,6 +229,7 @@ export class PartitionLeaderState {
     this.leaderEpochValue = state.leaderEpoch;
     this.partitionEpochValue = state.partitionEpoch;
     this.isrStateValue = { kind: 'committed', isr: [...state.isr] };
+    if (!newEpoch) this.countIsrChange(oldIsr, state.isr);
     this.maybeIncrementHighWatermark();
     return newEpoch;
   }
@@ -387,6 +385,17 @@ export class PartitionLeaderState {
     return true;
   }
 
+  /**
+   * Counts a committed ISR change of a partition led here (Kafka's IsrShrinks / IsrExpands meters),
+   * whoever proposed it: this leader (the controller's answer, or the image when it comes first)
+   * or the controller (a follower fenced or in controlled shutdown). Each partition epoch is
+   * applied once, so a change is counted once.
+   */
+  private countIsrChange(oldIsr: readonly number[], newIsr: readonly number[]): void {
+    if (oldIsr.some((id) => !newIsr.includes(id))) this.ctx.onIsrChange?.('shrink');
+    if (newIsr.some((id) => !oldIsr.includes(id))) this.ctx.onIsrChange?.('expand');
+  }
+
   private proposal(newIsr: readonly number[], cause: IsrProposalCause, reason: string): IsrProposal {
     return {
       cause,
@@ -417,7 +426,8 @@ export class PartitionLeaderState {
   handleAlterPartitionOutcome(
     proposal: IsrProposal,
     outcome: AlterPartitionOutcome,
-    kind: 'shrink' | 'expand',
+    /** What the proposal was; the count comes from the ISRs themselves (countIsrChange). */
+    _kind: 'shrink' | 'expand',
   ): void {
     const s = this.isrStateValue;
     if (!this.isLeaderValue || s.kind === 'committed' || s.proposal !== proposal) return;
@@ -441,7 +451,7 @@ export class PartitionLeaderState {
     this.partitionLogger.info(
       `ISR updated to ${formatIsr(outcome.isr)} and version updated to ${outcome.partitionEpoch}`,
     );
-    this.ctx.onIsrChange?.(kind);
+    this.countIsrChange(s.isr, outcome.isr);
     this.maybeIncrementHighWatermark();
     this.ctx.onStateChange?.();
   }
@@ -527,10 +537,6 @@ export class PartitionLeaderState {
     }
     return out;
   }
-}
-
-function sameIsr(a: readonly number[], b: readonly number[]): boolean {
-  return a.length === b.length && a.every((x) => b.includes(x));
 }
 
 /**

@@ -197,7 +197,7 @@ export class ReplicationManager {
     return [...this.leaders.values()];
   }
 
-  /** ISR shrinks and expands this broker proposed as leader and the controller committed, since start. */
+  /** Committed ISR shrinks and expands of partitions led here, since start. */
   isrChanges(): { readonly shrinks: number; readonly expands: number } {
     return { shrinks: this.isrChangeCounts.shrink, expands: this.isrChangeCounts.expand };
   }
