@@ -94,8 +94,15 @@ export class ScenarioCluster {
     readonly dir: string,
     readonly port: number,
     readonly brokers: number,
-    readonly up: SkiffProcess,
+    private up: SkiffProcess,
   ) {}
+
+  /** Stops the whole `skiff up` (every broker and the store) and starts it again on the same data dir. */
+  async restartAll(): Promise<void> {
+    const r = await this.up.stop(30_000);
+    assert.equal(r.code, 0, `skiff up stopped with ${JSON.stringify(r)}:\n${this.up.output()}`);
+    this.up = await launchSkiffUp(this.dir, this.port, this.brokers);
+  }
 
   /** All brokers, comma-separated (the seeds' `--bootstrap-server mq-d1:9092,...`). */
   get bootstrap(): string {
