@@ -9,7 +9,7 @@ import { readSources } from '../support/import-graph.js';
 import { REPO_ROOT } from '../support/protocol-specs.js';
 
 /** `const NOT_LEADER_OR_FOLLOWER = 6;` where the name and number are Kafka's: a copy of ErrorCode. */
-export function handWrittenErrorCodes(files: ReadonlyMap<string, string>): string[] {
+function handWrittenErrorCodes(files: ReadonlyMap<string, string>): string[] {
   const codes = new Map<string, number>(Object.entries(ErrorCode));
   const out: string[] = [];
   for (const [file, source] of files) {
