@@ -9,6 +9,8 @@
 import { statfsSync } from 'node:fs';
 import { assert } from '../common/assert.js';
 import type { Clock } from '../common/clock.js';
+import { EventJournal, journaling } from '../common/event-journal.js';
+import { LIMITS } from '../common/limits.js';
 import type { Logger } from '../common/logger.js';
 import type { Scheduler } from '../common/scheduler.js';
 import type { ClusterMetadata } from '../metadata/cluster-metadata.js';
@@ -90,8 +92,15 @@ export class Broker {
   private configImage: unknown = null;
   private readonly configCache = new Map<string, ConfigValue | null>();
 
+  /** deps.logger with the operator events journaled (see EventJournal). */
+  private readonly logger: Logger;
+
   constructor(private readonly deps: BrokerDeps) {
-    const { config, clock, scheduler, fs, metadata, logger } = deps;
+    const { config, clock, scheduler, fs, metadata } = deps;
+    // Every layer logs through this tee: its operator events are kept for SkiffDescribeReplication.
+    const events = new EventJournal(clock, LIMITS.replicationEventsKept);
+    const logger = journaling(deps.logger, events);
+    this.logger = logger;
     const topicConfig = (topic: string) =>
       effectiveLogConfig(config.log, metadata.image(), config.nodeId, topic);
     this.logManager = new LogManager(
@@ -104,7 +113,7 @@ export class Broker {
     this.replicaTransport = new BrokerReplicaTransport(config.nodeId, metadata, scheduler, () =>
       this.intConfig('replica.socket.timeout.ms'),
     );
-    this.replication = this.replicationManager(metadata, this.replicaTransport);
+    this.replication = this.replicationManager(metadata, this.replicaTransport, logger);
     this.replicaManager = new ReplicaManager(
       config.nodeId,
       this.logManager,
@@ -140,6 +149,7 @@ export class Broker {
       ),
       nextProducerId: () => this.producerIdBase + (this.producerIdCounter++ << 10n),
       diskSpace: deps.diskSpace ?? statfsSpace,
+      events,
       ...(deps.metrics && { metrics: new BrokerMetrics(deps.metrics) }),
     };
     this.groups =
@@ -218,8 +228,8 @@ export class Broker {
   }
 
   /** The wiring of src/replication/README.md ("Integration seams"); test/sim/sim-broker.ts is its model. */
-  private replicationManager(metadata: ClusterMetadata, transport: BrokerReplicaTransport) {
-    const { config, clock, scheduler, logger } = this.deps;
+  private replicationManager(metadata: ClusterMetadata, transport: BrokerReplicaTransport, logger: Logger) {
+    const { config, clock, scheduler } = this.deps;
     const fetcherConfig = (): FetcherConfig => ({
       fetchMaxBytes: this.intConfig('replica.fetch.max.bytes'),
       responseMaxBytes: this.intConfig('replica.fetch.response.max.bytes'),
@@ -330,7 +340,7 @@ export class Broker {
     });
     const bound = await this.server.listen();
     const durationMs = this.deps.clock.nowMs() - startMs;
-    this.deps.logger.info(
+    this.logger.info(
       `broker ${this.deps.config.nodeId} listening on ${bound.host}:${bound.port} (${this.replicaManager.partitionCount} partitions)`,
       {
         event: 'startup',
@@ -367,7 +377,7 @@ export class Broker {
     await this.logManager.whenLogStartOffsetsPersisted();
     const logs = this.logManager.allLogs().length;
     this.logManager.shutdown();
-    this.deps.logger.info(`broker ${this.deps.config.nodeId} stopped cleanly`, {
+    this.logger.info(`broker ${this.deps.config.nodeId} stopped cleanly`, {
       event: 'shutdown',
       nodeId: this.deps.config.nodeId,
       logs,

@@ -1,4 +1,5 @@
 import type { Clock } from '../common/clock.js';
+import type { EventJournal } from '../common/event-journal.js';
 import type { Logger } from '../common/logger.js';
 import type { Scheduler } from '../common/scheduler.js';
 import type { ClusterMetadata } from '../metadata/cluster-metadata.js';
@@ -38,6 +39,8 @@ export interface BrokerServices {
   nextProducerId(): bigint;
   /** Total and usable bytes of the file system holding a log dir; -1 each when unknown. */
   diskSpace(logDir: string): { totalBytes: bigint; usableBytes: bigint };
+  /** The latest operator events (recoveries, truncations, rebuilds, deletions) as logged; absent in bare tests. */
+  readonly events?: EventJournal;
   /** The request and topic metrics; absent when the broker keeps none. */
   readonly metrics?: BrokerMetrics;
 }

@@ -25,7 +25,7 @@ export const LIMITS = Object.freeze({
   perfLatencySamples: 500_000,
   /** Longest wait for the follower quota before the throttle settings are looked at again. */
   followerQuotaWaitMs: 1000,
-  /** Rebuild and truncate events a broker keeps for the tools and the dashboard. */
+  /** Operator events (recoveries, truncations, rebuilds, deletions) a broker keeps for the dashboard. */
   replicationEventsKept: 256,
   /** Brokers one `skiff up` may start. */
   upBrokers: 64,

@@ -41,6 +41,11 @@ export function formatLogLine(nowMs: number, level: 'INFO' | 'WARN', line: strin
   return `[${new Date(nowMs).toISOString()}] ${level} ${line}`;
 }
 
+/** An event's fields as one JSON object (bigints as numbers when safe, else strings), as log.format=json writes them. */
+export function fieldsJson(fields: LogFields): string {
+  return JSON.stringify(fields, jsonValue);
+}
+
 const RESERVED = new Set(['time', 'level', 'message']);
 
 function jsonValue(_key: string, value: unknown): unknown {

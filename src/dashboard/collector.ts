@@ -7,7 +7,14 @@
 import type { KafkaClient } from '../client/kafka-client.js';
 import { describeReplicationAll } from '../client/skiff-admin.js';
 import type { SkiffDescribeReplicationResponse } from '../protocol/generated/SkiffDescribeReplicationResponse.js';
-import type { BrokerView, IsrChangeView, PartitionView, ReplicaLag, Snapshot } from './snapshot.js';
+import type {
+  BrokerView,
+  EventView,
+  IsrChangeView,
+  PartitionView,
+  ReplicaLag,
+  Snapshot,
+} from './snapshot.js';
 
 /** The launcher's view of one broker process (its control API's status report). */
 export interface LaunchedBroker {
@@ -66,6 +73,7 @@ export class Collector {
       underReplicated: partitions.filter((p) => p.leader >= 0 && p.isr.length < p.replicas.length).length,
       offline: partitions.filter((p) => p.leader < 0).length,
       isrChanges: isrChanges(replication),
+      events: events(replication),
       problems,
     };
   }
@@ -147,4 +155,45 @@ function isrChanges(replication: ReadonlyMap<number, SkiffDescribeReplicationRes
           seen.set(`${v.timeMs}/${v.topic}/${v.partition}/${v.kind}/${v.newIsr.join(',')}`, v);
         }
   return [...seen.values()].sort((a, b) => a.timeMs - b.timeMs).slice(-ISR_CHANGES_SHOWN);
+}
+
+/** How many events the snapshot carries (newest kept). */
+const EVENTS_SHOWN = 100;
+
+/** The number a field holds (a bigint-safe JSON number or a decimal string), else null. */
+function fieldNumber(fields: Record<string, unknown>, key: string): number | null {
+  const v = fields[key];
+  if (typeof v === 'number') return v;
+  if (typeof v === 'string' && /^-?\d+$/.test(v)) return Number(v);
+  return null;
+}
+
+function events(replication: ReadonlyMap<number, SkiffDescribeReplicationResponse>): EventView[] {
+  const out: EventView[] = [];
+  for (const [broker, r] of replication)
+    for (const e of r.events) {
+      let fields: Record<string, unknown> = {};
+      try {
+        fields = JSON.parse(e.fieldsJson) as Record<string, unknown>;
+      } catch {
+        // A line without readable fields still shows.
+      }
+      const topic = typeof fields.topic === 'string' ? fields.topic : null;
+      const partition = fieldNumber(fields, 'partition');
+      const named = typeof fields.partitionName === 'string' ? fields.partitionName : null;
+      out.push({
+        timeMs: num(e.timeMs),
+        broker,
+        event: e.event,
+        level: e.level,
+        partition: topic !== null && partition !== null ? `${topic}-${partition}` : named,
+        bytesDiscarded:
+          fieldNumber(fields, 'bytesDiscarded') ??
+          fieldNumber(fields, 'truncatedBytes') ??
+          fieldNumber(fields, 'bytes') ??
+          -1,
+        message: e.message,
+      });
+    }
+  return out.sort((a, b) => a.timeMs - b.timeMs).slice(-EVENTS_SHOWN);
 }

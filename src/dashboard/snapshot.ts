@@ -60,6 +60,19 @@ export interface IsrChangeView {
   readonly reason: string;
 }
 
+/** A recovery, truncation, rebuild or segment deletion on one broker, as it logged it. */
+export interface EventView {
+  readonly timeMs: number;
+  readonly broker: number;
+  readonly event: string;
+  readonly level: string;
+  /** `topic-partition`, when the event is about one. */
+  readonly partition: string | null;
+  /** Bytes the event removed from the replica (truncated, discarded or deleted); -1: none said. */
+  readonly bytesDiscarded: number;
+  readonly message: string;
+}
+
 export interface Snapshot {
   readonly timeMs: number;
   readonly clusterId: string;
@@ -70,6 +83,8 @@ export interface Snapshot {
   readonly offline: number;
   /** Newest last, bounded. */
   readonly isrChanges: readonly IsrChangeView[];
+  /** Every live broker's latest recoveries, truncations, rebuilds and deletions, newest last. */
+  readonly events: readonly EventView[];
   /** Why the last poll could not see everything (a broker down, no broker answering). */
   readonly problems: readonly string[];
 }

@@ -1,8 +1,9 @@
 /**
  * The replication roles of every partition a broker hosts (Kafka's ReplicaManager
  * makeLeaders/makeFollowers and ReplicaFetcherManager): one PartitionLeaderState or
- * PartitionFollower per partition, one ReplicaFetcher per leader broker, the isr-expiration task
- * and a bounded list of replication events. The ISR history is durable, kept by the controller
+ * PartitionFollower per partition, one ReplicaFetcher per leader broker and the isr-expiration
+ * task. Its operator events (truncations, rebuilds) are log events, kept by the broker's
+ * EventJournal for SkiffDescribeReplication. The ISR history is durable, kept by the controller
  * (src/metadata/isr-history.ts): the proposals made here carry the leader's reason to it.
  *
  * Owned by the broker (or test/sim's broker); the caller applies partition states in metadata
@@ -11,7 +12,6 @@
  */
 
 import type { Clock } from '../common/clock.js';
-import { LIMITS } from '../common/limits.js';
 import type { Logger } from '../common/logger.js';
 import { topicPartitionKey } from '../common/topic-partition.js';
 import type { PartitionState } from '../metadata/cluster-metadata.js';
@@ -84,7 +84,6 @@ export class ReplicationManager {
   /** Partition key → the fetcher key it is on. */
   private readonly placement = new Map<string, string>();
   private numFetchers = 1;
-  private readonly eventList: ReplicationEvent[] = [];
   private stopExpiration: (() => void) | null = null;
 
   constructor(private readonly ctx: ReplicationManagerContext) {}
@@ -270,11 +269,6 @@ export class ReplicationManager {
     return { role: 'offline' };
   }
 
-  /** The latest rebuild/truncate events, oldest first (bounded). */
-  events(): readonly ReplicationEvent[] {
-    return [...this.eventList];
-  }
-
   /**
    * Applies a partition state from the metadata image (the caller filters out older ones): this
    * broker leads → stop following, makeLeader or a new ISR; another broker leads → resign and
@@ -304,7 +298,7 @@ export class ReplicationManager {
         localBrokerId: this.ctx.localBrokerId,
         clock: this.ctx.clock,
         logger: this.ctx.logger,
-        onEvent: (e) => this.recordEvent(e),
+        onEvent: (e) => this.ctx.onEvent?.(e),
       });
       this.followers.set(key, f);
     }
@@ -377,11 +371,5 @@ export class ReplicationManager {
         this.isrChangeCounts[kind]++;
       },
     };
-  }
-
-  private recordEvent(e: ReplicationEvent): void {
-    this.eventList.push(e);
-    if (this.eventList.length > LIMITS.replicationEventsKept) this.eventList.shift();
-    this.ctx.onEvent?.(e);
   }
 }

@@ -2,7 +2,7 @@
  * The live dashboard in a real browser (playwright-core driving Debian's chromium headless) on a
  * real `skiff up`: it lists a topic; `skiff cluster stop` of a broker shows it down and its
  * partitions under-replicated without a reload; after `cluster start` the ISR expansion appears on
- * the timeline. A screenshot is saved as a test artifact (test-artifacts/dashboard.png, or
+ * the timeline; a SIGKILLed broker's log recoveries are listed after its restart. A screenshot is saved as a test artifact (test-artifacts/dashboard.png, or
  * $SKIFF_TEST_ARTIFACTS).
  */
 import assert from 'node:assert/strict';
@@ -101,6 +101,16 @@ describe('the live dashboard', { timeout: 180_000 }, () => {
     const without2 = /\[[\d,]*2[\d,]*\] → \[(?![\d,]*2)[\d,]*\]/;
     const out = await page.locator('[data-testid=isr-change]', { hasText: without2 }).count();
     assert.ok(out >= 2, `both partitions' ISR shrinks of the controlled shutdown on the timeline (${out})`);
+
+    // A SIGKILL leaves no clean-shutdown marker: broker 3 validates its segments again at its start,
+    // and the dashboard lists those recoveries.
+    const kill = await runSkiff(['cluster', 'stop', '3', '--kill', '--data-dir', dir]);
+    assert.equal(kill.status, 0, kill.stderr);
+    const again = await runSkiff(['cluster', 'start', '3', '--data-dir', dir]);
+    assert.equal(again.status, 0, again.stderr);
+    const recovery = page.locator('[data-testid=event][data-event=recovery]', { hasText: 'broker 3' });
+    await recovery.first().waitFor({ timeout: 20_000 });
+    assert.match((await recovery.first().textContent()) ?? '', /recovered segment 0 \(full validation\)/);
 
     fs.mkdirSync(ARTIFACTS, { recursive: true });
     const shot = path.join(ARTIFACTS, 'dashboard.png');

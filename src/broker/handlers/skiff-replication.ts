@@ -11,6 +11,7 @@
  * loop's current state.
  */
 
+import { fieldsJson } from '../../common/logger.js';
 import { topicPartitionKey } from '../../common/topic-partition.js';
 import { type IsrChangeRecord, isrHistoryBounds } from '../../metadata/isr-history.js';
 import { ErrorCode } from '../../protocol/generated/errors.js';
@@ -19,6 +20,7 @@ import type {
   DescribeReplicationPartitionResult,
   DescribeReplicationTopicResult,
   IsrChangeEntry,
+  ReplicationEventEntry,
   ReplicaView,
   SkiffDescribeReplicationResponse,
 } from '../../protocol/generated/SkiffDescribeReplicationResponse.js';
@@ -301,5 +303,17 @@ export async function handleSkiffDescribeReplication(
     nowMs: BigInt(nowMs),
     ...brokerReplicationRates(rates),
     topics,
+    events: req.includeHistory ? journalEntries(b) : [],
   };
+}
+
+/** The broker's latest recoveries, truncations, rebuilds and segment deletions, as logged. */
+function journalEntries(b: BrokerServices): ReplicationEventEntry[] {
+  return (b.events?.list() ?? []).map((e) => ({
+    timeMs: BigInt(e.timeMs),
+    event: e.event,
+    level: e.level,
+    message: e.message,
+    fieldsJson: fieldsJson(e.fields),
+  }));
 }

@@ -8,7 +8,14 @@
 import { render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
-import type { BrokerView, IsrChangeView, PartitionView, ReplicaLag, Snapshot } from '../snapshot.js';
+import type {
+  BrokerView,
+  EventView,
+  IsrChangeView,
+  PartitionView,
+  ReplicaLag,
+  Snapshot,
+} from '../snapshot.js';
 
 /** Seconds of replication rate kept on the chart. */
 const CHART_SECONDS = 120;
@@ -162,6 +169,28 @@ function Timeline({ changes }: { changes: readonly IsrChangeView[] }) {
   );
 }
 
+function Events({ events }: { events: readonly EventView[] }) {
+  if (events.length === 0) return <p class="empty">No recoveries, truncations, rebuilds or deletions yet.</p>;
+  return (
+    <ol class="timeline events" data-testid="events">
+      {[...events].reverse().map((e) => (
+        <li
+          class={`event ${e.event} ${e.level === 'WARN' ? 'warn' : ''}`}
+          data-testid="event"
+          data-event={e.event}
+        >
+          <span class="when">{clock(e.timeMs)}</span>
+          <span class="what">broker {e.broker}</span>
+          <span class="kind">{e.event}</span>
+          <span class="where">{e.partition ?? ''}</span>
+          <span class="bytes">{e.bytesDiscarded > 0 ? `${human(e.bytesDiscarded)} discarded` : ''}</span>
+          <span class="reason">{e.message}</span>
+        </li>
+      ))}
+    </ol>
+  );
+}
+
 /** Per-broker replication bytes/s (in, as follower) with the follower throttle drawn as a line. */
 function RateChart({ history }: { history: readonly Snapshot[] }) {
   const box = useRef<HTMLDivElement>(null);
@@ -249,6 +278,8 @@ function App() {
       <Partitions partitions={s.partitions} />
       <h2>ISR changes</h2>
       <Timeline changes={s.isrChanges} />
+      <h2>Recoveries, truncations, rebuilds and deletions</h2>
+      <Events events={s.events} />
     </main>
   );
 }

@@ -25,10 +25,12 @@ export interface SkiffDescribeReplicationResponse {
   followerThrottleRate: bigint;
   /** Each topic. */
   topics: DescribeReplicationTopicResult[];
+  /** The answering broker's latest operator events, oldest first: log recoveries, truncations, rebuilds, segment deletions (bounded). */
+  events: ReplicationEventEntry[];
 }
 
 export function defaultSkiffDescribeReplicationResponse(): SkiffDescribeReplicationResponse {
-  return { throttleTimeMs: 0, errorCode: 0, brokerId: 0, nowMs: 0n, leaderReplicationBytesPerSec: -1n, leaderThrottledReplicationBytesPerSec: -1n, followerReplicationBytesPerSec: -1n, followerThrottledReplicationBytesPerSec: -1n, leaderThrottleRate: -1n, followerThrottleRate: -1n, topics: [] };
+  return { throttleTimeMs: 0, errorCode: 0, brokerId: 0, nowMs: 0n, leaderReplicationBytesPerSec: -1n, leaderThrottledReplicationBytesPerSec: -1n, followerReplicationBytesPerSec: -1n, followerThrottledReplicationBytesPerSec: -1n, leaderThrottleRate: -1n, followerThrottleRate: -1n, topics: [], events: [] };
 }
 
 function decodeSkiffDescribeReplicationResponse(r: rt.Reader, version: number): SkiffDescribeReplicationResponse {
@@ -44,8 +46,17 @@ function decodeSkiffDescribeReplicationResponse(r: rt.Reader, version: number): 
   const _leaderThrottleRate: bigint = r.int64();
   const _followerThrottleRate: bigint = r.int64();
   const _topics: DescribeReplicationTopicResult[] = rt.readArray(r, true, (r) => decodeDescribeReplicationTopicResult(r, version));
-  if (flexible) r.taggedFields();
-  return { throttleTimeMs: _throttleTimeMs, errorCode: _errorCode, brokerId: _brokerId, nowMs: _nowMs, leaderReplicationBytesPerSec: _leaderReplicationBytesPerSec, leaderThrottledReplicationBytesPerSec: _leaderThrottledReplicationBytesPerSec, followerReplicationBytesPerSec: _followerReplicationBytesPerSec, followerThrottledReplicationBytesPerSec: _followerThrottledReplicationBytesPerSec, leaderThrottleRate: _leaderThrottleRate, followerThrottleRate: _followerThrottleRate, topics: _topics };
+  let _events: ReplicationEventEntry[] = [];
+  if (flexible) {
+    r.taggedFields((tag, r) => {
+      switch (tag) {
+        case 0:
+          _events = rt.readArray(r, true, (r) => decodeReplicationEventEntry(r, version));
+          break;
+      }
+    });
+  }
+  return { throttleTimeMs: _throttleTimeMs, errorCode: _errorCode, brokerId: _brokerId, nowMs: _nowMs, leaderReplicationBytesPerSec: _leaderReplicationBytesPerSec, leaderThrottledReplicationBytesPerSec: _leaderThrottledReplicationBytesPerSec, followerReplicationBytesPerSec: _followerReplicationBytesPerSec, followerThrottledReplicationBytesPerSec: _followerThrottledReplicationBytesPerSec, leaderThrottleRate: _leaderThrottleRate, followerThrottleRate: _followerThrottleRate, topics: _topics, events: _events };
 }
 
 function encodeSkiffDescribeReplicationResponse(w: rt.Writer, v: SkiffDescribeReplicationResponse, version: number): void {
@@ -61,7 +72,13 @@ function encodeSkiffDescribeReplicationResponse(w: rt.Writer, v: SkiffDescribeRe
   w.int64(v.leaderThrottleRate);
   w.int64(v.followerThrottleRate);
   rt.writeArray(w, v.topics, true, false, 'Topics', version, (w, e) => encodeDescribeReplicationTopicResult(w, e, version));
-  if (flexible) w.uvarint(0);
+  if (flexible) {
+    const tagged = new rt.TaggedFields();
+    if ((v.events === null || v.events.length > 0)) tagged.add(0, (w) => {
+      rt.writeArray(w, v.events, true, false, 'Events', version, (w, e) => encodeReplicationEventEntry(w, e, version));
+    });
+    tagged.writeTo(w);
+  }
 }
 
 export interface DescribeReplicationTopicResult {
@@ -300,6 +317,44 @@ function encodeIsrChangeEntry(w: rt.Writer, v: IsrChangeEntry, version: number):
     });
     tagged.writeTo(w);
   }
+}
+
+export interface ReplicationEventEntry {
+  /** When it happened, in ms since the epoch. */
+  timeMs: bigint;
+  /** recovery, truncation, rebuild or segment-deletion. */
+  event: string;
+  /** INFO or WARN, as logged. */
+  level: string;
+  /** The broker's log line for it. */
+  message: string;
+  /** The event's numbers (offsets, epochs, bytes discarded) as one JSON object, as log.format=json writes them. */
+  fieldsJson: string;
+}
+
+export function defaultReplicationEventEntry(): ReplicationEventEntry {
+  return { timeMs: 0n, event: "", level: "", message: "", fieldsJson: "" };
+}
+
+function decodeReplicationEventEntry(r: rt.Reader, version: number): ReplicationEventEntry {
+  const flexible = true;
+  const _timeMs: bigint = r.int64();
+  const _event: string = rt.readString(r, true);
+  const _level: string = rt.readString(r, true);
+  const _message: string = rt.readString(r, true);
+  const _fieldsJson: string = rt.readString(r, true);
+  if (flexible) r.taggedFields();
+  return { timeMs: _timeMs, event: _event, level: _level, message: _message, fieldsJson: _fieldsJson };
+}
+
+function encodeReplicationEventEntry(w: rt.Writer, v: ReplicationEventEntry, version: number): void {
+  const flexible = true;
+  w.int64(v.timeMs);
+  rt.writeString(w, v.event, true, false, 'Event', version);
+  rt.writeString(w, v.level, true, false, 'Level', version);
+  rt.writeString(w, v.message, true, false, 'Message', version);
+  rt.writeString(w, v.fieldsJson, true, false, 'FieldsJson', version);
+  if (flexible) w.uvarint(0);
 }
 
 export const SkiffDescribeReplicationResponseCodec: rt.MessageCodec<SkiffDescribeReplicationResponse> = {
