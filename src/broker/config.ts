@@ -9,7 +9,7 @@ import { LIMITS } from '../common/limits.js';
 import type { ConfigMap } from '../metadata/cluster-metadata.js';
 import { BROKER_CONFIG_DEFS, type ConfigDef } from '../metadata/config-defs.js';
 import { brokerConfigValue, longToNumber, parseConfigValue } from '../metadata/config-resolve.js';
-import { type LogConfig, logConfig } from '../storage/log-config.js';
+import { cleanupPolicy, type LogConfig, logConfig } from '../storage/log-config.js';
 import { DEFAULT_LOG_MANAGER_CONFIG, type LogManagerConfig } from '../storage/log-manager.js';
 
 export { parseProperties } from '../metadata/properties.js';
@@ -214,6 +214,11 @@ export function brokerConfigFromProperties(
       flushMs: msOrInfinity(flushMs),
       indexIntervalBytes: int('log.index.interval.bytes'),
       fileDeleteDelayMs: msOrInfinity(long('log.segment.delete.delay.ms')),
+      ...cleanupPolicy(value('log.cleanup.policy') as string[]),
+      minCleanableDirtyRatio: value('log.cleaner.min.cleanable.ratio') as number,
+      minCompactionLagMs: msOrInfinity(long('log.cleaner.min.compaction.lag.ms')),
+      maxCompactionLagMs: msOrInfinity(long('log.cleaner.max.compaction.lag.ms')),
+      deleteRetentionMs: msOrInfinity(long('log.cleaner.delete.retention.ms')),
     }),
     logManager: {
       flushCheckIntervalMs: msOrInfinity(long('log.flush.scheduler.interval.ms')),
@@ -263,6 +268,10 @@ export function topicLogConfig(
     ['max.message.bytes', 'maxMessageBytes'],
     ['retention.ms', 'retentionMs'],
     ['retention.bytes', 'retentionBytes'],
+    ['min.cleanable.dirty.ratio', 'minCleanableDirtyRatio'],
+    ['min.compaction.lag.ms', 'minCompactionLagMs'],
+    ['max.compaction.lag.ms', 'maxCompactionLagMs'],
+    ['delete.retention.ms', 'deleteRetentionMs'],
   ];
   const out: Record<string, unknown> = { ...base };
   for (const [name, field] of fields) {
@@ -271,5 +280,7 @@ export function topicLogConfig(
   }
   const ts = overrides['message.timestamp.type'];
   if (ts === 'CreateTime' || ts === 'LogAppendTime') out.messageTimestampType = ts;
+  const policy = overrides['cleanup.policy'];
+  if (policy !== undefined) Object.assign(out, cleanupPolicy(policy.split(',').map((x) => x.trim())));
   return logConfig(out as Partial<LogConfig>);
 }

@@ -38,3 +38,30 @@ export class UnexpectedAppendOffsetError extends Error {
 export class OffsetsOutOfOrderError extends Error {
   override readonly name = 'OffsetsOutOfOrderError';
 }
+
+/** One refused record of a batch (Kafka's ProduceResponse.RecordError): its index in the batch. */
+export interface RecordError {
+  readonly batchIndex: number;
+  readonly message: string | null;
+}
+
+/**
+ * A batch refused for what some of its records hold (Kafka's RecordValidationException): the
+ * partition's error (INVALID_RECORD) with Kafka's summary message, and the per-record errors that
+ * ProduceResponse v8+ carries as RecordErrors.
+ */
+export class RecordValidationError extends Error {
+  override readonly name = 'RecordValidationError';
+  readonly error: KafkaError;
+  constructor(readonly recordErrors: readonly RecordError[]) {
+    const shown = recordErrors
+      .slice(0, 3)
+      .map(
+        (e) =>
+          `RecordError(batchIndex=${e.batchIndex}, message=${e.message === null ? 'null' : `'${e.message}'`})`,
+      );
+    const message = `One or more records have been rejected due to ${recordErrors.length} record errors in total, and only showing the first three errors at most: [${shown.join(', ')}]`;
+    super(message);
+    this.error = invalidRecord(message);
+  }
+}

@@ -25,6 +25,18 @@ export interface LogConfig {
   readonly retentionMs: number;
   /** retention.bytes (-1: unlimited) */
   readonly retentionBytes: number;
+  /** cleanup.policy contains compact: the log cleaner compacts it and every record needs a key. */
+  readonly compact: boolean;
+  /** cleanup.policy contains delete: retention.ms and retention.bytes delete old segments. */
+  readonly delete: boolean;
+  /** min.cleanable.dirty.ratio: the cleaner takes a log only when dirty bytes / all bytes exceed it. */
+  readonly minCleanableDirtyRatio: number;
+  /** min.compaction.lag.ms: a record stays uncompacted at least this long. */
+  readonly minCompactionLagMs: number;
+  /** max.compaction.lag.ms (Infinity: never forced): a record older than this makes its log cleanable. */
+  readonly maxCompactionLagMs: number;
+  /** delete.retention.ms: how long a tombstone survives once the segment holding it has been cleaned. */
+  readonly deleteRetentionMs: number;
 }
 
 export const DEFAULT_LOG_CONFIG: LogConfig = Object.freeze({
@@ -39,7 +51,18 @@ export const DEFAULT_LOG_CONFIG: LogConfig = Object.freeze({
   messageTimestampType: 'CreateTime',
   retentionMs: 7 * 24 * 60 * 60 * 1000,
   retentionBytes: -1,
+  compact: false,
+  delete: true,
+  minCleanableDirtyRatio: 0.5,
+  minCompactionLagMs: 0,
+  maxCompactionLagMs: Number.POSITIVE_INFINITY,
+  deleteRetentionMs: 24 * 60 * 60 * 1000,
 });
+
+/** A cleanup.policy value ('compact', 'delete', 'compact,delete') as LogConfig's two flags. */
+export function cleanupPolicy(items: readonly string[]): Pick<LogConfig, 'compact' | 'delete'> {
+  return { compact: items.includes('compact'), delete: items.includes('delete') };
+}
 
 export function logConfig(overrides: Partial<LogConfig> = {}): LogConfig {
   return Object.freeze({ ...DEFAULT_LOG_CONFIG, ...overrides });

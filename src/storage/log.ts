@@ -32,6 +32,7 @@ import { type EpochEndOffset, LeaderEpochFileCache } from './leader-epoch-cache.
 import type { LocalLog, LogOffsetMetadata, LogReadResult, StorageContext } from './local-log.js';
 import type { LogConfig } from './log-config.js';
 import { loadLog } from './log-loader.js';
+import { validateKeysForCompactedTopic } from './log-validator.js';
 import { PARTITION_METADATA_FILE, PartitionMetadataFile } from './partition-metadata.js';
 import { type BatchMetadata, ProducerStateManager } from './producer-state.js';
 
@@ -272,12 +273,14 @@ export class Log {
   /**
    * Validates, assigns offsets from the LEO, stamps `leaderEpoch` and appends. Each batch is
    * checked as Kafka's leader does: size against max.message.bytes, CRC, and the records of an
-   * uncompressed batch (offset deltas 0..n-1). Throws a KafkaError (CORRUPT_MESSAGE,
-   * INVALID_RECORD, MESSAGE_TOO_LARGE) and appends nothing if any batch fails.
+   * uncompressed batch (offset deltas 0..n-1), and on a compacted topic that every record has a
+   * key. Throws a KafkaError (CORRUPT_MESSAGE, INVALID_RECORD, MESSAGE_TOO_LARGE) or a
+   * RecordValidationError (keyless records) and appends nothing if any batch fails.
    */
   appendAsLeader(records: Buffer, leaderEpoch: number): LogAppendInfo {
     const logAppendTime = this.config.messageTimestampType === 'LogAppendTime';
     const maxMessageBytes = this.config.maxMessageBytes;
+    const compact = this.config.compact;
     // One parse per batch, into header objects this log reuses: the headers from validation are
     // carried through, updated in step with the bytes they describe.
     const headers = this.appendHeaders;
@@ -297,6 +300,7 @@ export class Log {
           `${this.name}: batch of ${size} bytes exceeds max.message.bytes ${maxMessageBytes}`,
         );
       }
+      if (compact) validateKeysForCompactedTopic(records, pos, h, `${this.topic}-${this.partition}`);
       positions[count] = pos;
       pos += size;
     }
@@ -665,13 +669,15 @@ export class Log {
   }
 
   /**
-   * Retention (Kafka's deleteOldSegments): segments wholly below the log start offset, older than
-   * retention.ms, or beyond retention.bytes, oldest first, and only below the HW. The active
+   * Retention (Kafka's deleteOldSegments): segments wholly below the log start offset and, when
+   * cleanup.policy has delete, older than retention.ms or beyond retention.bytes, oldest first, and only below the HW. The active
    * segment is rolled first when it qualifies. Returns the number of segments deleted.
    */
   deleteOldSegments(): number {
     const now = BigInt(this.ctx.clock.nowMs());
-    const { retentionMs, retentionBytes } = this.config;
+    // cleanup.policy without delete: only the log start offset deletes (Kafka's deleteOldSegments).
+    const retentionMs = this.config.delete ? this.config.retentionMs : -1;
+    const retentionBytes = this.config.delete ? this.config.retentionBytes : -1;
     let excessBytes = retentionBytes < 0 ? 0 : this.size - retentionBytes;
     const deletable = [];
     const all = this.local.segments.values();

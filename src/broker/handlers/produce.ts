@@ -14,13 +14,21 @@ import {
   type ProduceResponse,
 } from '../../protocol/generated/ProduceResponse.js';
 import { awaitAcks, type PendingAcks } from '../../replication/delayed-produce.js';
+import { RecordValidationError } from '../../storage/errors.js';
 import type { BrokerServices, RequestContext } from '../handler-context.js';
 import { errorCodeOf, notHostedError } from './partition-errors.js';
 
 const { INVALID_TOPIC_EXCEPTION, INVALID_REQUIRED_ACKS, INVALID_RECORD } = ErrorCode;
 
 function errorResponse(index: number, code: number, message: string | null): PartitionProduceResponse {
-  return { ...defaultPartitionProduceResponse(), index, errorCode: code, errorMessage: message };
+  // Kafka's PartitionResponse(error): baseOffset -1 (INVALID_OFFSET), as logAppendTimeMs and logStartOffset.
+  return {
+    ...defaultPartitionProduceResponse(),
+    index,
+    errorCode: code,
+    baseOffset: -1n,
+    errorMessage: message,
+  };
 }
 
 export async function handleProduce(
@@ -61,6 +69,16 @@ export async function handleProduce(
         pending.push({ response, acks: waiting });
         return response;
       } catch (e) {
+        if (e instanceof RecordValidationError) {
+          // Kafka's RecordValidationException: the summary as the partition's message, each
+          // refused record in RecordErrors (v8+; older versions carry the code alone).
+          const response = errorResponse(pd.index, e.error.code, e.error.message);
+          response.recordErrors = e.recordErrors.map((r) => ({
+            batchIndex: r.batchIndex,
+            batchIndexErrorMessage: r.message,
+          }));
+          return response;
+        }
         const { code, message } = errorCodeOf(e, b, `produce to ${t.name}-${pd.index}`);
         return errorResponse(pd.index, code, message);
       }
