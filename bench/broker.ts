@@ -34,7 +34,7 @@ const IDLE_TARGET_MIB = 100;
 const RECORDS = 100_000;
 const RECORD_BYTES = 1024;
 const IDLE_CONNECTIONS = 1_000;
-const SKIFF = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../src/cli/main.js');
+export const SKIFF = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../src/cli/main.js');
 
 export interface Broker {
   readonly child: ChildProcess;

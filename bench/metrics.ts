@@ -1,29 +1,71 @@
 /**
  * Metrics (issue 18), two targets:
  *  - GET /metrics of a `skiff broker` hosting 10,000 partitions (one topic, RF 1, so every
- *    partition has its log, state and replica families: ~90,000 samples) answers within 200 ms:
- *    the median of 9 scrapes after a warm-up, each timed from the request to the last byte.
+ *    partition has its log, state and replica families: ~70,000 samples) answers within 200 ms:
+ *    the median of 9 scrapes after a warm-up, each timed from the request to the last byte. Each
+ *    log holds 3 descriptors open, so under an open-files limit of 20,000 (this machine's) only
+ *    6,000 fit: then measured there and scaled linearly (the scrape is one pass per family).
  *  - produce throughput with metrics on ≥ 0.97× with them off, in one run: two brokers side by
  *    side, "off" a plain `skiff broker` (no http.listeners: no registry, no hot-path counters — the
  *    only way metrics are off), "on" the same with http.listeners and a scraper reading its
- *    /metrics every second (more often than Prometheus's default 15 s). kcat produces 50,000 × 1 KiB
- *    (acks=1) to a fresh topic on each, alternating which goes first, 7 rounds; the ratio is of the
+ *    /metrics every 250 ms (60 times Prometheus's default rate). kcat produces 100,000 × 1 KiB
+ *    (acks=1) to a fresh topic on each, alternating which goes first, 9 rounds; the ratio is of the
  *    median throughputs. On a shared 2-core machine the rounds vary; the interleaving puts the same
  *    noise on both sides.
  */
+import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { promisify } from 'node:util';
 import { median, recordsFile } from './baseline.js';
-import { type Broker, createTopic, produceArgs, runKcat, startBroker } from './broker.js';
+import { type Broker, produceArgs, runKcat, SKIFF, startBroker } from './broker.js';
+
+const execFileP = promisify(execFile);
+
+/** `skiff topics --create` without blocking the event loop (the scraper keeps its pace). */
+async function createTopicAsync(bootstrap: string, topic: string, partitions = 1): Promise<void> {
+  await execFileP(process.execPath, [
+    ...[SKIFF, 'topics', '--bootstrap-server', bootstrap, '--create', '--topic', topic],
+    ...['--partitions', String(partitions)],
+  ]);
+}
+
+/** Whether the broker's skiff_partitions gauge says it hosts `n` partitions. */
+function partitionsHosted(url: string, n: number): Promise<boolean> {
+  const hosted = new RegExp(`^skiff_partitions\\{[^}]*\\} ${n}$`, 'm');
+  return new Promise((resolve, reject) => {
+    http
+      .get(url, (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => {
+          body += c;
+        });
+        res.on('end', () => resolve(hosted.test(body)));
+      })
+      .on('error', reject);
+  });
+}
 
 const PARTITIONS = 10_000;
+/** A log keeps its segment's .log, .index and .timeindex open: 3 descriptors per partition. */
+const FDS_PER_PARTITION = 3;
+
+/** The partitions one broker can host under this process's open-files limit (RLIMIT_NOFILE). */
+function hostablePartitions(): number {
+  const m = /^Max open files\s+(\d+)/m.exec(fs.readFileSync('/proc/self/limits', 'utf8'));
+  const limit = m === null ? Number.POSITIVE_INFINITY : Number(m[1]);
+  return Math.min(PARTITIONS, Math.floor((limit - 1000) / FDS_PER_PARTITION / 1000) * 1000);
+}
 const SCRAPE_TARGET_MS = 200;
 const SCRAPES = 9;
 const RATIO_TARGET = 0.97;
-const ROUNDS = 7;
-const RECORDS = 50_000;
+const ROUNDS = 9;
+const RECORDS = 100_000;
+/** The "on" broker is scraped this often (Prometheus's default is every 15 s). */
+const SCRAPE_EVERY_MS = 250;
 const RECORD_BYTES = 1024;
 
 function metricsUrl(b: Broker): string {
@@ -53,20 +95,32 @@ function timedGet(url: string): Promise<{ ms: number; bytes: number }> {
 
 async function scrapeLatency(dir: string): Promise<void> {
   fs.mkdirSync(dir, { recursive: true });
+  const partitions = hostablePartitions();
   const b = await startBroker(dir, ['http.listeners=http://:0']);
   try {
     const t0 = performance.now();
-    createTopic(`127.0.0.1:${b.port}`, 'm10k', PARTITIONS);
-    const createdS = (performance.now() - t0) / 1000;
     const url = metricsUrl(b);
+    // On a busy machine the tool's request can time out and its retry find the topic made.
+    await createTopicAsync(`127.0.0.1:${b.port}`, 'm10k', partitions).catch((e: Error) => {
+      if (!/already exists/.test(e.message)) throw e;
+    });
+    // Every partition's log made (the tool answers before the broker has applied them all).
+    while (!(await partitionsHosted(url, partitions))) await new Promise((r) => setTimeout(r, 500));
+    const createdS = (performance.now() - t0) / 1000;
     await timedGet(url);
     const runs: { ms: number; bytes: number }[] = [];
     for (let i = 0; i < SCRAPES; i++) runs.push(await timedGet(url));
     const ms = median(runs.map((r) => r.ms));
+    // Under a lower open-files limit fewer partitions fit: the scrape is linear in them, so scaled.
+    const at10k = (ms * PARTITIONS) / partitions;
+    const scaled =
+      partitions === PARTITIONS
+        ? ''
+        : ` (the open-files limit allows ${partitions} partitions, ${FDS_PER_PARTITION} descriptors each; scaled linearly to ${PARTITIONS}: ${at10k.toFixed(0)} ms)`;
     console.log(
-      `  /metrics at ${PARTITIONS} partitions (created in ${createdS.toFixed(1)} s): median ${ms.toFixed(0)} ms of ${SCRAPES} ` +
+      `  /metrics at ${partitions} partitions (created in ${createdS.toFixed(1)} s): median ${ms.toFixed(0)} ms of ${SCRAPES} ` +
         `(min ${Math.min(...runs.map((r) => r.ms)).toFixed(0)}, max ${Math.max(...runs.map((r) => r.ms)).toFixed(0)}), ` +
-        `${(runs[0]!.bytes / 1e6).toFixed(1)} MB; target <= ${SCRAPE_TARGET_MS} ms: ${ms <= SCRAPE_TARGET_MS ? 'met' : 'NOT met'}`,
+        `${(runs[0]!.bytes / 1e6).toFixed(1)} MB${scaled}; target <= ${SCRAPE_TARGET_MS} ms at ${PARTITIONS}: ${at10k <= SCRAPE_TARGET_MS ? 'met' : 'NOT met'}`,
     );
   } finally {
     await b.stop();
@@ -86,7 +140,7 @@ async function produceAB(dir: string): Promise<void> {
       () => scrapes++,
       () => {},
     );
-  }, 1000);
+  }, SCRAPE_EVERY_MS);
   try {
     const mbps = { off: [] as number[], on: [] as number[] };
     for (let round = 0; round < ROUNDS; round++) {
@@ -95,7 +149,7 @@ async function produceAB(dir: string): Promise<void> {
         const b = side === 'off' ? off : on;
         const bootstrap = `127.0.0.1:${b.port}`;
         const topic = `ab-${round}`;
-        createTopic(bootstrap, topic);
+        await createTopicAsync(bootstrap, topic);
         const seconds = await runKcat(produceArgs(bootstrap, topic, input), null);
         mbps[side].push((RECORDS * RECORD_BYTES) / 1e6 / seconds);
       }
@@ -116,7 +170,7 @@ async function produceAB(dir: string): Promise<void> {
 
 export async function benchMetrics(): Promise<void> {
   console.log(
-    `metrics (issue 18): scrape latency at ${PARTITIONS} partitions; produce with metrics on vs off (load ${os
+    `metrics (issue 18): scrape latency at up to ${PARTITIONS} partitions; produce with metrics on vs off (load ${os
       .loadavg()
       .map((l) => l.toFixed(2))
       .join(' ')})`,
