@@ -22,7 +22,9 @@ const REPEAT_SIGNAL_MS = 1000;
 
 export const UP: ToolDef = {
   ...commandInfo('up'),
-  usage: ['Usage: skiff up [--brokers N] [--data-dir DIR] [--port P] [--http-port H] [--config-file F]'],
+  usage: [
+    'Usage: skiff up [--brokers N] [--data-dir DIR] [--port P] [--http-port H] [--http-token T] [--config-file F]',
+  ],
   usageOnError: true,
   flags: [
     { name: 'brokers', arg: 'N', help: `brokers with ids 1..N (default 3, at most ${LIMITS.upBrokers})` },
@@ -36,6 +38,11 @@ export const UP: ToolDef = {
       name: 'http-port',
       arg: 'H',
       help: 'the live dashboard (http://127.0.0.1:H/) and the control API used by `skiff cluster` (default: any free port)',
+    },
+    {
+      name: 'http-token',
+      arg: 'T',
+      help: 'the dashboard and /metrics ask for T (Authorization: Bearer T, or ?token=T); default: open on loopback',
     },
     {
       name: 'config-file',
@@ -53,6 +60,7 @@ export function runUp(args: string[], io: CliIo): Promise<number> {
       dataDir: flags.get('data-dir') ?? DEFAULT_DATA_DIR,
       port: intFlag(flags, 'port', 9092, 1, 65535),
       httpPort: intFlag(flags, 'http-port', 0, 0, 65535),
+      httpToken: flags.get('http-token') ?? null,
       configFile: flags.get('config-file') ?? null,
     }),
   );
@@ -60,9 +68,16 @@ export function runUp(args: string[], io: CliIo): Promise<number> {
 
 async function up(
   io: CliIo,
-  opts: { brokers: number; dataDir: string; port: number; httpPort: number; configFile: string | null },
+  opts: {
+    brokers: number;
+    dataDir: string;
+    port: number;
+    httpPort: number;
+    httpToken: string | null;
+    configFile: string | null;
+  },
 ): Promise<number> {
-  const { brokers, dataDir, port, httpPort, configFile } = opts;
+  const { brokers, dataDir, port, httpPort, httpToken, configFile } = opts;
   const brokerProps =
     configFile === null ? new Map<string, string>() : parseProperties(fs.readFileSync(configFile, 'utf8'));
   for (const k of ['node.id', 'broker.id', 'log.dirs', 'log.dir', 'etcd.endpoints']) {
@@ -81,6 +96,7 @@ async function up(
     dataDir: dir,
     ports: Array.from({ length: brokers }, (_, i) => port + i),
     httpPort,
+    httpToken,
     brokerProps,
     clock,
     randomBytes,

@@ -15,7 +15,7 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as path from 'node:path';
 import { LIMITS } from '../common/limits.js';
-import { serveMetrics } from '../metrics/http-endpoint.js';
+import { hasToken, serveMetrics } from '../metrics/http-endpoint.js';
 
 export const LAUNCHER_FILE = 'launcher.json';
 const TOKEN_HEADER = 'x-skiff-token';
@@ -80,13 +80,32 @@ export interface ControlServer {
   close(): Promise<void>;
 }
 
+/** The dashboard page and its bundle: no data in them, so served without the read token. */
+const PUBLIC_ASSETS = new Set(['/', '/dashboard/app.js', '/dashboard/app.css']);
+
+/**
+ * `token`: the control API's (launcher.json). `readToken`: when set (`skiff up --http-token`), the
+ * read-only routes — /metrics and the dashboard's data — ask for it too (Bearer header or ?token=).
+ */
 export async function startControlServer(
   control: LauncherControl,
   port: number,
   token: string,
+  readToken: string | null = null,
 ): Promise<ControlServer> {
   const mounted: HttpRoutes[] = [];
   const server = http.createServer((req, res) => {
+    if (req.method === 'GET' && !PUBLIC_ASSETS.has(new URL(req.url ?? '/', 'http://127.0.0.1').pathname)) {
+      const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+      const controlCall = req.headers[TOKEN_HEADER] === token;
+      if (!controlCall && !hasToken(req, url, readToken)) {
+        res.writeHead(401, { 'content-type': 'text/plain', 'www-authenticate': 'Bearer' });
+        res.end(
+          'missing or wrong token (skiff up --http-token): send Authorization: Bearer <token> or ?token=\n',
+        );
+        return;
+      }
+    }
     if (req.method === 'GET' && mounted.some((r) => r.handle(req, res))) return;
     const reply = (status: number, body: unknown): void => {
       res.writeHead(status, { 'content-type': 'application/json' });

@@ -54,6 +54,8 @@ export interface LauncherOptions {
   readonly ports: readonly number[] | 'auto';
   /** The control API's port on 127.0.0.1 (0: any free port). */
   readonly httpPort: number;
+  /** `--http-token`: the dashboard's data and /metrics ask for it; null: open on loopback. */
+  readonly httpToken?: string | null;
   /** A Kafka-style properties file applied to every broker (--config-file). */
   readonly brokerProps: ReadonlyMap<string, string>;
   readonly clock: Clock;
@@ -167,7 +169,12 @@ export class Launcher implements LauncherControl {
     }
     try {
       launcher.token = options.randomBytes(24).toString('base64url');
-      launcher.control = await startControlServer(launcher, options.httpPort, launcher.token);
+      launcher.control = await startControlServer(
+        launcher,
+        options.httpPort,
+        launcher.token,
+        options.httpToken ?? null,
+      );
       writeLauncherFile(dataDir, {
         pid: process.pid,
         url: launcher.control.url,

@@ -245,7 +245,11 @@ function App() {
   const [history, setHistory] = useState<Snapshot[]>([]);
   const [connected, setConnected] = useState(false);
   useEffect(() => {
-    const events = new EventSource('/dashboard/events');
+    // Opened as http://127.0.0.1:H/?token=T when skiff up asks for one (--http-token).
+    const token = new URLSearchParams(location.search).get('token');
+    const events = new EventSource(
+      `/dashboard/events${token === null ? '' : `?token=${encodeURIComponent(token)}`}`,
+    );
     events.onopen = () => setConnected(true);
     events.onerror = () => setConnected(false);
     events.onmessage = (m: MessageEvent<string>) => {
