@@ -26,7 +26,7 @@ import type { FileSystem } from '../storage/fs.js';
 import { LogManager } from '../storage/log-manager.js';
 import { AlterLogDirsManager } from './alter-log-dirs.js';
 import { BrokerMetrics } from './broker-metrics.js';
-import type { BrokerConfig } from './config.js';
+import { type BrokerConfig, cleanerConfigOf } from './config.js';
 import { applyDynamicConfigs, effectiveLogConfig, minInsyncReplicasOf } from './dynamic-config.js';
 import { FetchSessionCache } from './fetch-session.js';
 import type { GroupApi } from './group-api.js';
@@ -109,6 +109,8 @@ export class Broker {
       { fs, clock, scheduler, logger },
       config.logManager,
       topicConfig,
+      // Read at every cleaner turn: the log.cleaner.* configs are dynamic, as in Kafka.
+      () => cleanerConfigOf((name) => this.currentConfig(name)),
     );
     this.replicaTransport = new BrokerReplicaTransport(config.nodeId, metadata, scheduler, () =>
       this.intConfig('replica.socket.timeout.ms'),

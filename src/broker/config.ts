@@ -8,7 +8,13 @@
 import { LIMITS } from '../common/limits.js';
 import type { ConfigMap } from '../metadata/cluster-metadata.js';
 import { BROKER_CONFIG_DEFS, type ConfigDef } from '../metadata/config-defs.js';
-import { brokerConfigValue, longToNumber, parseConfigValue } from '../metadata/config-resolve.js';
+import {
+  brokerConfigValue,
+  type ConfigValue,
+  longToNumber,
+  parseConfigValue,
+} from '../metadata/config-resolve.js';
+import type { CleanerConfig } from '../storage/log-cleaner.js';
 import { cleanupPolicy, type LogConfig, logConfig } from '../storage/log-config.js';
 import { DEFAULT_LOG_MANAGER_CONFIG, type LogManagerConfig } from '../storage/log-manager.js';
 
@@ -283,4 +289,27 @@ export function topicLogConfig(
   const policy = overrides['cleanup.policy'];
   if (policy !== undefined) Object.assign(out, cleanupPolicy(policy.split(',').map((x) => x.trim())));
   return logConfig(out as Partial<LogConfig>);
+}
+
+/**
+ * The log.cleaner.* broker configs as the cleaner reads them (at every turn, so a dynamic change
+ * applies; log.cleaner.enable is static, and threads and buffer sizes take effect at the next
+ * start, as in Kafka's reconfiguration that restarts the cleaner threads — see LogCleaner).
+ */
+export function cleanerConfigOf(value: (name: string) => ConfigValue | null): CleanerConfig {
+  const num = (name: string): number => {
+    const v = value(name);
+    if (typeof v === 'bigint') return longToNumber(v);
+    return typeof v === 'number' ? v : Number.NaN;
+  };
+  const rate = num('log.cleaner.io.max.bytes.per.second');
+  return {
+    enable: value('log.cleaner.enable') !== false,
+    numThreads: num('log.cleaner.threads'),
+    dedupeBufferSize: num('log.cleaner.dedupe.buffer.size'),
+    dedupeBufferLoadFactor: num('log.cleaner.io.buffer.load.factor'),
+    ioBufferSize: num('log.cleaner.io.buffer.size'),
+    maxIoBytesPerSecond: rate >= Number.MAX_VALUE ? Number.POSITIVE_INFINITY : rate,
+    backoffMs: num('log.cleaner.backoff.ms'),
+  };
 }

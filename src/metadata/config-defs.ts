@@ -380,6 +380,23 @@ export const BROKER_CONFIGS: readonly ConfigDef[] = [
   broker('log.cleaner.enable', 'boolean', 'true', 'Run the log cleaner (compaction).'),
   dyn('log.cleaner.threads', 'int', '1', 'Threads of the log cleaner.', { min: 0 }),
   dyn(
+    'log.cleaner.dedupe.buffer.size',
+    'long',
+    '134217728',
+    "Memory of the cleaners' offset maps, all threads.",
+  ),
+  dyn('log.cleaner.io.buffer.size', 'int', '524288', "Memory of the cleaners' I/O buffers, all threads.", {
+    min: 0,
+  }),
+  dyn('log.cleaner.io.buffer.load.factor', 'double', '0.9', "How full a cleaner's offset map may get."),
+  dyn(
+    'log.cleaner.io.max.bytes.per.second',
+    'double',
+    '1.7976931348623157E308',
+    'Cleaner I/O (read and write) throttle, bytes per second.',
+  ),
+  dyn('log.cleaner.backoff.ms', 'long', '15000', 'Cleaner pause when no log needs cleaning.', { min: 0 }),
+  dyn(
     'num.recovery.threads.per.data.dir',
     'int',
     '2',

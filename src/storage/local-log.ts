@@ -5,7 +5,7 @@ import type { Scheduler } from '../common/scheduler.js';
 import type { BatchHeader } from '../protocol/records/batch.js';
 import type { FileSystem } from './fs.js';
 import type { LogConfig } from './log-config.js';
-import { DELETED_FILE_SUFFIX, LogSegment, type SegmentConfig } from './segment.js';
+import { DELETED_FILE_SUFFIX, LogSegment, type SegmentConfig, SWAP_FILE_SUFFIX } from './segment.js';
 import type { LogSegments } from './segments.js';
 
 /** Everything a log layer needs from its surroundings; passed down, never looked up. */
@@ -77,6 +77,11 @@ export class LocalLog {
 
   get recoveryPoint(): bigint {
     return this.recoveryPointOffset;
+  }
+
+  /** The file system, clock, scheduler and logger this log was opened with (for the cleaner). */
+  get context(): StorageContext {
+    return this.ctx;
   }
 
   get logConfig(): LogConfig {
@@ -228,25 +233,56 @@ export class LocalLog {
   removeAndDeleteSegments(segments: LogSegment[]): void {
     for (const s of segments) {
       this.segments.remove(s.baseOffset);
-      const bytes = s.size;
-      s.closeHandles();
-      s.changeFileSuffix(DELETED_FILE_SUFFIX);
-      this.pendingDeletionBytes += bytes;
-      const task = (): void => {
-        this.pendingDeletions.delete(cancel);
-        this.pendingDeletionBytes -= bytes;
-        s.deleteFiles();
-        this.ctx.logger.info(
-          `${this.name}: deleted log segment ${s.baseOffset} (${s.filePaths().length} files)`,
-        );
-      };
-      const cancel = this.ctx.scheduler.schedule(
-        `delete-${this.name}-${s.baseOffset}`,
-        this.config.fileDeleteDelayMs,
-        task,
-      );
-      this.pendingDeletions.add(cancel);
+      this.scheduleDeletion(s);
     }
+  }
+
+  /**
+   * Kafka's LocalLog.replaceSegments, crash-safe in two phases: each new segment (written and
+   * flushed as `.cleaned`) is renamed `.swap` and takes its place in the map; the old segments
+   * still in the log leave it and are renamed `.deleted` (removed after file.delete.delay.ms);
+   * then the `.swap` suffix goes. A crash in between is completed by the log loader: a `.swap`
+   * file replaces the segments in its offset range.
+   */
+  replaceSegments(newSegments: LogSegment[], oldSegments: LogSegment[]): void {
+    const sortedNew = [...newSegments].sort((a, b) => (a.baseOffset < b.baseOffset ? -1 : 1));
+    const sortedOld = oldSegments
+      .filter((s) => this.segments.get(s.baseOffset) === s)
+      .sort((a, b) => (a.baseOffset < b.baseOffset ? -1 : 1));
+    for (const s of [...sortedNew].reverse()) {
+      s.changeFileSuffix(SWAP_FILE_SUFFIX);
+      this.segments.remove(s.baseOffset);
+      this.segments.add(s);
+    }
+    this.ctx.fs.syncDir(this.dir);
+    for (const s of sortedOld) {
+      if (s.baseOffset !== sortedNew[0]!.baseOffset) this.segments.remove(s.baseOffset);
+      this.scheduleDeletion(s);
+    }
+    for (const s of sortedNew) s.changeFileSuffix('');
+    this.ctx.fs.syncDir(this.dir);
+  }
+
+  /** Renames the segment's files `*.deleted` now and removes them after file.delete.delay.ms. */
+  private scheduleDeletion(s: LogSegment): void {
+    const bytes = s.size;
+    s.closeHandles();
+    s.changeFileSuffix(DELETED_FILE_SUFFIX);
+    this.pendingDeletionBytes += bytes;
+    const task = (): void => {
+      this.pendingDeletions.delete(cancel);
+      this.pendingDeletionBytes -= bytes;
+      s.deleteFiles();
+      this.ctx.logger.info(
+        `${this.name}: deleted log segment ${s.baseOffset} (${s.filePaths().length} files)`,
+      );
+    };
+    const cancel = this.ctx.scheduler.schedule(
+      `delete-${this.name}-${s.baseOffset}`,
+      this.config.fileDeleteDelayMs,
+      task,
+    );
+    this.pendingDeletions.add(cancel);
   }
 
   /** Flushes when the policy says so (flush.messages, flush.ms); called after each append. */

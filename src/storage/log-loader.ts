@@ -4,12 +4,14 @@ import type { LeaderEpochFileCache } from './leader-epoch-cache.js';
 import { LocalLog, type StorageContext, segmentConfigOf } from './local-log.js';
 import type { LogConfig } from './log-config.js';
 import {
+  CLEANED_FILE_SUFFIX,
   DELETED_FILE_SUFFIX,
   INDEX_FILE_SUFFIX,
   LOG_FILE_SUFFIX,
   LogSegment,
   offsetFromFileName,
   type SegmentRecoveryResult,
+  SWAP_FILE_SUFFIX,
   TIME_INDEX_FILE_SUFFIX,
 } from './segment.js';
 import { LogSegments } from './segments.js';
@@ -81,6 +83,7 @@ export function loadLog(p: LoadParams): LoadedLog {
 function load(p: LoadParams): LoadedLog {
   const { fs, logger } = p.ctx;
   fs.mkdirp(p.dir);
+  completeInterruptedSwaps(p);
   removeLeftovers(p);
   const segments = new LogSegments();
   for (const f of fs.list(p.dir)) {
@@ -132,8 +135,13 @@ function load(p: LoadParams): LoadedLog {
     // Rolls start the next segment at the LEO, so after a full recovery a segment that no longer
     // ends where the next one begins lost its tail: what follows would sit behind a hole.
     const next = all[i + 1];
+    // A compacted log has legal gaps: the cleaner may drop the last batches of a segment.
     const lostTail =
-      needsFullRecovery && result !== null && next !== undefined && result.nextOffset !== next.baseOffset;
+      needsFullRecovery &&
+      !p.config.compact &&
+      result !== null &&
+      next !== undefined &&
+      result.nextOffset !== next.baseOffset;
     if (result && (result.truncatedBytes > 0 || lostTail)) {
       const later = all.slice(i + 1);
       if (later.length > 0) {
@@ -195,6 +203,74 @@ function indexesPresent(p: LoadParams, segment: LogSegment): boolean {
   return p.ctx.fs.exists(segment.offsetIndex.path) && p.ctx.fs.exists(segment.timeIndex.path);
 }
 
+const SEGMENT_SUFFIXES = [LOG_FILE_SUFFIX, INDEX_FILE_SUFFIX, TIME_INDEX_FILE_SUFFIX];
+
+/**
+ * Kafka's LogLoader recovery of the cleaner's two-phase swap: `.cleaned` files (a cleaning that
+ * had not finished writing) are deleted, and so is any `.swap` file at or above the lowest
+ * `.cleaned` base offset; every other `.swap` segment is complete (flushed before its rename), so
+ * the live segment files in its offset range [base offset, next offset) are deleted and the
+ * `.swap` files renamed live. Only segment files (.log, .index, .timeindex) are touched.
+ */
+function completeInterruptedSwaps(p: LoadParams): void {
+  const { fs, logger } = p.ctx;
+  const files = fs.list(p.dir);
+  const cleaned = files.filter((f) => f.endsWith(CLEANED_FILE_SUFFIX));
+  const swaps = files.filter((f) => f.endsWith(SWAP_FILE_SUFFIX));
+  if (cleaned.length === 0 && swaps.length === 0) return;
+  let minCleaned: bigint | null = null;
+  for (const f of cleaned) {
+    const o = offsetFromFileName(f);
+    if (minCleaned === null || o < minCleaned) minCleaned = o;
+  }
+  const valid: string[] = [];
+  for (const f of swaps) {
+    if (minCleaned !== null && offsetFromFileName(f) >= minCleaned) fs.unlink(path.join(p.dir, f));
+    else valid.push(f);
+  }
+  for (const f of cleaned) fs.unlink(path.join(p.dir, f));
+  if (cleaned.length > 0) {
+    logger.info(`${p.name}: deleted ${cleaned.length} .cleaned files of an unfinished cleaning`);
+  }
+  let minSwap: bigint | null = null;
+  let maxSwap: bigint | null = null;
+  for (const f of valid) {
+    if (!f.endsWith(`${LOG_FILE_SUFFIX}${SWAP_FILE_SUFFIX}`)) continue;
+    const base = offsetFromFileName(f);
+    const segment = LogSegment.open(
+      fs,
+      p.dir,
+      base,
+      segmentConfigOf(p.config),
+      p.ctx.clock,
+      false,
+      SWAP_FILE_SUFFIX,
+    );
+    const next = segment.recover().nextOffset;
+    segment.closeHandles();
+    logger.info(
+      `${p.name}: found log file ${f} from interrupted swap operation, which is recoverable from .swap files by renaming`,
+    );
+    if (minSwap === null || base < minSwap) minSwap = base;
+    if (maxSwap === null || next > maxSwap) maxSwap = next;
+  }
+  if (minSwap !== null && maxSwap !== null) {
+    for (const f of fs.list(p.dir)) {
+      if (!SEGMENT_SUFFIXES.some((suffix) => f.endsWith(suffix))) continue;
+      const o = offsetFromFileName(f);
+      if (o >= minSwap && o < maxSwap) {
+        logger.info(`${p.name}: deleting segment file ${f} that is compacted but has not been deleted yet`);
+        fs.unlink(path.join(p.dir, f));
+      }
+    }
+  }
+  for (const f of valid) {
+    logger.info(`${p.name}: recovering file ${f} by renaming from .swap files`);
+    fs.rename(path.join(p.dir, f), path.join(p.dir, f.slice(0, -SWAP_FILE_SUFFIX.length)));
+  }
+  fs.syncDir(p.dir);
+}
+
 /** `.deleted` files from deletions the process did not finish, orphan indexes, temp files. */
 function removeLeftovers(p: LoadParams): void {
   const { fs, logger } = p.ctx;
@@ -207,13 +283,13 @@ function removeLeftovers(p: LoadParams): void {
     const orphanIndex =
       (f.endsWith(INDEX_FILE_SUFFIX) || f.endsWith(TIME_INDEX_FILE_SUFFIX)) &&
       !logs.has(f.slice(0, f.indexOf('.')));
-    if (f.endsWith(DELETED_FILE_SUFFIX) || f.endsWith('.cleaned') || f.endsWith('.tmp') || orphanIndex) {
+    if (f.endsWith(DELETED_FILE_SUFFIX) || f.endsWith('.tmp') || orphanIndex) {
       fs.unlink(path.join(p.dir, f));
       removed++;
     }
   }
   if (removed > 0)
-    logger.info(`${p.name}: removed ${removed} leftover files (.deleted, .cleaned, .tmp, orphan indexes)`);
+    logger.info(`${p.name}: removed ${removed} leftover files (.deleted, .tmp, orphan indexes)`);
 }
 
 function min(a: bigint, b: bigint): bigint {

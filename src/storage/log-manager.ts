@@ -11,6 +11,7 @@ import {
 } from './checkpoint.js';
 import type { StorageContext } from './local-log.js';
 import { Log } from './log.js';
+import { type CleanerConfig, LogCleaner } from './log-cleaner.js';
 import type { LogConfig } from './log-config.js';
 
 export const CLEAN_SHUTDOWN_FILE = '.kafka_cleanshutdown';
@@ -76,6 +77,8 @@ export class LogManager {
   /** The log-start-offset-checkpoint writes in the background, one at a time (persistLogStartOffsets). */
   private logStartWriter: { running: Promise<void>; again: boolean } | null = null;
   private started = false;
+  /** The log cleaner, when a cleaner config was given (compacted topics need one). */
+  readonly cleaner: LogCleaner | null;
 
   constructor(
     readonly logDirs: readonly string[],
@@ -83,8 +86,10 @@ export class LogManager {
     private readonly ctx: StorageContext,
     private readonly config: LogManagerConfig = DEFAULT_LOG_MANAGER_CONFIG,
     private readonly topicConfig: (topic: string) => LogConfig = () => defaultConfig,
+    cleanerConfig?: () => CleanerConfig,
   ) {
     if (logDirs.length === 0) throw new RangeError('at least one log dir is needed');
+    this.cleaner = cleanerConfig ? new LogCleaner(cleanerConfig, ctx, () => this.logs.values()) : null;
   }
 
   /** Loads every partition directory, then starts the periodic tasks. */
@@ -112,6 +117,7 @@ export class LogManager {
       this.writeOffsetsInBackground(REPLICATION_OFFSET_CHECKPOINT, (log) => log.highWatermark),
     );
     this.schedulePeriodic('retention', this.config.retentionCheckIntervalMs, () => this.runRetention());
+    this.cleaner?.startup();
   }
 
   private loadLogDir(dir: string): { dir: string; name: string; hadCleanShutdown: boolean }[] {
@@ -529,7 +535,9 @@ export class LogManager {
 
   runRetention(): number {
     let deleted = 0;
-    for (const { log } of this.logs.values()) deleted += log.deleteOldSegments();
+    // A log being cleaned keeps its segments until the cleaning ends (Kafka's inProgress check).
+    for (const { log } of this.logs.values())
+      if (!this.cleaner?.isCleaning(log)) deleted += log.deleteOldSegments();
     return deleted;
   }
 
@@ -540,6 +548,7 @@ export class LogManager {
    */
   shutdown(): void {
     for (const cancel of this.cancels.splice(0)) cancel();
+    this.cleaner?.shutdown();
     for (const { log } of this.logs.values()) {
       log.close();
       log.local.deletePendingNow();
@@ -563,6 +572,7 @@ export class LogManager {
   /** Stops without any of the clean-shutdown work: what a kill -9 leaves (for tests). */
   abandon(): void {
     for (const cancel of this.cancels.splice(0)) cancel();
+    this.cleaner?.abandon();
     for (const { log } of this.logs.values()) log.local.abandon();
     for (const { log } of this.futureLogs.values()) log.local.abandon();
     this.logs.clear();

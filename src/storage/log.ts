@@ -220,6 +220,11 @@ export class Log {
     return this.local.name;
   }
 
+  /** The cleaner swapped segments in: positions cached for offsets may point into old files. */
+  onSegmentsReplaced(): void {
+    this.hwMetadata = null;
+  }
+
   /** The partition's `partition.metadata` (topic id); written by the partition layer. */
   partitionMetadata(): PartitionMetadataFile {
     return new PartitionMetadataFile(this.ctx.fs, path.join(this.dir, PARTITION_METADATA_FILE));

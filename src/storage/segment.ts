@@ -20,6 +20,10 @@ export const LOG_FILE_SUFFIX = '.log';
 export const INDEX_FILE_SUFFIX = '.index';
 export const TIME_INDEX_FILE_SUFFIX = '.timeindex';
 export const DELETED_FILE_SUFFIX = '.deleted';
+/** A segment the cleaner is writing (Kafka's CleanedFileSuffix); discarded by recovery. */
+export const CLEANED_FILE_SUFFIX = '.cleaned';
+/** A cleaned segment being swapped in (Kafka's SwapFileSuffix); completed by recovery. */
+export const SWAP_FILE_SUFFIX = '.swap';
 const SCAN_CHUNK_BYTES = 8 * 1024;
 /** Batches the segment remembers from its latest appends (see LogSegment.recentLocation). */
 const RECENT_BATCHES = 64;
