@@ -28,6 +28,12 @@ import { OffsetMap } from './offset-map.js';
 export const CLEANER_OFFSET_CHECKPOINT = 'cleaner-offset-checkpoint';
 /** Bytes one slice may read and write before it gives the event loop back. */
 export const SLICE_BYTES = 1024 * 1024;
+/**
+ * Milliseconds one slice may take (by the injected clock) before it gives the event loop back,
+ * whatever it has read: a slice ends within one batch of this. Under a simulated clock, where
+ * time stands still inside a slice, only SLICE_BYTES bounds it.
+ */
+export const SLICE_MS = 10;
 /** Kafka's Throttler checks the rate over periods of this length. */
 const THROTTLE_CHECK_INTERVAL_MS = 300;
 
@@ -211,7 +217,7 @@ export class LogCleaner {
     let bytes = 0;
     let wait = 0;
     try {
-      while (bytes < SLICE_BYTES && wait === 0) {
+      while (bytes < SLICE_BYTES && wait === 0 && this.ctx.clock.nowMs() - started < SLICE_MS) {
         const step = run.steps.next();
         if (step.done) {
           run.maxSliceMs = Math.max(run.maxSliceMs, this.ctx.clock.nowMs() - started);

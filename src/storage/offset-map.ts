@@ -122,8 +122,7 @@ export class OffsetMap {
   /** An entry of 24 zero bytes is empty (an MD5 of all zeros with offset 0 is not a concern). */
   private isEmpty(pos: number): boolean {
     const b = this.bytes;
-    return (
-      b.readBigUInt64BE(pos) === 0n && b.readBigUInt64BE(pos + 8) === 0n && b.readBigUInt64BE(pos + 16) === 0n
-    );
+    for (let i = pos; i < pos + ENTRY_BYTES; i += 4) if (b.readInt32BE(i) !== 0) return false;
+    return true;
   }
 }
