@@ -293,8 +293,8 @@ export function topicLogConfig(
 
 /**
  * The log.cleaner.* broker configs as the cleaner reads them (at every turn, so a dynamic change
- * applies; log.cleaner.enable is static, and threads and buffer sizes take effect at the next
- * start, as in Kafka's reconfiguration that restarts the cleaner threads — see LogCleaner).
+ * applies; log.cleaner.enable is static; a change of the threads or buffer sizes restarts the
+ * cleaner threads at their next turn, as Kafka's reconfiguration does — see LogCleaner).
  */
 export function cleanerConfigOf(value: (name: string) => ConfigValue | null): CleanerConfig {
   const num = (name: string): number => {

@@ -118,6 +118,8 @@ export class LogCleaner {
   private readonly checkpoints = new Map<string, Map<string, PartitionOffset>>();
   private readonly throttler: Throttler;
   private running = false;
+  /** The thread and buffer settings the threads were made with (a change restarts them). */
+  private shape = '';
   /** Every finished cleaning's stats, newest last (at most 16), for tests and the bench. */
   readonly history: { name: string; stats: CleanerStats; maxSliceMs: number }[] = [];
 
@@ -135,6 +137,7 @@ export class LogCleaner {
   startup(): void {
     const c = this.config();
     this.running = true;
+    this.shape = shapeOf(c);
     if (!c.enable) return;
     for (let id = 0; id < c.numThreads; id++) {
       const map = new OffsetMap(Math.min(Math.floor(c.dedupeBufferSize / c.numThreads), 2 ** 31 - 1));
@@ -192,6 +195,15 @@ export class LogCleaner {
 
   /** One turn of a thread: start a run if idle, then one slice of it. */
   private work(thread: CleanerThread): void {
+    const shape = shapeOf(this.config());
+    if (shape !== this.shape) {
+      // As Kafka's LogCleaner.reconfigure: a dynamic change of the threads or buffers restarts the
+      // threads with it (a cleaning in progress is abandoned and starts again on the new maps).
+      this.ctx.logger.info(`log cleaner reconfigured (${this.shape} → ${shape}): restarting its threads`);
+      this.shutdown();
+      this.startup();
+      return;
+    }
     if (thread.run === null) {
       const found = this.grabFilthiestCompactedLog();
       if (found === null) {
@@ -356,4 +368,9 @@ export class LogCleaner {
 
 function keyOf(log: Log): string {
   return topicPartitionKey(log.topic, log.partition);
+}
+
+/** The settings a cleaner thread is built with: log.cleaner.threads and the buffer sizes. */
+function shapeOf(c: CleanerConfig): string {
+  return `threads ${c.numThreads}, dedupe buffer ${c.dedupeBufferSize} (load factor ${c.dedupeBufferLoadFactor}), io buffer ${c.ioBufferSize}`;
 }

@@ -2,6 +2,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
+import { MemoryLogger } from '../../src/common/logger.js';
 import { decodeRecords, encodeBatch } from '../../src/protocol/records/codec.js';
 import { batchesIn } from '../../src/protocol/records/validate.js';
 import { Cleaner, groupSegmentsBySize } from '../../src/storage/cleaner.js';
@@ -9,6 +10,7 @@ import { type FileHandle, NodeFileSystem } from '../../src/storage/fs.js';
 import { Log } from '../../src/storage/log.js';
 import {
   CLEANER_OFFSET_CHECKPOINT,
+  type CleanerConfig,
   DEFAULT_CLEANER_CONFIG,
   LogCleaner,
 } from '../../src/storage/log-cleaner.js';
@@ -387,3 +389,36 @@ for (const [point, crashAt] of CRASH_POINTS) {
     }
   });
 }
+
+test('a dynamic change of log.cleaner.threads or its buffers restarts the threads with it, as Kafka reconfigures', () => {
+  const { dir, cleanup } = tempDir();
+  const ctx = testContext();
+  const logger = new MemoryLogger();
+  try {
+    const log = openLog(dir, ctx, COMPACT);
+    produce(log, 0, 5000, 10);
+    const size = log.size;
+    let config: CleanerConfig = { ...DEFAULT_CLEANER_CONFIG, dedupeBufferSize: 1 << 20, backoffMs: 1000 };
+    const cleaner = new LogCleaner(
+      () => config,
+      { ...ctx, logger },
+      () => [{ log, logDir: dir }],
+    );
+    cleaner.startup();
+    ctx.scheduler.runDue();
+    assert.equal(cleaner.history.length, 1, 'the first thread cleaned');
+    assert.ok(log.size < size);
+    config = { ...config, numThreads: 2, dedupeBufferSize: 2 << 20 };
+    ctx.clock.advance(1000);
+    ctx.scheduler.runDue();
+    const lines = logger.lines.filter((l) => l.includes('log cleaner'));
+    assert.match(
+      lines.join('\n'),
+      /log cleaner reconfigured \(threads 1, dedupe buffer 1048576 .* → threads 2, dedupe buffer 2097152 .*\): restarting its threads\nINFO log cleaner started with 2 threads/,
+    );
+    cleaner.shutdown();
+    log.close();
+  } finally {
+    cleanup();
+  }
+});
