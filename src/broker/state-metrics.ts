@@ -11,7 +11,11 @@
 import type { Clock } from '../common/clock.js';
 import type { Registry } from '../metrics/registry.js';
 import { type Emit, PerScrape, registerScrapeFamily } from '../metrics/scrape-family.js';
+import { type LabelSet, LabelSets, registerTextFamily } from '../metrics/text-family.js';
+import type { PartitionLeaderState } from '../replication/leader-state.js';
+import type { Partition } from '../replication/partition.js';
 import type { ObservedReplicationRate } from '../replication/quota.js';
+import type { Log } from '../storage/log.js';
 import type { LogManager } from '../storage/log-manager.js';
 import { replicaViews } from './handlers/skiff-replication.js';
 import type { ReplicaManager } from './replica-manager.js';
@@ -98,14 +102,14 @@ function registerPartitionCounts(registry: Registry, v: BrokerStateView): void {
 }
 
 interface ReplicaRow {
-  readonly labels: { readonly topic: string; readonly partition: number; readonly broker: number };
-  readonly lagOffsets: number;
-  readonly lagBytes: number;
+  readonly labels: LabelSet;
+  readonly lagOffsets: bigint;
+  readonly lagBytes: bigint;
   readonly inIsr: boolean;
 }
 
 /** Every replica of every partition led here, as the leader sees it. */
-function replicaRows(v: BrokerStateView): ReplicaRow[] {
+function replicaRows(v: BrokerStateView, sets: LabelSets<PartitionLeaderState>): ReplicaRow[] {
   const replication = v.replicaManager.replication;
   const nowMs = v.clock.nowMs();
   const rows: ReplicaRow[] = [];
@@ -113,9 +117,13 @@ function replicaRows(v: BrokerStateView): ReplicaRow[] {
     if (!l.isLeader) continue;
     for (const r of replicaViews(l, v.nodeId, nowMs, replication.quotas?.leader)) {
       rows.push({
-        labels: { topic: l.topic, partition: l.partition, broker: r.brokerId },
-        lagOffsets: Number(r.lag),
-        lagBytes: Number(r.bytesToCatchUp),
+        labels: sets.of(l, r.brokerId, () => ({
+          topic: l.topic,
+          partition: l.partition,
+          broker: r.brokerId,
+        })),
+        lagOffsets: r.lag,
+        lagBytes: r.bytesToCatchUp,
         inIsr: r.inIsr,
       });
     }
@@ -124,27 +132,28 @@ function replicaRows(v: BrokerStateView): ReplicaRow[] {
 }
 
 function registerReplicaFamilies(registry: Registry, v: BrokerStateView): void {
-  const rows = new PerScrape(() => replicaRows(v));
+  const sets = new LabelSets<PartitionLeaderState>();
+  const rows = new PerScrape(() => replicaRows(v, sets));
   // A follower that has not fetched since this broker became leader has no known LEO: no sample.
-  registerScrapeFamily(
+  registerTextFamily(
     registry,
     'skiff_replica_lag_offsets',
     "Leader LEO minus the replica's LEO (as of its latest fetch), per replica of partitions led here, in the ISR or not",
     'gauge',
     (emit) => {
-      for (const r of rows.get()) if (r.lagOffsets >= 0) emit(r.labels, r.lagOffsets);
+      for (const r of rows.get()) if (r.lagOffsets >= 0n) emit(r.labels, r.lagOffsets);
     },
   );
-  registerScrapeFamily(
+  registerTextFamily(
     registry,
     'skiff_replica_lag_bytes',
     "Bytes of the leader's log the replica has yet to copy, per replica of partitions led here",
     'gauge',
     (emit) => {
-      for (const r of rows.get()) if (r.lagBytes >= 0) emit(r.labels, r.lagBytes);
+      for (const r of rows.get()) if (r.lagBytes >= 0n) emit(r.labels, r.lagBytes);
     },
   );
-  registerScrapeFamily(
+  registerTextFamily(
     registry,
     'skiff_replica_in_isr',
     '1 when the replica is in the ISR, else 0, per replica of partitions led here',
@@ -155,11 +164,24 @@ function registerReplicaFamilies(registry: Registry, v: BrokerStateView): void {
   );
 }
 
+interface LogRow {
+  readonly labels: LabelSet;
+  readonly log: Log;
+}
+
 function registerLogFamilies(registry: Registry, v: BrokerStateView): void {
-  const log = (name: string, help: string, value: (l: ReplicaManagerLog) => number): void =>
-    registerScrapeFamily(registry, name, help, 'gauge', (emit) => {
-      for (const p of v.replicaManager.allPartitions())
-        emit({ topic: p.topic, partition: p.index }, value(p.log));
+  const sets = new LabelSets<Partition>();
+  const rows = new PerScrape(() =>
+    v.replicaManager.allPartitions().map(
+      (p): LogRow => ({
+        labels: sets.of(p, 0, () => ({ topic: p.topic, partition: p.index })),
+        log: p.log,
+      }),
+    ),
+  );
+  const log = (name: string, help: string, value: (l: Log) => number | bigint): void =>
+    registerTextFamily(registry, name, help, 'gauge', (emit) => {
+      for (const r of rows.get()) emit(r.labels, value(r.log));
     });
   log(
     'skiff_log_size_bytes',
@@ -174,12 +196,12 @@ function registerLogFamilies(registry: Registry, v: BrokerStateView): void {
   log(
     'skiff_log_start_offset',
     "The partition's log start offset on this broker (Kafka's LogStartOffset)",
-    (l) => Number(l.logStartOffset),
+    (l) => l.logStartOffset,
   );
   log(
     'skiff_log_end_offset',
     "The partition's log end offset (LEO) on this broker (Kafka's LogEndOffset)",
-    (l) => Number(l.logEndOffset),
+    (l) => l.logEndOffset,
   );
   registerScrapeFamily(
     registry,
@@ -189,8 +211,6 @@ function registerLogFamilies(registry: Registry, v: BrokerStateView): void {
     (emit) => emit({}, v.logManager.bytesAwaitingDeletion()),
   );
 }
-
-type ReplicaManagerLog = ReturnType<ReplicaManager['allPartitions']>[number]['log'];
 
 function registerReplicationFamilies(registry: Registry, v: BrokerStateView): void {
   const observed = new PerScrape(() => {

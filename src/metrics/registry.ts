@@ -10,8 +10,32 @@
  * every Node.js dashboard and alert already uses; Skiff's own metrics are prefixed `skiff_`.
  */
 import { collectDefaultMetrics, Registry } from 'prom-client';
+import { labelSet, TextFamily } from './text-family.js';
 
 export type { Registry } from 'prom-client';
+
+/**
+ * prom-client's Registry, except that a TextFamily writes its own text (text-family.ts); every
+ * other metric, and the OpenMetrics format, go through prom-client as before.
+ */
+class SkiffRegistry extends Registry {
+  /** The default labels as exposition text (`node_id="1"`), '' when none. */
+  private defaultLabelsText = '';
+
+  override setDefaultLabels(labels: object): void {
+    super.setDefaultLabels(labels);
+    this.defaultLabelsText = labelSet(labels as Record<string, string | number>).text;
+  }
+
+  override async metrics(): Promise<string> {
+    if (this.contentType !== Registry.PROMETHEUS_CONTENT_TYPE) return super.metrics();
+    // One synchronous pass over the families, as prom-client's own: PerScrape relies on it.
+    const texts = this.getMetricsAsArray().map((m: object & { name: string }) =>
+      m instanceof TextFamily ? m.text(this.defaultLabelsText) : this.getSingleMetricAsString(m.name),
+    );
+    return `${(await Promise.all(texts)).join('\n\n')}\n`;
+  }
+}
 
 export interface Metrics {
   readonly registry: Registry;
@@ -24,7 +48,7 @@ export const PROMETHEUS_CONTENT_TYPE = Registry.PROMETHEUS_CONTENT_TYPE;
 
 /** A fresh registry with the process metrics; call once per process, in its composition root. */
 export function createProcessMetrics(monotonicMs: () => number): Metrics {
-  const registry = new Registry();
+  const registry = new SkiffRegistry();
   collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 10 });
   return { registry, monotonicMs };
 }

@@ -4,6 +4,8 @@
  * prom-client's Gauge with a `collect` callback would hash every label set into a map first; at
  * 10,000 partitions with several families each that is most of a scrape, so a family here hands
  * its samples to the registry directly (prom-client's metric contract: name, help, type, get()).
+ * Families with a sample per partition or replica go further and write their text themselves
+ * (text-family.ts).
  */
 import type { Registry } from 'prom-client';
 
