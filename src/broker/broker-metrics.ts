@@ -56,19 +56,20 @@ export class ApiMetrics {
 /**
  * Calls `fn` for every non-zero `errorCode` in a response: the top-level one and each
  * partition's, as Kafka's AbstractResponse.errorCounts (which counts NONE too; here only errors).
- * Walks plain objects and arrays only: record bytes and file regions are not looked into.
+ * In the message specs an ErrorCode sits at the top level or in a struct of an array (no
+ * response nests it in a single struct), so only arrays of plain objects are walked: record
+ * bytes, file regions, struct fields and arrays of ids or names are not looked into.
  */
 export function forEachErrorCode(value: unknown, fn: (code: number) => void): void {
-  if (Array.isArray(value)) {
-    for (const v of value) if (typeof v === 'object' && v !== null) forEachErrorCode(v, fn);
-    return;
-  }
   if (typeof value !== 'object' || value === null || Object.getPrototypeOf(value) !== Object.prototype)
     return;
-  for (const [k, v] of Object.entries(value)) {
-    if (k === 'errorCode') {
-      if (typeof v === 'number' && v !== 0) fn(v);
-    } else if (typeof v === 'object' && v !== null) forEachErrorCode(v, fn);
+  const o = value as Record<string, unknown>;
+  const code = o.errorCode;
+  if (typeof code === 'number' && code !== 0) fn(code);
+  for (const k in o) {
+    const v = o[k];
+    if (!Array.isArray(v) || v.length === 0 || typeof v[0] !== 'object') continue;
+    for (const item of v) forEachErrorCode(item, fn);
   }
 }
 
