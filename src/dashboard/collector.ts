@@ -56,8 +56,17 @@ export class Collector {
     } catch (e) {
       problems.push(`Metadata: ${e instanceof Error ? e.message : String(e)}`);
     }
-    const answers =
-      running.length === 0 ? new Map() : await describeReplicationAll(this.client, running, null, true);
+    // The ISR history is the controller's durable record, the same from every broker: asked of one
+    // (each answer reads it from the metadata store); rates, lag and events come from every broker.
+    const [first, ...rest] = running;
+    const answers = new Map<number, SkiffDescribeReplicationResponse | Error>();
+    if (first !== undefined) {
+      const [withHistory, others] = await Promise.all([
+        describeReplicationAll(this.client, [first], null, true),
+        describeReplicationAll(this.client, rest, null, false),
+      ]);
+      for (const [id, a] of [...withHistory, ...others]) answers.set(id, a);
+    }
     const replication = new Map<number, SkiffDescribeReplicationResponse>();
     for (const [id, a] of answers) {
       if (a instanceof Error) problems.push(`broker ${id}: ${a.message}`);

@@ -303,7 +303,8 @@ export async function handleSkiffDescribeReplication(
     nowMs: BigInt(nowMs),
     ...brokerReplicationRates(rates),
     topics,
-    events: req.includeHistory ? journalEntries(b) : [],
+    // Kept in memory, at most LIMITS.replicationEventsKept: always sent (the history costs store reads).
+    events: journalEntries(b),
   };
 }
 
