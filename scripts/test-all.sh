@@ -3,7 +3,7 @@
 # installs the Debian packages the tests use when they are missing, fetches the Node.js
 # binaries of the maintained LTS lines from the npm registry, installs the npm dependencies,
 # runs lint and the whole node:test suite under NODE_MAIN, then the suite again under each of
-# NODE_OTHER_LINES, less the tests in ABI_SPECIFIC_TESTS.
+# NODE_OTHER_LINES, less the tests in MAIN_ONLY_TESTS.
 set -euo pipefail
 shopt -s inherit_errexit
 cd "$(dirname "$0")/.."
@@ -12,10 +12,14 @@ cd "$(dirname "$0")/.."
 # life in April 2026, and the dev dependencies need 22.19 or later (package.json's engines).
 NODE_MAIN=24.22.3
 NODE_OTHER_LINES=(22.23.5 26.12.1)
-# Tests that run under NODE_MAIN only, as paths under dist/test/: they load addons built against
-# one Node ABI (nan, not N-API), and npm ci builds every addon for NODE_MAIN. Skiff's own addon,
-# lz4-napi, snappy, zstd-napi and @node-rs/crc32 are N-API and load under every line.
-ABI_SPECIFIC_TESTS=(examples/)
+# Tests that run under NODE_MAIN only, as paths under dist/test/:
+# - examples/ loads an addon built against one Node ABI (nan, not N-API), and npm ci builds every
+#   addon for NODE_MAIN (Skiff's own addon, lz4-napi, snappy, zstd-napi and @node-rs/crc32 are
+#   N-API and load under every line);
+# - scenarios/, sim/ and dashboard/ are real-time seed replays, the 200-seed simulation and the
+#   browser test: minutes of wall time per pass on the same code the rest of the suite runs under
+#   every line. Left to NODE_MAIN so the whole run stays within CI's ~25 minutes on 2 cores.
+MAIN_ONLY_TESTS=(examples/ scenarios/ sim/ dashboard/)
 
 need=()
 command -v kcat >/dev/null 2>&1 || need+=(kcat)
@@ -88,7 +92,7 @@ with_node "$main_dir" npm test
 # npm test compiled dist/ and built the addons; the other lines run the same compiled files.
 other_tests=()
 while IFS= read -r file; do
-  for skip in "${ABI_SPECIFIC_TESTS[@]}"; do
+  for skip in "${MAIN_ONLY_TESTS[@]}"; do
     [[ "$file" == "dist/test/$skip"* ]] && continue 2
   done
   other_tests+=("$file")
@@ -96,7 +100,7 @@ done < <(find dist/test -name '*.test.js' | sort)
 failed=()
 for dir in "${other_dirs[@]}"; do
   version=$(with_node "$dir" node --version)
-  echo "test-all: the suite under Node.js $version, less ${ABI_SPECIFIC_TESTS[*]}"
+  echo "test-all: the suite under Node.js $version, less ${MAIN_ONLY_TESTS[*]}"
   # spec, as npm test's default under 24 (22 prints TAP when stdout is not a terminal).
   with_node "$dir" node --test --test-reporter=spec "${other_tests[@]}" || failed+=("$version")
 done
