@@ -7,30 +7,20 @@
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import * as net from 'node:net';
 import { startCluster } from '../src/api/index.js';
+import { listening } from '../src/cluster/free-port.js';
 import { median } from './baseline.js';
 
 const RUNS = 10;
 const START_TARGET_MS = 1500;
 const CLOSE_TARGET_MS = 500;
 
-function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = net.connect({ host: '127.0.0.1', port }, () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.once('error', () => resolve(false));
-  });
-}
-
 async function once(): Promise<{ startMs: number; closeMs: number }> {
   const t0 = performance.now();
   const cluster = await startCluster({ brokers: 3 });
   const startMs = performance.now() - t0;
   for (const b of cluster.brokers)
-    if (!(await accepts(b.port))) throw new Error(`broker ${b.id} does not accept clients after start`);
+    if (!(await listening(b.port))) throw new Error(`broker ${b.id} does not accept clients after start`);
   const t1 = performance.now();
   await cluster.close();
   const closeMs = performance.now() - t1;

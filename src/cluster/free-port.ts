@@ -18,6 +18,17 @@ export function portFree(port: number, host = '127.0.0.1'): Promise<boolean> {
   });
 }
 
+/** True when something accepts connections on host:port (a broker that is up, a port still held). */
+export function listening(port: number, host = '127.0.0.1'): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = net.connect({ host, port }, () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.once('error', () => resolve(false));
+  });
+}
+
 /** The first port of the kernel's ephemeral range (Linux's default 32768 where it cannot be read). */
 export function ephemeralStart(): number {
   try {

@@ -11,8 +11,9 @@ import * as path from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { type SkiffCluster, startCluster, startSingleBroker } from '../../src/api/index.js';
+import { listening } from '../../src/cluster/free-port.js';
 import { adminFor, consumeAll, describe1, kcat, waitUntil } from '../cluster/helpers.js';
-import { listening, processesMentioning } from '../support/processes.js';
+import { processesMentioning } from '../support/processes.js';
 
 const OWNER = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'cluster-owner.js');
 

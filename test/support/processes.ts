@@ -1,9 +1,9 @@
 /**
  * What a test looks at to prove nothing was left behind: live processes whose command line (or
- * title: brokers are `skiff broker <id> <log dir>`) names a path, and whether a port still listens.
+ * title: brokers are `skiff broker <id> <log dir>`) names a path. Whether a port still listens is
+ * listening() in src/cluster/free-port.ts.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import * as net from 'node:net';
 
 export interface ProcessLine {
   readonly pid: number;
@@ -23,16 +23,4 @@ export function processesMentioning(text: string): ProcessLine[] {
     }
   }
   return out;
-}
-
-/** True when something accepts connections on 127.0.0.1:port. */
-export function listening(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = net.connect({ host: '127.0.0.1', port });
-    s.once('connect', () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.once('error', () => resolve(false));
-  });
 }
