@@ -2,18 +2,28 @@
  * The one list of what this broker implements: API key → supported version range. ApiVersions
  * reports exactly this (plus the group APIs when a GroupApi is plugged in), and the router closes
  * a connection that asks for anything else. Kafka 4.0's floors are kept where older versions need
- * message formats v0/v1 (Produce < 3, Fetch < 4), which Skiff does not store.
+ * message formats v0/v1 (Produce < 3, Fetch < 4), which Skiff does not store; Produce's listed
+ * minimum is Kafka 4's (below).
  */
 import { ApiKey } from '../protocol/generated/index.js';
 
 export interface VersionRange {
   readonly min: number;
   readonly max: number;
+  /** What ApiVersions lists as the minimum when it is below `min` (requests below `min` still close the connection). */
+  readonly advertisedMin?: number;
 }
+
+/**
+ * Kafka 4.x lists Produce from version 0 in ApiVersions though it serves 3 and up (KAFKA-18659,
+ * ApiKeys.PRODUCE_API_VERSIONS_RESPONSE_MIN_VERSION): librdkafka before 2.8 looks for Produce v0 to
+ * decide that gzip, snappy and lz4 are supported, and without it sends every batch uncompressed.
+ */
+const PRODUCE_ADVERTISED_MIN_VERSION = 0;
 
 /** Implemented by the broker itself. */
 export const BROKER_API_VERSIONS: ReadonlyMap<number, VersionRange> = new Map([
-  [ApiKey.Produce, { min: 3, max: 11 }],
+  [ApiKey.Produce, { min: 3, max: 11, advertisedMin: PRODUCE_ADVERTISED_MIN_VERSION }],
   [ApiKey.Fetch, { min: 4, max: 17 }],
   [ApiKey.ListOffsets, { min: 1, max: 8 }],
   [ApiKey.Metadata, { min: 0, max: 12 }],

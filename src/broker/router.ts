@@ -145,7 +145,11 @@ export class RequestRouter implements RequestHandler {
     }
     this.apiKeys = [...this.routes.entries()]
       .sort((a, b) => a[0] - b[0])
-      .map(([apiKey, r]) => ({ apiKey, minVersion: r.versions.min, maxVersion: r.versions.max }));
+      .map(([apiKey, r]) => ({
+        apiKey,
+        minVersion: r.versions.advertisedMin ?? r.versions.min,
+        maxVersion: r.versions.max,
+      }));
   }
 
   /** What ApiVersions reports: exactly the routed APIs. */
