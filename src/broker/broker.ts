@@ -26,6 +26,7 @@ import type { FileSystem } from '../storage/fs.js';
 import { LogManager } from '../storage/log-manager.js';
 import { AlterLogDirsManager } from './alter-log-dirs.js';
 import { BrokerMetrics } from './broker-metrics.js';
+import { registerCleanerMetrics } from './cleaner-metrics.js';
 import { type BrokerConfig, cleanerConfigOf } from './config.js';
 import { applyDynamicConfigs, effectiveLogConfig, minInsyncReplicasOf } from './dynamic-config.js';
 import { FetchSessionCache } from './fetch-session.js';
@@ -192,6 +193,9 @@ export class Broker {
         logManager: this.logManager,
         connections: () => ({ open: this.server.connectionCount, rejected: this.server.rejectedConnections }),
       });
+      const cleaner = this.logManager.cleaner;
+      if (cleaner !== null)
+        registerCleanerMetrics(deps.metrics.registry, cleaner, this.logManager.logDirs, clock);
     }
   }
 

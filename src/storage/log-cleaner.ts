@@ -103,11 +103,30 @@ interface Run {
   maxSliceMs: number;
 }
 
-/** One cleaner "thread": its offset map and the run it is on. */
-class CleanerThread {
+/** One cleaner "thread": its offset map, the run it is on and what its gauges read. */
+class CleanerThread implements CleanerThreadState {
   run: Run | null = null;
   cancel: (() => void) | null = null;
+  lastStats: CleanerStats | null = null;
+  lastMaxCompactionDelayMs = 0;
+  dead = false;
   constructor(readonly cleaner: Cleaner) {}
+}
+
+/** What the cleaner's gauges read of one thread (Kafka's CleanerThread lastStats, lastPreCleanStats). */
+export interface CleanerThreadState {
+  /** The stats of its latest finished cleaning, null before the first. */
+  readonly lastStats: CleanerStats | null;
+  /** The largest max.compaction.lag.ms overrun seen when it picked its latest log (Kafka's PreCleanStats). */
+  readonly lastMaxCompactionDelayMs: number;
+  /** It stopped on an unexpected error (Kafka's isThreadFailed): it cleans nothing until restarted. */
+  readonly dead: boolean;
+}
+
+/** The uncleanable partitions of one log dir and their dirty bytes (Kafka's uncleanable-* gauges). */
+export interface Uncleanable {
+  readonly partitions: number;
+  readonly bytes: number;
 }
 
 export class LogCleaner {
@@ -120,6 +139,10 @@ export class LogCleaner {
   private running = false;
   /** The thread and buffer settings the threads were made with (a change restarts them). */
   private shape = '';
+  /** The cleanable ratio of the dirtiest compacted log at the latest look (Kafka's dirtiestLogCleanableRatio). */
+  private dirtiestRatio = 0;
+  /** When a thread last looked for a log to clean (Kafka's timeOfLastRun). */
+  private lastRunMs: number;
   /** Every finished cleaning's stats, newest last (at most 16), for tests and the bench. */
   readonly history: { name: string; stats: CleanerStats; maxSliceMs: number }[] = [];
 
@@ -132,6 +155,44 @@ export class LogCleaner {
       () => ctx.clock.nowMs(),
       () => this.config().maxIoBytesPerSecond,
     );
+    this.lastRunMs = ctx.clock.nowMs();
+  }
+
+  /** The running threads' states, for the gauges. */
+  threadStates(): readonly CleanerThreadState[] {
+    return this.threads;
+  }
+
+  /** The cleanable ratio of the dirtiest compacted log when a thread last looked, 0 if none was dirty. */
+  get dirtiestCleanableRatio(): number {
+    return this.dirtiestRatio;
+  }
+
+  /** When a thread last looked for a log to clean (the injected clock's ms). */
+  get timeOfLastRunMs(): number {
+    return this.lastRunMs;
+  }
+
+  /**
+   * The partitions of `logDir` marked uncleanable and their cleanable bytes now (Kafka's
+   * LogCleanerManager uncleanable-partitions-count and uncleanable-bytes).
+   */
+  uncleanableIn(logDir: string): Uncleanable {
+    let partitions = 0;
+    let bytes = 0;
+    const now = this.ctx.clock.nowMs();
+    for (const l of this.logs()) {
+      if (l.logDir !== logDir || !this.uncleanable.has(keyOf(l.log))) continue;
+      partitions++;
+      const offsets = cleanableOffsets(l.log, this.checkpointOf(logDir, l.log), now);
+      bytes += logToClean(
+        l.log,
+        offsets.firstDirtyOffset,
+        offsets.firstUncleanableDirtyOffset,
+        false,
+      ).cleanableBytes;
+    }
+    return { partitions, bytes };
   }
 
   startup(): void {
@@ -189,8 +250,26 @@ export class LogCleaner {
     if (!this.running) return;
     thread.cancel = this.ctx.scheduler.schedule(`log-cleaner-${thread.cleaner.id}`, delayMs, () => {
       thread.cancel = null;
-      this.work(thread);
+      try {
+        this.work(thread);
+      } catch (e) {
+        this.die(thread, e);
+      }
     });
+  }
+
+  /**
+   * An error outside a cleaning (Kafka's CleanerThread ending on an exception that is not a
+   * LogCleaningException): the thread stops — counted by DeadThreadCount — and the broker goes on.
+   */
+  private die(thread: CleanerThread, e: unknown): void {
+    thread.dead = true;
+    if (thread.run !== null) this.inProgress.delete(keyOf(thread.run.ltc.log));
+    thread.run = null;
+    const message = e instanceof Error ? (e.stack ?? e.message) : String(e);
+    this.ctx.logger.warn(
+      `log cleaner thread ${thread.cleaner.id} stopped on an unexpected error: ${message}`,
+    );
   }
 
   /** One turn of a thread: start a run if idle, then one slice of it. */
@@ -205,7 +284,7 @@ export class LogCleaner {
       return;
     }
     if (thread.run === null) {
-      const found = this.grabFilthiestCompactedLog();
+      const found = this.grabFilthiestCompactedLog(thread);
       if (found === null) {
         this.schedule(thread, this.config().backoffMs);
         return;
@@ -251,6 +330,7 @@ export class LogCleaner {
 
   private finish(thread: CleanerThread, run: Run, endOffset: bigint, stats: CleanerStats): void {
     thread.run = null;
+    thread.lastStats = stats;
     const log = run.ltc.log;
     this.inProgress.delete(keyOf(log));
     this.updateCheckpoint(run.logDir, log, endOffset);
@@ -267,7 +347,11 @@ export class LogCleaner {
       this.ctx.logger.info(`${log.name}: cleaning aborted: ${e instanceof Error ? e.message : String(e)}`);
       return;
     }
-    // Kafka's LogCleaningException: the partition is marked uncleanable until the broker restarts.
+    this.markUncleanable(log, e);
+  }
+
+  /** Kafka's LogCleaningException: the partition is marked uncleanable until the broker restarts. */
+  private markUncleanable(log: Log, e: unknown): void {
     this.uncleanable.add(keyOf(log));
     const message = e instanceof Error ? (e.stack ?? e.message) : String(e);
     this.ctx.logger.warn(
@@ -280,25 +364,42 @@ export class LogCleaner {
     return false;
   }
 
-  /** Kafka's grabFilthiestCompactedLog. */
-  private grabFilthiestCompactedLog(): { ltc: LogToClean; logDir: string } | null {
+  /** Kafka's grabFilthiestCompactedLog, noting what the gauges read. */
+  private grabFilthiestCompactedLog(thread: CleanerThread): { ltc: LogToClean; logDir: string } | null {
     const now = this.ctx.clock.nowMs();
+    this.lastRunMs = now;
     let best: { ltc: LogToClean; logDir: string } | null = null;
+    let dirtiest = 0;
+    let maxDelayMs = 0;
     for (const { log, logDir } of this.logs()) {
       const key = keyOf(log);
       if (!log.config.compact || this.inProgress.has(key) || this.uncleanable.has(key)) continue;
-      const offsets = cleanableOffsets(log, this.checkpointOf(logDir, log), now);
-      if (offsets.forceUpdateCheckpoint) this.updateCheckpoint(logDir, log, offsets.firstDirtyOffset);
-      const delayMs = maxCompactionDelay(log, offsets.firstDirtyOffset, now);
-      const ltc = logToClean(log, offsets.firstDirtyOffset, offsets.firstUncleanableDirtyOffset, delayMs > 0);
+      let ltc: LogToClean;
+      try {
+        const offsets = cleanableOffsets(log, this.checkpointOf(logDir, log), now);
+        if (offsets.forceUpdateCheckpoint) this.updateCheckpoint(logDir, log, offsets.firstDirtyOffset);
+        const delayMs = maxCompactionDelay(log, offsets.firstDirtyOffset, now);
+        if (delayMs > maxDelayMs) maxDelayMs = delayMs;
+        ltc = logToClean(log, offsets.firstDirtyOffset, offsets.firstUncleanableDirtyOffset, delayMs > 0);
+      } catch (e) {
+        // As Kafka: a log whose cleaning stats cannot be computed is a LogCleaningException.
+        this.markUncleanable(log, e);
+        continue;
+      }
       if (ltc.totalBytes <= 0) continue;
+      if (ltc.cleanableRatio > dirtiest) dirtiest = ltc.cleanableRatio;
       const cleanable =
         (ltc.needCompactionNow && ltc.cleanableBytes > 0) ||
         ltc.cleanableRatio > log.config.minCleanableDirtyRatio;
       if (cleanable && (best === null || ltc.cleanableRatio > best.ltc.cleanableRatio))
         best = { ltc, logDir };
     }
-    if (best !== null) this.inProgress.add(keyOf(best.ltc.log));
+    this.dirtiestRatio = dirtiest;
+    if (best !== null) {
+      this.inProgress.add(keyOf(best.ltc.log));
+      // As Kafka, the pre-clean stats a thread reports are those of the look that found its log.
+      thread.lastMaxCompactionDelayMs = maxDelayMs;
+    }
     return best;
   }
 
