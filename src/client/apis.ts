@@ -79,6 +79,10 @@ export const Apis = {
     request: (await import('../protocol/generated/DeleteRecordsRequest.js')).DeleteRecordsRequestCodec,
     response: (await import('../protocol/generated/DeleteRecordsResponse.js')).DeleteRecordsResponseCodec,
   })),
+  InitProducerId: lazyApi(22, 'InitProducerId', 0, 5, async () => ({
+    request: (await import('../protocol/generated/InitProducerIdRequest.js')).InitProducerIdRequestCodec,
+    response: (await import('../protocol/generated/InitProducerIdResponse.js')).InitProducerIdResponseCodec,
+  })),
   DescribeConfigs: lazyApi(32, 'DescribeConfigs', 1, 4, async () => ({
     request: (await import('../protocol/generated/DescribeConfigsRequest.js')).DescribeConfigsRequestCodec,
     response: (await import('../protocol/generated/DescribeConfigsResponse.js')).DescribeConfigsResponseCodec,

@@ -156,14 +156,20 @@ export class KafkaClient {
     }
   }
 
-  /** Metadata for `topics` (all topics when null), refreshed from the cluster. */
-  async fetchMetadata(topics: readonly string[] | null): Promise<ClusterMetadata> {
+  /**
+   * Metadata for `topics` (all topics when null), refreshed from the cluster. A producer allows
+   * auto-creation (as Kafka's does): a broker with auto.create.topics.enable creates missing topics.
+   */
+  async fetchMetadata(
+    topics: readonly string[] | null,
+    allowAutoTopicCreation = false,
+  ): Promise<ClusterMetadata> {
     const resp = await this.send({ kind: 'any' }, Apis.Metadata, (v) => ({
       topics:
         topics === null
           ? null
           : topics.map((name) => ({ ...defaultMetadataRequestTopic(), topicId: ZERO_UUID, name })),
-      allowAutoTopicCreation: false,
+      allowAutoTopicCreation,
       includeClusterAuthorizedOperations: false,
       includeTopicAuthorizedOperations: false,
       ...(v < 4 ? { allowAutoTopicCreation: true } : {}),
@@ -177,10 +183,10 @@ export class KafkaClient {
   }
 
   /** Cached metadata that covers `topics`, fetched when missing. */
-  async metadataFor(topics: readonly string[]): Promise<ClusterMetadata> {
+  async metadataFor(topics: readonly string[], allowAutoTopicCreation = false): Promise<ClusterMetadata> {
     const c = this.cached;
     if (c && topics.every((t) => c.topics.get(t)?.errorCode === 0)) return c;
-    await this.fetchMetadata(topics);
+    await this.fetchMetadata(topics, allowAutoTopicCreation);
     return this.cached!;
   }
 

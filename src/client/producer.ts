@@ -1,46 +1,11 @@
 import { topicPartitionKey } from '../common/topic-partition.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
-import { type CompressionCodecId, encodeBatch } from '../protocol/records/index.js';
+import { encodeBatch } from '../protocol/records/index.js';
 import { Apis } from './apis.js';
 import { ClientError, KafkaResponseError, kafkaError } from './errors.js';
 import { isRetriable, type KafkaClient } from './kafka-client.js';
 import { partitionForKey } from './partitioner.js';
-
-export interface ProducerOptions {
-  /** 0, 1 or -1 (all). */
-  readonly acks: number;
-  readonly compression: CompressionCodecId;
-  /** batch.size: bytes of record payload per partition batch. */
-  readonly batchSize: number;
-  readonly lingerMs: number;
-  /** buffer.memory: send() waits while this many payload bytes are unacknowledged. */
-  readonly bufferMemory: number;
-  /** Attempts after the first for a batch that fails retriably. */
-  readonly retries: number;
-  /**
-   * max.in.flight.requests.per.connection: Produce requests awaiting an answer per broker. While
-   * a broker has this many, its partitions' records gather into batches (up to batch.size) instead
-   * of queueing behind requests the broker handles one at a time; 1 also keeps each partition's
-   * order across retries.
-   */
-  readonly maxInFlight: number;
-  /** max.request.size: bytes of batches in one Produce request (at least one batch is sent). */
-  readonly maxRequestSize: number;
-  /** retry.backoff.ms, doubled per attempt up to retry.backoff.max.ms (1000). */
-  readonly retryBackoffMs: number;
-}
-
-export const DEFAULT_PRODUCER_OPTIONS: ProducerOptions = {
-  acks: -1,
-  compression: 0,
-  batchSize: 16_384,
-  lingerMs: 5,
-  bufferMemory: 32 * 1024 * 1024,
-  retries: 5,
-  maxInFlight: 5,
-  maxRequestSize: 1_048_576,
-  retryBackoffMs: 100,
-};
+import { DEFAULT_PRODUCER_OPTIONS, idempotenceConflict, type ProducerOptions } from './producer-options.js';
 
 export interface ProducerRecord {
   readonly topic: string;
@@ -59,14 +24,10 @@ export interface RecordMetadata {
   readonly offset: bigint;
 }
 
-export type Callback = (error: Error | null, meta: RecordMetadata | null) => void;
+/** transaction.timeout.ms's default, which Kafka's producer sends in InitProducerId. */
+const TRANSACTION_TIMEOUT_MS = 60_000;
 
-/** acks as the tools accept it: all, -1, 0, 1. */
-export function parseAcks(s: string): number {
-  if (s === 'all' || s === '-1') return -1;
-  if (s === '0' || s === '1') return Number(s);
-  throw new ClientError(`invalid value ${s} for acks (expected all, -1, 0 or 1)`);
-}
+export type Callback = (error: Error | null, meta: RecordMetadata | null) => void;
 
 interface Pending {
   readonly record: ProducerRecord;
@@ -86,6 +47,13 @@ interface Batch {
   notBeforeMs: number;
   /** Encoded on the first send and reused by retries. */
   encoded: Buffer | null;
+  /**
+   * The order in which batches were first encoded (producer-wide): a retried batch goes back in
+   * front of every batch of its partition encoded after it. -1 before.
+   */
+  drainOrder: number;
+  /** Idempotence: the producer id its sequence counts under; -1n before it has one. */
+  producerId: bigint;
 }
 
 interface PartitionQueue {
@@ -93,8 +61,22 @@ interface PartitionQueue {
   readonly partition: number;
   /** Oldest first; only the last one takes new records. */
   readonly batches: Batch[];
-  /** A batch of this partition is in flight and maxInFlight is 1 (order must hold). */
-  muted: boolean;
+  /** Batches of this partition in unanswered requests. */
+  inFlight: number;
+  /**
+   * Idempotence: the batches given a sequence and not yet acknowledged or failed for good (in
+   * flight or back in `batches` for a retry), in sequence order.
+   */
+  readonly unresolved: Batch[];
+  /** Idempotence: the producer id the partition's sequences count under, and its next sequence. */
+  sequencePid: bigint;
+  nextSequence: number;
+}
+
+/** The sequence after `n` more records: int32 wraps to 0, as in Kafka. */
+function advanceSequence(seq: number, n: number): number {
+  const next = seq + n;
+  return next > 0x7fffffff ? next - 0x80000000 : next;
 }
 
 function sizeOf(r: ProducerRecord): number {
@@ -109,8 +91,18 @@ function sizeOf(r: ProducerRecord): number {
  * into one Produce request while that broker has fewer than max.in.flight.requests.per.connection
  * requests unanswered. A batch is ready when full (batch.size), when it has waited linger.ms, when a
  * later batch of its partition exists, or during flush(). Each record's callback runs when its batch
- * is acknowledged or fails for good. Not idempotent: a retried batch may be written twice, as with
- * Kafka's enable.idempotence=false. Owned by one tool run, which must flush() before exiting.
+ * is acknowledged or fails for good.
+ *
+ * Idempotent by default, as Kafka's producer since 3.0: an InitProducerId gives a producer id and
+ * epoch; each batch gets its partition's next sequence when first encoded and keeps it through its
+ * retries, so the leader acknowledges a batch it already wrote instead of writing it twice. Up to
+ * max.in.flight batches of a partition may be unanswered; a batch sent back for a retry waits until
+ * no other batch of its partition is in flight (Kafka's "in flight drops to one" while it recovers),
+ * and OUT_OF_ORDER_SEQUENCE_NUMBER is retried only for a batch behind an earlier unresolved one (the
+ * gap is that one's). A batch that fails for good leaves a gap in its partition's sequences: the
+ * producer takes a new producer id before sequencing further batches (Kafka's producer-id reset);
+ * batches already sequenced under the old id keep it. With enable.idempotence=false a retried batch
+ * may be written twice. Owned by one tool run, which must flush() before exiting.
  */
 export class Producer {
   private readonly queues = new Map<string, PartitionQueue>();
@@ -130,6 +122,13 @@ export class Producer {
   private senderAgain = false;
   private timer: { dueMs: number; cancel: () => void } | null = null;
   private readonly options: ProducerOptions;
+  /** Idempotence: the producer id and epoch batches are sequenced under; -1n until InitProducerId. */
+  private producerId = -1n;
+  private producerEpoch = -1;
+  /** A batch failed for good with a sequence: the next batch sequenced needs a new producer id. */
+  private producerIdStale = false;
+  private producerIdRequest: Promise<void> | null = null;
+  private drained = 0;
 
   constructor(
     private readonly client: KafkaClient,
@@ -141,6 +140,13 @@ export class Producer {
         `max.in.flight.requests.per.connection must be at least 1, not ${this.options.maxInFlight}`,
       );
     }
+    const conflict = this.options.idempotence ? idempotenceConflict(this.options) : null;
+    if (conflict !== null) throw new ClientError(conflict);
+  }
+
+  /** The producer id and epoch the batches carry (-1n, -1 without idempotence or before the first send). */
+  get producerIdAndEpoch(): { producerId: bigint; producerEpoch: number } {
+    return { producerId: this.producerId, producerEpoch: this.producerEpoch };
   }
 
   /**
@@ -163,7 +169,17 @@ export class Producer {
     let batch = queue.batches.at(-1);
     if (batch === undefined || batch.bytes + bytes > this.options.batchSize) {
       // A record larger than batch.size gets a batch of its own, as in Kafka.
-      batch = { queue, records: [], bytes: 0, createdMs: nowMs, attempts: 0, notBeforeMs: 0, encoded: null };
+      batch = {
+        queue,
+        records: [],
+        bytes: 0,
+        createdMs: nowMs,
+        attempts: 0,
+        notBeforeMs: 0,
+        encoded: null,
+        drainOrder: -1,
+        producerId: -1n,
+      };
       queue.batches.push(batch);
       this.unfinished++;
     }
@@ -204,13 +220,17 @@ export class Producer {
     if (this.unfinished === 0) this.setTimer(Number.POSITIVE_INFINITY, true);
   }
 
-  /** The topic's partition count; a topic that stays unknown through the retries is an error. */
+  /**
+   * The topic's partition count; a topic that stays unknown through the retries is an error. The
+   * Metadata request allows auto-creation, as Kafka's producer's always do: a broker with
+   * auto.create.topics.enable creates a missing topic.
+   */
   async partitionsFor(topic: string): Promise<number> {
     const known = this.partitionCounts.get(topic);
     if (known !== undefined) return known;
     const md = await this.client
       .retry(async () => {
-        const m = await this.client.fetchMetadata([topic]);
+        const m = await this.client.fetchMetadata([topic], true);
         const t = m.topics.get(topic);
         if (t?.errorCode !== 0) throw kafkaError(t?.errorCode ?? 3);
         return t;
@@ -229,7 +249,7 @@ export class Producer {
     const key = topicPartitionKey(topic, partition);
     let q = this.queues.get(key);
     if (!q) {
-      q = { topic, partition, batches: [], muted: false };
+      q = { topic, partition, batches: [], inFlight: 0, unresolved: [], sequencePid: -1n, nextSequence: 0 };
       this.queues.set(key, q);
     }
     return q;
@@ -274,9 +294,19 @@ export class Producer {
     }
   }
 
+  /**
+   * The partition's head batch waits for answers: with max.in.flight 1 (order without idempotence)
+   * or, idempotent, when it is a retry (it goes alone, after the batches in flight are answered).
+   */
+  private blocked(q: PartitionQueue): boolean {
+    if (q.inFlight === 0) return false;
+    return this.options.maxInFlight === 1 || (this.options.idempotence && q.batches[0]!.attempts > 0);
+  }
+
   /** True when the head batch of `q` may be sent now; otherwise the time it becomes so. */
   private readiness(q: PartitionQueue, nowMs: number): true | number {
     const head = q.batches[0]!;
+    if (this.blocked(q)) return Number.POSITIVE_INFINITY;
     if (head.notBeforeMs > nowMs) return head.notBeforeMs;
     if (
       this.flushing > 0 ||
@@ -296,7 +326,7 @@ export class Producer {
     const before = this.client.runtime.clock.nowMs();
     let lingering = Number.POSITIVE_INFINITY;
     for (const q of this.queues.values()) {
-      if (q.batches.length === 0 || q.muted) continue;
+      if (q.batches.length === 0) continue;
       const ready = this.readiness(q, before);
       if (ready === true) topics.add(q.topic);
       else lingering = Math.min(lingering, ready);
@@ -307,11 +337,12 @@ export class Producer {
     }
     let md: Awaited<ReturnType<KafkaClient['metadataFor']>>;
     try {
-      md = await this.client.metadataFor([...topics]);
+      md = await this.client.metadataFor([...topics], true);
+      await this.ensureProducerId();
     } catch (e) {
-      // No metadata: each ready head batch spends one attempt on it (and backs off).
+      // No metadata or producer id: each ready head batch spends one attempt on it (and backs off).
       for (const q of this.queues.values()) {
-        if (q.batches.length > 0 && !q.muted && this.readiness(q, before) === true) {
+        if (q.batches.length > 0 && this.readiness(q, before) === true) {
           this.retryOrFail(q.batches.shift()!, e);
         }
       }
@@ -321,7 +352,7 @@ export class Producer {
     const nowMs = this.client.runtime.clock.nowMs();
     const byLeader = new Map<number, PartitionQueue[]>();
     for (const q of this.queues.values()) {
-      if (q.batches.length === 0 || q.muted || this.readiness(q, nowMs) !== true) continue;
+      if (q.batches.length === 0 || this.readiness(q, nowMs) !== true) continue;
       const leader = md.topics.get(q.topic)?.partitions.find((p) => p.partition === q.partition)?.leader;
       if (leader === undefined || leader < 0) {
         this.client.invalidateMetadata();
@@ -338,7 +369,7 @@ export class Producer {
         const batches: Batch[] = [];
         let size = 0;
         for (const q of list) {
-          if (q.batches.length === 0 || q.muted || this.readiness(q, nowMs) !== true) continue;
+          if (q.batches.length === 0 || this.readiness(q, nowMs) !== true) continue;
           const b = q.batches[0]!;
           const bytes = this.encoded(b).length;
           if (batches.length > 0 && size + bytes > this.options.maxRequestSize) break;
@@ -353,7 +384,7 @@ export class Producer {
     // The timer covers batches still lingering or backing off; the rest wait for an answer.
     let nextMs = Number.POSITIVE_INFINITY;
     for (const q of this.queues.values()) {
-      if (q.batches.length === 0 || q.muted) continue;
+      if (q.batches.length === 0) continue;
       const ready = this.readiness(q, nowMs);
       if (ready !== true) nextMs = Math.min(nextMs, ready);
     }
@@ -377,10 +408,54 @@ export class Producer {
     this.timer = { dueMs, cancel };
   }
 
+  /**
+   * Idempotence: a producer id from any broker before the first batch is sequenced, and a new one
+   * after a batch failed for good (its partition's sequences have a gap the broker would refuse).
+   */
+  private async ensureProducerId(): Promise<void> {
+    if (!this.options.idempotence || (this.producerId >= 0n && !this.producerIdStale)) return;
+    this.producerIdRequest ??= this.client
+      .retry(async () => {
+        const r = await this.client.send({ kind: 'any' }, Apis.InitProducerId, () => ({
+          transactionalId: null,
+          transactionTimeoutMs: TRANSACTION_TIMEOUT_MS,
+          producerId: -1n,
+          producerEpoch: -1,
+        }));
+        if (r.errorCode !== 0) throw kafkaError(r.errorCode);
+        return r;
+      })
+      .then((r) => {
+        this.producerId = r.producerId;
+        this.producerEpoch = r.producerEpoch;
+        this.producerIdStale = false;
+      })
+      .finally(() => {
+        this.producerIdRequest = null;
+      });
+    await this.producerIdRequest;
+  }
+
+  /** Idempotence: gives `b` its partition's next sequence under the current producer id. */
+  private sequence(b: Batch): { producerId: bigint; producerEpoch: number; baseSequence: number } {
+    const q = b.queue;
+    if (q.sequencePid !== this.producerId) {
+      q.sequencePid = this.producerId;
+      q.nextSequence = 0;
+    }
+    const baseSequence = q.nextSequence;
+    q.nextSequence = advanceSequence(baseSequence, b.records.length);
+    q.unresolved.push(b);
+    b.producerId = this.producerId;
+    return { producerId: this.producerId, producerEpoch: this.producerEpoch, baseSequence };
+  }
+
   private encoded(b: Batch): Buffer {
     if (b.encoded === null) {
       const base = b.records[0]!.timestampMs;
+      b.drainOrder = this.drained++;
       b.encoded = encodeBatch({
+        ...(this.options.idempotence ? this.sequence(b) : {}),
         baseTimestamp: base,
         compression: this.options.compression,
         records: b.records.map((p) => ({
@@ -425,7 +500,7 @@ export class Producer {
       return;
     }
     this.inFlightByNode.set(leader, (this.inFlightByNode.get(leader) ?? 0) + 1);
-    if (this.options.maxInFlight === 1) for (const b of batches) b.queue.muted = true;
+    for (const b of batches) b.queue.inFlight++;
     const p = this.client
       .send(target, Apis.Produce, request)
       .then(
@@ -455,7 +530,7 @@ export class Producer {
       )
       .finally(() => {
         this.inFlightByNode.set(leader, this.inFlightByNode.get(leader)! - 1);
-        for (const b of batches) b.queue.muted = false;
+        for (const b of batches) b.queue.inFlight--;
       });
     this.track(p);
   }
@@ -465,10 +540,19 @@ export class Producer {
     void p.finally(() => this.wake());
   }
 
-  /** A retriable failure puts the batch back at the head of its partition, after a back-off. */
+  /**
+   * A retriable failure puts the batch back in its partition, in front of the batches encoded after
+   * it, after a back-off. Idempotent, OUT_OF_ORDER_SEQUENCE_NUMBER is retriable for a batch behind
+   * an earlier unresolved one of its partition: the gap is that batch's, which is being retried.
+   */
   private retryOrFail(b: Batch, e: unknown): void {
     const error = e instanceof Error ? e : new Error(String(e));
-    if (b.attempts >= this.options.retries || !isRetriable(error)) {
+    const retriable =
+      isRetriable(error) ||
+      (error instanceof KafkaResponseError &&
+        error.code === ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER &&
+        b.queue.unresolved[0] !== b);
+    if (b.attempts >= this.options.retries || !retriable) {
       this.complete(b, error, -1n);
       return;
     }
@@ -476,13 +560,22 @@ export class Producer {
     const backoff = Math.min(this.options.retryBackoffMs * 2 ** b.attempts, 1000);
     b.attempts++;
     b.notBeforeMs = this.client.runtime.clock.nowMs() + backoff;
-    b.queue.batches.unshift(b);
+    const { batches } = b.queue;
+    const at = batches.findIndex((x) => x.drainOrder < 0 || x.drainOrder > b.drainOrder);
+    batches.splice(at < 0 ? batches.length : at, 0, b);
     this.setTimer(b.notBeforeMs);
   }
 
   private complete(b: Batch, error: Error | null, baseOffset: bigint): void {
     this.unfinished--;
     this.bufferedBytes -= b.bytes;
+    const { unresolved } = b.queue;
+    const i = unresolved.indexOf(b);
+    if (i >= 0) {
+      unresolved.splice(i, 1);
+      // The broker may or may not have written it: the sequences after it would be refused.
+      if (error !== null && b.producerId === this.producerId) this.producerIdStale = true;
+    }
     let thrown: unknown = null;
     b.records.forEach((p, i) => {
       const meta =

@@ -15,7 +15,9 @@ describe('data tools against skiff broker', () => {
   let broker: BrokerProcess;
   let bs: string[];
   before(async () => {
-    broker = await startBrokerProcess();
+    // Without auto-creation, so that a producer to a missing topic fails (producer-tools.test.ts
+    // has the producers creating topics).
+    broker = await startBrokerProcess(['auto.create.topics.enable=false']);
     bs = ['--bootstrap-server', broker.bootstrap];
     const r = await skiff(['topics', ...bs, '--create', '--topic', 'rt', '--partitions', '2']);
     assert.equal(r.status, 0, r.stderr);

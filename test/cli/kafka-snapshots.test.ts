@@ -208,7 +208,7 @@ describe("tool output matches Kafka's lines field for field", () => {
     assert.match(batches[0]!, / isvalid: true$/);
     assert.match(
       records[0]!,
-      /^\| offset: 0 CreateTime: \d+ keySize: 2 valueSize: \d+ sequence: -1 headerKeys: \[\] key: k\d payload: value-\d+$/,
+      /^\| offset: 0 CreateTime: \d+ keySize: 2 valueSize: \d+ sequence: 0 headerKeys: \[\] key: k\d payload: value-\d+$/,
     );
   });
 

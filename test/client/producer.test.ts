@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { type KafkaResponseError, kafkaError } from '../../src/client/errors.js';
 import type { ClusterMetadata, KafkaClient } from '../../src/client/kafka-client.js';
-import { Producer, type ProducerOptions, type RecordMetadata } from '../../src/client/producer.js';
+import { Producer, type RecordMetadata } from '../../src/client/producer.js';
+import type { ProducerOptions } from '../../src/client/producer-options.js';
 import { systemRuntime } from '../../src/client/runtime.js';
 import { readBatchHeader } from '../../src/protocol/records/batch.js';
 
@@ -17,9 +18,18 @@ interface SentPartition {
   readonly records: number;
 }
 
+/** What an idempotent batch carries besides its records. */
+interface Sequenced {
+  readonly partition: number;
+  readonly producerId: bigint;
+  readonly producerEpoch: number;
+  readonly baseSequence: number;
+}
+
 interface Sent {
   readonly leader: number;
   readonly partitions: SentPartition[];
+  readonly sequenced: Sequenced[];
   answer(errorCode?: number): void;
   fail(e: Error): void;
 }
@@ -58,6 +68,8 @@ function metadata(partitions: number, leaderOf: (p: number) => number): ClusterM
 function scriptedClient(partitions = 1, leaderOf: (p: number) => number = () => 1) {
   const sent: Sent[] = [];
   let nextOffset = 0n;
+  /** Producer ids handed out by InitProducerId. */
+  const producerIds: bigint[] = [];
   const client = {
     runtime: systemRuntime(),
     requestTimeoutMs: 30_000,
@@ -68,12 +80,17 @@ function scriptedClient(partitions = 1, leaderOf: (p: number) => number = () => 
     sendOneWay: async () => {},
     send: (
       target: { id: number },
-      _api: unknown,
+      api: { key: number },
       build: (v: number) => {
         topicData: { name: string; partitionData: { index: number; records: Buffer }[] }[];
       },
     ) =>
       new Promise((resolve, reject) => {
+        if (api.key === 22) {
+          producerIds.push(1000n + BigInt(producerIds.length));
+          resolve({ throttleTimeMs: 0, errorCode: 0, producerId: producerIds.at(-1), producerEpoch: 0 });
+          return;
+        }
         const req = build(11);
         const parts = req.topicData.flatMap((t) =>
           t.partitionData.map((p) => ({
@@ -82,9 +99,21 @@ function scriptedClient(partitions = 1, leaderOf: (p: number) => number = () => 
             records: readBatchHeader(p.records, 0).recordsCount,
           })),
         );
+        const sequenced = req.topicData.flatMap((t) =>
+          t.partitionData.map((p) => {
+            const h = readBatchHeader(p.records, 0);
+            return {
+              partition: p.index,
+              producerId: h.producerId,
+              producerEpoch: h.producerEpoch,
+              baseSequence: h.baseSequence,
+            };
+          }),
+        );
         sent.push({
           leader: target.id,
           partitions: parts,
+          sequenced,
           answer: (errorCode = 0) => {
             const responses = req.topicData.map((t) => ({
               name: t.name,
@@ -100,7 +129,7 @@ function scriptedClient(partitions = 1, leaderOf: (p: number) => number = () => 
         });
       }),
   };
-  return { client: client as unknown as KafkaClient, sent };
+  return { client: client as unknown as KafkaClient, sent, producerIds };
 }
 
 const until = async (cond: () => boolean, what: string) => {
@@ -124,7 +153,7 @@ function collect(producer: Producer, n: number, from = 0, partition?: number) {
 }
 
 function producerWith(client: KafkaClient, o: Partial<ProducerOptions>): Producer {
-  return new Producer(client, { acks: -1, lingerMs: 0, batchSize: 1 << 20, ...o });
+  return new Producer(client, { acks: -1, lingerMs: 0, batchSize: 1 << 20, idempotence: false, ...o });
 }
 
 describe('Producer accumulator and sender', () => {
@@ -256,5 +285,112 @@ describe('Producer accumulator and sender', () => {
       sent.map((s) => `${s.leader}: ${s.partitions.map((p) => p.partition).join(',')}`).sort(),
       ['1: 0,2', '2: 1,3'],
     );
+  });
+});
+
+describe('Idempotent producer', () => {
+  it("takes a producer id once and numbers each partition's batches from sequence 0", async () => {
+    const { client, sent, producerIds } = scriptedClient(2);
+    const producer = producerWith(client, { idempotence: true, maxInFlight: 5, batchSize: 60 });
+    // ~18 counted bytes a record: three to a batch; partition 0 gets 7 records, partition 1 two.
+    const c0 = collect(producer, 7, 0, 0);
+    const c1 = collect(producer, 2, 7, 1);
+    await Promise.all([c0.sent, c1.sent]);
+    const flushed = producer.flush();
+    for (let i = 0; i < 3; i++) {
+      await until(() => sent.length > i, `request ${i}`);
+      sent[i]!.answer();
+    }
+    await flushed;
+    assert.deepEqual(producerIds, [1000n]);
+    assert.deepEqual(producer.producerIdAndEpoch, { producerId: 1000n, producerEpoch: 0 });
+    const seqs = sent.flatMap((s) => s.sequenced);
+    assert.ok(seqs.every((s) => s.producerId === 1000n && s.producerEpoch === 0));
+    assert.deepEqual(
+      seqs.filter((s) => s.partition === 0).map((s) => s.baseSequence),
+      [0, 3, 6],
+    );
+    assert.deepEqual(
+      seqs.filter((s) => s.partition === 1).map((s) => s.baseSequence),
+      [0],
+    );
+  });
+
+  it('retries in sequence order: the failed batch alone, then those refused behind it', async () => {
+    const { client, sent } = scriptedClient();
+    const producer = producerWith(client, {
+      idempotence: true,
+      maxInFlight: 5,
+      batchSize: 20,
+      retryBackoffMs: 1,
+    });
+    // One record a batch: three requests in flight at once.
+    const c = collect(producer, 3);
+    await c.sent;
+    const flushed = producer.flush();
+    await until(() => sent.length === 3, 'three requests in flight');
+    sent[0]!.answer(6); // NOT_LEADER_OR_FOLLOWER: retriable
+    sent[1]!.answer(45); // OUT_OF_ORDER_SEQUENCE_NUMBER behind it: retriable here
+    await new Promise((r) => setTimeout(r, 20));
+    assert.equal(sent.length, 3, 'a retry waits while another batch of its partition is in flight');
+    sent[2]!.answer(45);
+    await until(() => sent.length === 4, 'the retry of the first batch');
+    assert.equal(sent[3]!.sequenced[0]!.baseSequence, 0);
+    await new Promise((r) => setTimeout(r, 20));
+    assert.equal(sent.length, 4, 'the next retry waits for the first');
+    sent[3]!.answer();
+    await until(() => sent.length === 5, 'the retry of the second batch');
+    assert.equal(sent[4]!.sequenced[0]!.baseSequence, 1);
+    sent[4]!.answer();
+    await until(() => sent.length === 6, 'the retry of the third batch');
+    assert.equal(sent[5]!.sequenced[0]!.baseSequence, 2);
+    sent[5]!.answer();
+    await flushed;
+    assert.deepEqual(
+      c.results.map((m) => (m as RecordMetadata).offset),
+      [0n, 1n, 2n],
+    );
+  });
+
+  it('fails OUT_OF_ORDER_SEQUENCE_NUMBER of the first unresolved batch, and takes a new producer id', async () => {
+    const { client, sent, producerIds } = scriptedClient();
+    const producer = producerWith(client, { idempotence: true, retryBackoffMs: 1 });
+    const c = collect(producer, 1);
+    await c.sent;
+    const flushed = producer.flush();
+    await until(() => sent.length === 1, 'the request');
+    sent[0]!.answer(45);
+    await flushed;
+    assert.ok(c.results[0] instanceof Error && (c.results[0] as KafkaResponseError).code === 45);
+    const d = collect(producer, 1, 1);
+    await d.sent;
+    const flushed2 = producer.flush();
+    await until(() => sent.length === 2, 'the next request');
+    sent[1]!.answer();
+    await flushed2;
+    assert.deepEqual(producerIds, [1000n, 1001n]);
+    assert.deepEqual(sent[1]!.sequenced[0], {
+      partition: 0,
+      producerId: 1001n,
+      producerEpoch: 0,
+      baseSequence: 0,
+    });
+  });
+
+  it("refuses settings that conflict with idempotence, in Kafka's words", () => {
+    const { client } = scriptedClient();
+    assert.throws(
+      () => producerWith(client, { idempotence: true, acks: 1 }),
+      /^ClientError: Must set acks to all in order to use the idempotent producer\. Otherwise we cannot guarantee idempotence\.$/,
+    );
+    assert.throws(
+      () => producerWith(client, { idempotence: true, retries: 0 }),
+      /Must set retries to non-zero/,
+    );
+    assert.throws(
+      () => producerWith(client, { idempotence: true, maxInFlight: 6 }),
+      /Must set max.in.flight.requests.per.connection to at most 5/,
+    );
+    producerWith(client, { idempotence: false, acks: 1 });
   });
 });

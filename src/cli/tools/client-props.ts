@@ -1,7 +1,12 @@
 /** Kafka client properties (producer.config, --producer-property, ...) mapped onto the client's options. */
 import type { ConsumerOptions } from '../../client/consumer.js';
 import { ClientError } from '../../client/errors.js';
-import { type ProducerOptions, parseAcks } from '../../client/producer.js';
+import {
+  DEFAULT_PRODUCER_OPTIONS,
+  idempotenceConflict,
+  type ProducerOptions,
+  parseAcks,
+} from '../../client/producer-options.js';
 import { CODEC_NAMES, type CompressionCodecId } from '../../protocol/records/index.js';
 
 function intProp(props: ReadonlyMap<string, string>, key: string): number | undefined {
@@ -10,6 +15,42 @@ function intProp(props: ReadonlyMap<string, string>, key: string): number | unde
   if (!/^\s*-?\d+\s*$/.test(v))
     throw new ClientError(`Invalid value ${v} for configuration ${key}: Not a number of type INT`);
   return Number(v);
+}
+
+/**
+ * Client properties as Kafka's AbstractConfig holds them: every key read is remembered, so that the
+ * ones nothing read (unknown names, or settings Skiff's client does not implement) can be named
+ * rather than dropped silently.
+ */
+export class ClientProps extends Map<string, string> {
+  private readonly read = new Set<string>();
+
+  override get(key: string): string | undefined {
+    this.read.add(key);
+    return super.get(key);
+  }
+
+  override has(key: string): boolean {
+    this.read.add(key);
+    return super.has(key);
+  }
+
+  /** Kafka's producer log line for the supplied keys nothing read, or null when every one was. */
+  unusedWarning(): string | null {
+    const unused = [...this.keys()].filter((k) => !this.read.has(k));
+    if (unused.length === 0) return null;
+    return `These configurations '[${unused.join(', ')}]' were supplied but are not used yet.`;
+  }
+}
+
+function boolProp(props: ReadonlyMap<string, string>, key: string): boolean | undefined {
+  const v = props.get(key);
+  if (v === undefined) return undefined;
+  const t = v.trim().toLowerCase();
+  if (t === 'true' || t === 'false') return t === 'true';
+  throw new ClientError(
+    `Invalid value ${v} for configuration ${key}: Expected value to be either true or false`,
+  );
 }
 
 export function compressionCodec(name: string): CompressionCodecId {
@@ -43,8 +84,31 @@ export function producerOptionsFrom(props: ReadonlyMap<string, string>): Partial
   o.maxInFlight = intProp(props, 'max.in.flight.requests.per.connection');
   o.maxRequestSize = intProp(props, 'max.request.size');
   o.retryBackoffMs = intProp(props, 'retry.backoff.ms');
+  o.idempotence = idempotenceFrom(boolProp(props, 'enable.idempotence'), {
+    ...DEFAULT_PRODUCER_OPTIONS,
+    ...defined(o),
+  });
   for (const k of Object.keys(o) as (keyof ProducerOptions)[]) if (o[k] === undefined) delete o[k];
   return o;
+}
+
+function defined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/**
+ * enable.idempotence as Kafka's ProducerConfig settles it: on by default, quietly off when other
+ * settings conflict (acks other than all, retries=0, max.in.flight above 5) unless it was asked for
+ * explicitly, in which case the conflict is refused.
+ */
+function idempotenceFrom(
+  asked: boolean | undefined,
+  o: Pick<ProducerOptions, 'acks' | 'retries' | 'maxInFlight'>,
+): boolean {
+  if (asked === false) return false;
+  const conflict = idempotenceConflict(o);
+  if (conflict !== null && asked === true) throw new ClientError(conflict);
+  return conflict === null;
 }
 
 export function consumerOptionsFrom(props: ReadonlyMap<string, string>): Partial<ConsumerOptions> {

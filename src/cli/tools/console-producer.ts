@@ -5,7 +5,7 @@ import { Producer, type ProducerRecord } from '../../client/producer.js';
 import { type ClientRuntime, systemRuntime } from '../../client/runtime.js';
 import type { CliIo } from '../cli.js';
 import { commandInfo } from '../commands.js';
-import { compressionCodec, producerOptionsFrom } from './client-props.js';
+import { ClientProps, compressionCodec, producerOptionsFrom } from './client-props.js';
 import {
   type Flags,
   openClient,
@@ -32,12 +32,16 @@ export const CONSOLE_PRODUCER: ToolDef = {
       name: 'producer-property',
       arg: 'k=v',
       repeat: true,
-      help: 'producer settings (acks, compression.type, linger.ms, batch.size, ...)',
+      help: 'producer settings (acks, compression.type, linger.ms, batch.size, enable.idempotence, ...); names the producer does not use are named in a warning',
     },
     { name: 'producer.config', arg: 'file', help: 'properties file of producer settings' },
     { name: 'compression-codec', arg: 'codec', help: 'none, gzip, snappy, lz4 or zstd' },
     { name: 'request-required-acks', arg: 'acks', help: 'acks: all, -1, 0 or 1 (default -1)' },
-    { name: 'batch-size', arg: 'n', help: 'records per batch when sending asynchronously' },
+    {
+      name: 'batch-size',
+      arg: 'bytes',
+      help: 'batch.size: bytes of records per partition batch (default 16384)',
+    },
     { name: 'timeout', arg: 'ms', help: 'linger.ms: how long a batch waits for more records (default 1000)' },
     { name: 'request-timeout-ms', arg: 'ms', help: 'request.timeout.ms' },
     { name: 'sync', help: 'send each line and wait for its acknowledgement' },
@@ -120,8 +124,8 @@ export function parseLine(
   return { key, value: asBytes(rest), headers };
 }
 
-function producerProps(flags: Flags): Map<string, string> {
-  const props = new Map<string, string>();
+function producerProps(flags: Flags): ClientProps {
+  const props = new ClientProps();
   const file = flags.get('producer.config');
   if (file !== undefined) for (const [k, v] of readPropertiesFile(file)) props.set(k, v);
   for (const [k, v] of parseKeyValues(flags.all('producer-property'), '--producer-property')) props.set(k, v);
@@ -133,6 +137,8 @@ function producerProps(flags: Flags): Map<string, string> {
   if (codec !== undefined) props.set('compression.type', compressionCodec(codec) === 0 ? 'none' : codec);
   const rt = flags.get('request-timeout-ms');
   if (rt !== undefined) props.set('request.timeout.ms', rt);
+  const batchSize = flags.get('batch-size');
+  if (batchSize !== undefined) props.set('batch.size', batchSize);
   return props;
 }
 
@@ -145,12 +151,15 @@ export function runConsoleProducer(
   return runTool(CONSOLE_PRODUCER, args, io, async (flags) => {
     const topic = flags.require('topic');
     const props = producerProps(flags);
-    const bootstrap = flags.get('bootstrap-server') ?? props.get('bootstrap.servers');
+    const fromProps = props.get('bootstrap.servers');
+    const bootstrap = flags.get('bootstrap-server') ?? fromProps;
     if (bootstrap === undefined) throw new UsageError('missing required argument --bootstrap-server');
     const reader = lineReaderConfig(parseKeyValues(flags.all('property'), '--property'));
     const options = producerOptionsFrom(props);
     const client = openClient('console-producer', bootstrap, runtime, props);
     const producer = new Producer(client, options);
+    const unused = props.unusedWarning();
+    if (unused !== null) io.err(`skiff console-producer: ${unused}`);
     let firstError: Error | null = null;
     const onDone = (e: Error | null) => {
       if (e && firstError === null) firstError = e;

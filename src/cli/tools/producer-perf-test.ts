@@ -8,7 +8,7 @@ import { type ClientRuntime, systemRuntime } from '../../client/runtime.js';
 import { LIMITS } from '../../common/limits.js';
 import type { CliIo } from '../cli.js';
 import { commandInfo } from '../commands.js';
-import { producerOptionsFrom } from './client-props.js';
+import { ClientProps, producerOptionsFrom } from './client-props.js';
 import {
   openClient,
   parseKeyValues,
@@ -37,7 +37,7 @@ export const PRODUCER_PERF_TEST: ToolDef = {
       name: 'producer-props',
       arg: 'k=v ...',
       many: true,
-      help: 'producer settings, e.g. bootstrap.servers=h:9092 acks=all',
+      help: 'producer settings, e.g. bootstrap.servers=h:9092 acks=all enable.idempotence=false; names the producer does not use are named in a warning',
     },
     { name: 'producer.config', arg: 'file', help: 'properties file of producer settings' },
     { name: 'bootstrap-server', arg: 'host:port', help: 'the broker(s); overrides bootstrap.servers' },
@@ -223,15 +223,19 @@ export function runProducerPerfTest(
       flags.has('payload-monotonic'),
       fill,
     );
-    const props = new Map<string, string>();
+    const props = new ClientProps();
     const file = flags.get('producer.config');
     if (file !== undefined) for (const [k, v] of readPropertiesFile(file)) props.set(k, v);
     for (const [k, v] of parseKeyValues(flags.all('producer-props'), '--producer-props')) props.set(k, v);
-    const bootstrap = flags.get('bootstrap-server') ?? props.get('bootstrap.servers');
+    const fromProps = props.get('bootstrap.servers');
+    const bootstrap = flags.get('bootstrap-server') ?? fromProps;
     if (bootstrap === undefined)
       throw new UsageError('no bootstrap.servers in --producer-props and no --bootstrap-server');
+    const options = producerOptionsFrom(props);
     const client = openClient('producer-perf-test', bootstrap, runtime, props);
-    const producer = new Producer(client, producerOptionsFrom(props));
+    const producer = new Producer(client, options);
+    const unused = props.unusedWarning();
+    if (unused !== null) io.err(`skiff producer-perf-test: ${unused}`);
     const { clock } = runtime;
     let failure: Error | null = null;
     try {
