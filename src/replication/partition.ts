@@ -23,7 +23,12 @@ const {
   FENCED_LEADER_EPOCH,
   UNKNOWN_LEADER_EPOCH,
   INVALID_RECORD,
+  OFFSET_OUT_OF_RANGE,
+  POLICY_VIOLATION,
 } = ErrorCode;
+
+/** DeleteRecords' offset that stands for the high watermark (Kafka's DeleteRecordsRequest.HIGH_WATERMARK). */
+const DELETE_TO_HIGH_WATERMARK = -1n;
 
 /** A leader append: where it went, and what acknowledges it with acks=all. */
 export interface LeaderAppend {
@@ -135,14 +140,30 @@ export class Partition {
   }
 
   /**
-   * DeleteRecords on the leader (Kafka's deleteRecordsOnLeader): moves the log start to `offset`
-   * when that is ahead of it. Returns whether it moved; what waits on the partition is tried then.
+   * DeleteRecords on the leader (Kafka's deleteRecordsOnLeader): `-1` stands for the HW; any other
+   * negative offset, or one beyond the HW, is OFFSET_OUT_OF_RANGE; a log whose cleanup.policy lacks
+   * delete refuses with POLICY_VIOLATION. Moves the log start to the offset when that is ahead of
+   * it, and tries what waits on the partition then. Returns the offset asked for (the one the low
+   * watermark must reach) and whether the log start moved.
    */
-  deleteRecordsOnLeader(offset: bigint): boolean {
+  deleteRecordsOnLeader(offset: bigint): { readonly requestedOffset: bigint; readonly moved: boolean } {
     this.checkLeader();
-    if (!this.log.maybeIncrementLogStartOffset(offset, 'client delete records request')) return false;
-    this.replication.partitionChanged(this.key);
-    return true;
+    if (!this.log.config.delete) {
+      throw KafkaError.fromCode(
+        POLICY_VIOLATION,
+        `Records of partition ${this.log.name} can not be deleted due to the configured policy`,
+      );
+    }
+    const requestedOffset = offset === DELETE_TO_HIGH_WATERMARK ? this.log.highWatermark : offset;
+    if (requestedOffset < 0n) {
+      throw KafkaError.fromCode(
+        OFFSET_OUT_OF_RANGE,
+        `The offset ${requestedOffset} for partition ${this.log.name} is not valid`,
+      );
+    }
+    const moved = this.log.maybeIncrementLogStartOffset(requestedOffset, 'client delete records request');
+    if (moved) this.replication.partitionChanged(this.key);
+    return { requestedOffset, moved };
   }
 
   // Transactions (markers, LSO, aborted lists) are not implemented: refuse their batches instead

@@ -576,16 +576,15 @@ export class Log {
   }
 
   /**
-   * Raises the log start offset (DeleteRecords, or a follower following its leader). `-1` means
-   * the HW. Beyond the HW is OFFSET_OUT_OF_RANGE. Segments wholly below it go on the next retention
-   * pass. Returns whether it moved.
+   * Raises the log start offset (DeleteRecords, or a follower following its leader). Beyond the HW
+   * is OFFSET_OUT_OF_RANGE. Segments wholly below it go on the next retention pass. Returns whether
+   * it moved.
    */
   maybeIncrementLogStartOffset(
-    offset: bigint,
+    target: bigint,
     reason: string,
     opts: { readonly quiet?: boolean } = {},
   ): boolean {
-    const target = offset === -1n ? this.hw : offset;
     if (target > this.hw) {
       throw offsetOutOfRange(
         `${this.name}: cannot increment the log start offset to ${target} since it is larger than the high watermark ${this.hw}`,

@@ -28,6 +28,7 @@ const {
   NOT_LEADER_OR_FOLLOWER,
   REQUEST_TIMED_OUT,
   INVALID_REQUEST,
+  INVALID_TOPIC_EXCEPTION,
   TOPIC_DELETION_DISABLED,
   UNKNOWN_TOPIC_ID,
 } = ErrorCode;
@@ -180,10 +181,15 @@ export async function handleDeleteRecords(
         partitions: await Promise.all(
           t.partitions.map(async (rp) => {
             const base = { partitionIndex: rp.partitionIndex, lowWatermark: -1n, errorCode: 0 };
+            if (b.metadata.image().topics.get(t.name)?.internal === true) {
+              // Kafka refuses to delete records of an internal topic before looking at the partition.
+              return { ...base, errorCode: INVALID_TOPIC_EXCEPTION };
+            }
             const p = b.replicaManager.getPartition(t.name, rp.partitionIndex);
             if (!p) return { ...base, errorCode: notHostedError(b, t.name, rp.partitionIndex) };
             try {
-              if (p.deleteRecordsOnLeader(rp.offset)) {
+              const { requestedOffset, moved } = p.deleteRecordsOnLeader(rp.offset);
+              if (moved) {
                 // Answered only once the new log start is on disk: a crash cannot bring the
                 // deleted records back (Kafka checkpoints it once a minute).
                 await b.replicaManager.whenLogStartOffsetsPersisted();
@@ -192,8 +198,7 @@ export async function handleDeleteRecords(
               if (!leader) return { ...base, errorCode: NOT_LEADER_OR_FOLLOWER };
               // Answered once every live replica's log start reached it (Kafka's
               // DelayedDeleteRecords on the low watermark), or REQUEST_TIMED_OUT.
-              const target = p.log.logStartOffset;
-              const reached = (): boolean => !leader.isLeader || leader.lowWatermark() >= target;
+              const reached = (): boolean => !leader.isLeader || leader.lowWatermark() >= requestedOffset;
               if (!reached()) {
                 await awaitCondition(
                   b.replicaManager.replication.purgatory,
@@ -206,7 +211,7 @@ export async function handleDeleteRecords(
               }
               if (!leader.isLeader) return { ...base, errorCode: NOT_LEADER_OR_FOLLOWER };
               const low = leader.lowWatermark();
-              if (low < target) return { ...base, lowWatermark: low, errorCode: REQUEST_TIMED_OUT };
+              if (low < requestedOffset) return { ...base, lowWatermark: low, errorCode: REQUEST_TIMED_OUT };
               return { ...base, lowWatermark: low };
             } catch (e) {
               return {
