@@ -593,8 +593,9 @@ export const BROKER_CONFIG_DEFS: ReadonlyMap<string, ConfigDef> = new Map(
 );
 
 /**
- * Broker config → its synonyms for DescribeConfigs, highest priority first (log.retention.ms ←
- * log.retention.minutes ← log.retention.hours). Derived from the topic table so the two never drift.
+ * Broker config → the synonyms its effective value resolves through, highest priority first
+ * (log.retention.ms ← log.retention.minutes ← log.retention.hours). Derived from the topic table so
+ * the two never drift.
  */
 export const BROKER_SYNONYMS: ReadonlyMap<string, readonly Synonym[]> = new Map(
   TOPIC_CONFIGS.filter((t) => (t.synonyms?.length ?? 0) > 1).map((t) => {

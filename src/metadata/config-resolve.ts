@@ -132,27 +132,31 @@ export function validateTopicConfigs(configs: Readonly<Record<string, string | n
 }
 
 /**
- * Checks a dynamic change of broker configs: unknown names and bad values → INVALID_CONFIG (40),
- * static configs → INVALID_REQUEST (42) with Kafka's message listing all of them.
+ * Checks a dynamic change of broker configs as Kafka's DynamicBrokerConfig.validateConfigs does:
+ * static configs → INVALID_REQUEST (42) with Kafka's message listing all of them; then bad values
+ * → INVALID_REQUEST too (Kafka's ConfigAdminManager turns the ConfigException into an
+ * InvalidRequestException, KAFKA-13609). Names Kafka does not know are custom configs, which
+ * Kafka stores and passes to plugins (customPropsAllowed): accepted, never validated.
  */
 export function validateDynamicBrokerConfigs(configs: Readonly<Record<string, string | null>>): ApiResult {
-  const notDynamic: string[] = [];
-  for (const [name, value] of Object.entries(configs)) {
+  const notDynamic = Object.keys(configs).filter((name) => {
     const def = BROKER_CONFIG_DEFS.get(name);
-    if (def === undefined) return invalidConfig(`Unknown broker config name: ${name}`);
-    if (def.dynamic !== true) notDynamic.push(name);
-    if (value === null) continue;
-    try {
-      parseConfigValue(def, value);
-    } catch (e) {
-      return invalidConfig((e as Error).message);
-    }
-  }
+    return def !== undefined && def.dynamic !== true;
+  });
   if (notDynamic.length > 0) {
     return {
       errorCode: ErrorCode.INVALID_REQUEST,
       errorMessage: `Cannot update these configs dynamically: Set(${notDynamic.join(', ')})`,
     };
+  }
+  for (const [name, value] of Object.entries(configs)) {
+    const def = BROKER_CONFIG_DEFS.get(name);
+    if (def === undefined || value === null) continue;
+    try {
+      parseConfigValue(def, value);
+    } catch (e) {
+      return { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: (e as Error).message };
+    }
   }
   return OK;
 }
@@ -174,6 +178,7 @@ export interface ConfigSynonymEntry {
   readonly source: ConfigSourceName;
 }
 
+/** A config's effective value and the layer it comes from (the layer's value may be a synonym's, scaled). */
 export interface ResolvedConfig {
   readonly name: string;
   readonly value: string | null;
@@ -182,7 +187,17 @@ export interface ResolvedConfig {
   readonly sensitive: boolean;
   readonly type: ConfigDef['type'];
   readonly doc: string;
-  /** Every layer that sets this config or a synonym, highest priority first (the first is the value). */
+}
+
+/**
+ * A config as DescribeConfigs answers it (Kafka's ConfigHelper): its source is the first of its
+ * synonyms, or DEFAULT_CONFIG when there is none — which, by Kafka's rules, need not be the layer
+ * the value comes from (see describedSynonyms).
+ */
+export interface DescribedConfig extends Omit<ResolvedConfig, 'type' | 'doc'> {
+  /** 'unknown': a custom config, a name Kafka does not define. */
+  readonly type: ConfigDef['type'] | 'unknown';
+  readonly doc: string | null;
   readonly synonyms: readonly ConfigSynonymEntry[];
 }
 
@@ -191,84 +206,196 @@ function scaled(value: string, factor: number | undefined): string {
   return (BigInt(value.trim()) * BigInt(factor)).toString();
 }
 
-/** Synonym entries of broker-level sources, in precedence order: per broker, default, static. */
-function brokerEntries(
-  synonyms: readonly Synonym[],
-  layers: ConfigLayers,
-): (ConfigSynonymEntry & { factor?: number })[] {
-  const out: (ConfigSynonymEntry & { factor?: number })[] = [];
-  const sources: [ConfigMap | undefined, ConfigSourceName][] = [
+/** The broker layers in precedence order: per broker, cluster default, static. */
+function brokerLayers(layers: ConfigLayers): [ConfigMap | undefined, ConfigSourceName][] {
+  return [
     [layers.broker, 'DYNAMIC_BROKER_CONFIG'],
     [layers.clusterDefault, 'DYNAMIC_DEFAULT_BROKER_CONFIG'],
     [layers.staticProps, 'STATIC_BROKER_CONFIG'],
   ];
-  for (const [map, source] of sources) {
+}
+
+/** The value of the first of `synonyms` set at the highest broker layer (scaled), else the first default. */
+function brokerValue(
+  synonyms: readonly Synonym[],
+  layers: ConfigLayers,
+): { value: string; source: ConfigSourceName } | null {
+  for (const [map, source] of brokerLayers(layers)) {
     for (const s of synonyms) {
       const v = map?.[s.name];
-      if (v !== undefined)
-        out.push({ name: s.name, value: v, source, ...(s.factor ? { factor: s.factor } : {}) });
+      if (v !== undefined) return { value: scaled(v, s.factor), source };
     }
   }
   for (const s of synonyms) {
-    const def = BROKER_CONFIG_DEFS.get(s.name);
-    if (def?.defaultValue != null) {
-      out.push({
-        name: s.name,
-        value: def.defaultValue,
-        source: 'DEFAULT_CONFIG',
-        ...(s.factor ? { factor: s.factor } : {}),
-      });
-      break;
-    }
+    const d = BROKER_CONFIG_DEFS.get(s.name)?.defaultValue;
+    if (d != null) return { value: scaled(d, s.factor), source: 'DEFAULT_CONFIG' };
   }
-  return out;
+  return null;
 }
 
 export function resolveTopicConfig(name: string, layers: ConfigLayers): ResolvedConfig {
   const def = TOPIC_CONFIG_DEFS.get(name);
   if (def === undefined) throw new RangeError(`unknown topic config ${name}`);
-  const entries: (ConfigSynonymEntry & { factor?: number })[] = [];
   const own = layers.topic?.[name];
-  if (own !== undefined) entries.push({ name, value: own, source: 'DYNAMIC_TOPIC_CONFIG' });
-  entries.push(...brokerEntries(def.synonyms ?? [], layers));
-  const first = entries[0];
-  const value = first === undefined ? def.defaultValue : scaled(first.value ?? '', first.factor);
+  const from =
+    own !== undefined
+      ? { value: own, source: 'DYNAMIC_TOPIC_CONFIG' as const }
+      : brokerValue(def.synonyms ?? [], layers);
   return {
     name,
-    value: first === undefined || first.value === null ? def.defaultValue : value,
-    source: first?.source ?? 'DEFAULT_CONFIG',
+    value: from?.value ?? def.defaultValue,
+    source: from?.source ?? 'DEFAULT_CONFIG',
     readOnly: false,
     sensitive: def.type === 'password',
     type: def.type,
     doc: def.doc,
-    synonyms: entries.map(({ name: n, value: v, source }) => ({ name: n, value: v, source })),
   };
 }
 
+/**
+ * A broker config's effective value: its own name or, for log.retention.ms and the like, a
+ * lower-priority synonym (log.retention.hours, scaled) — what the broker runs with.
+ */
 export function resolveBrokerConfig(name: string, layers: ConfigLayers): ResolvedConfig {
   const def = BROKER_CONFIG_DEFS.get(name);
   if (def === undefined) throw new RangeError(`unknown broker config ${name}`);
-  const synonyms = BROKER_SYNONYMS.get(name) ?? [{ name }];
-  const entries = brokerEntries(synonyms, layers);
-  const first = entries[0];
+  const from = brokerValue(BROKER_SYNONYMS.get(name) ?? [{ name }], layers);
   return {
     name,
-    value: first === undefined || first.value === null ? def.defaultValue : scaled(first.value, first.factor),
-    source: first?.source ?? 'DEFAULT_CONFIG',
+    value: from?.value ?? def.defaultValue,
+    source: from?.source ?? 'DEFAULT_CONFIG',
     readOnly: def.dynamic !== true,
     sensitive: def.type === 'password',
     type: def.type,
     doc: def.doc,
-    synonyms: entries.map(({ name: n, value: v, source }) => ({ name: n, value: v, source })),
   };
 }
 
-export function describeTopicConfigs(layers: ConfigLayers): ResolvedConfig[] {
-  return TOPIC_CONFIGS.map((d) => resolveTopicConfig(d.name, layers));
+/**
+ * Kafka's DynamicBrokerConfig.brokerConfigSynonyms: each broker config of a synonym group → every
+ * name of the group, highest priority first (log.retention.hours → log.retention.ms,
+ * log.retention.minutes, log.retention.hours). DescribeConfigs lists synonyms by these groups.
+ */
+const BROKER_SYNONYM_GROUPS: ReadonlyMap<string, readonly string[]> = new Map(
+  [...BROKER_SYNONYMS.values()].flatMap((group) => {
+    const names = group.map((s) => s.name);
+    return names.map((n) => [n, names] as const);
+  }),
+);
+
+/**
+ * Kafka's ConfigHelper.configSynonyms for broker config `name`: every name of its synonym group
+ * (DynamicBrokerConfig.brokerConfigSynonyms: log.retention.ms, log.retention.minutes,
+ * log.retention.hours) set at each layer — per broker, cluster default, static, then the built-in
+ * defaults that are not null — layer by layer, and within a layer in the group's order; then
+ * everything before the first entry of `name` itself is dropped. So retention.ms shows no
+ * synonym at all when only log.retention.hours is set, as Kafka answers.
+ */
+function describedSynonyms(name: string, layers: ConfigLayers): ConfigSynonymEntry[] {
+  const group = BROKER_SYNONYM_GROUPS.get(name) ?? [name];
+  const out: ConfigSynonymEntry[] = [];
+  for (const [map, source] of brokerLayers(layers)) {
+    for (const n of group) {
+      const value = map?.[n];
+      if (value !== undefined) out.push({ name: n, value, source });
+    }
+  }
+  for (const n of group) {
+    const value = BROKER_CONFIG_DEFS.get(n)?.defaultValue;
+    if (value != null) out.push({ name: n, value, source: 'DEFAULT_CONFIG' });
+  }
+  const first = out.findIndex((e) => e.name === name);
+  return first < 0 ? [] : out.slice(first);
 }
 
-export function describeBrokerConfigs(layers: ConfigLayers): ResolvedConfig[] {
-  return BROKER_CONFIGS.map((d) => resolveBrokerConfig(d.name, layers));
+/**
+ * Every topic config as DescribeConfigs answers it: the effective value; the synonyms are the
+ * topic's own setting, then describedSynonyms of the topic config's first broker synonym (Kafka's
+ * ServerTopicConfigSynonyms.TOPIC_CONFIG_SYNONYMS).
+ */
+export function describeTopicConfigs(layers: ConfigLayers): DescribedConfig[] {
+  return TOPIC_CONFIGS.map((def) => {
+    const r = resolveTopicConfig(def.name, layers);
+    const own = layers.topic?.[def.name];
+    const primary = def.synonyms?.[0]?.name;
+    const synonyms = [
+      ...(own === undefined
+        ? []
+        : [{ name: def.name, value: r.value, source: 'DYNAMIC_TOPIC_CONFIG' as const }]),
+      ...(primary === undefined ? [] : describedSynonyms(primary, layers)),
+    ];
+    return { ...r, source: synonyms[0]?.source ?? 'DEFAULT_CONFIG', synonyms };
+  });
+}
+
+/**
+ * One broker config as DescribeConfigs answers it for a broker: the value of its own name at the
+ * highest layer that sets it (log.retention.ms is null while only log.retention.hours is set, as
+ * in Kafka's KafkaConfig), and describedSynonyms.
+ */
+function describeBrokerConfig(def: ConfigDef, layers: ConfigLayers): DescribedConfig {
+  const synonyms = describedSynonyms(def.name, layers);
+  const own = synonyms.find((e) => e.name === def.name);
+  return {
+    name: def.name,
+    value: own?.value ?? def.defaultValue,
+    source: synonyms[0]?.source ?? 'DEFAULT_CONFIG',
+    readOnly: def.dynamic !== true,
+    sensitive: def.type === 'password',
+    type: def.type,
+    doc: def.doc,
+    synonyms,
+  };
+}
+
+/**
+ * The custom configs (names Kafka does not define, which AlterConfigs stores for plugins) set at
+ * the given broker layers, as Kafka describes them: a config of unknown type is treated as
+ * sensitive (KafkaConfig.maybeSensitive), so its value is hidden; it is read-only.
+ */
+function describeCustomConfigs(
+  layers: readonly [ConfigMap | undefined, ConfigSourceName][],
+): DescribedConfig[] {
+  const names = [...new Set(layers.flatMap(([map]) => Object.keys(map ?? {})))].filter(
+    (n) => !BROKER_CONFIG_DEFS.has(n),
+  );
+  return names.map((name) => {
+    const synonyms = layers
+      .filter(([map]) => map?.[name] !== undefined)
+      .map(([, source]) => ({ name, value: null, source }));
+    return {
+      name,
+      value: null,
+      source: synonyms[0]?.source ?? 'DEFAULT_CONFIG',
+      readOnly: true,
+      sensitive: true,
+      type: 'unknown' as const,
+      doc: null,
+      synonyms,
+    };
+  });
+}
+
+/** Every broker config of one broker, custom ones last, as DescribeConfigs answers them. */
+export function describeBrokerConfigs(layers: ConfigLayers): DescribedConfig[] {
+  return [
+    ...BROKER_CONFIGS.map((d) => describeBrokerConfig(d, layers)),
+    ...describeCustomConfigs(brokerLayers(layers)),
+  ];
+}
+
+/**
+ * The cluster-default entity (resource name ''): only the configs set at that level, each with
+ * the synonyms from that level alone, as Kafka answers.
+ */
+export function describeClusterDefaultConfigs(layers: ConfigLayers): DescribedConfig[] {
+  const set = layers.clusterDefault ?? {};
+  const known = BROKER_CONFIGS.filter((d) => set[d.name] !== undefined).map((d) => {
+    const c = describeBrokerConfig(d, layers);
+    const synonyms = c.synonyms.filter((e) => e.source === 'DYNAMIC_DEFAULT_BROKER_CONFIG');
+    return { ...c, value: set[d.name]!, source: synonyms[0]?.source ?? 'DEFAULT_CONFIG', synonyms };
+  });
+  return [...known, ...describeCustomConfigs([[set, 'DYNAMIC_DEFAULT_BROKER_CONFIG']])];
 }
 
 /** The effective value of every topic config, typed: what a partition's log is configured with. */

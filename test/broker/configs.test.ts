@@ -104,13 +104,13 @@ describe('configs: DescribeConfigs, AlterConfigs, IncrementalAlterConfigs; Descr
     assert.equal(policy.readOnly, false);
     const retention = byName.get('retention.ms')!;
     assert.equal(retention.value, String(2 * 3_600_000));
-    assert.equal(retention.configSource, 4); // STATIC_BROKER_CONFIG (log.retention.hours)
+    // Kafka lists synonyms from log.retention.ms on only: with just log.retention.hours set (in
+    // server.properties) there are none, and the source is DEFAULT_CONFIG though the value is 2 h.
+    assert.equal(retention.configSource, 5);
+    assert.deepEqual(retention.synonyms, []);
     assert.deepEqual(
-      retention.synonyms.map((s) => [s.name, s.source]),
-      [
-        ['log.retention.hours', 4],
-        ['log.retention.hours', 5],
-      ].slice(0, retention.synonyms.length),
+      byName.get('segment.bytes')!.synonyms.map((s) => [s.name, s.value, s.source]),
+      [['log.segment.bytes', '1073741824', 5]],
     );
     assert.ok(retention.documentation);
     const filtered = await describe4(TOPIC, 'cfg', ['segment.bytes', 'no.such.config'], false);
@@ -165,7 +165,10 @@ describe('configs: DescribeConfigs, AlterConfigs, IncrementalAlterConfigs; Descr
     const notList = await incremental(TOPIC, 'cfg', [
       { name: 'retention.ms', configOperation: 2, value: '1' },
     ]);
-    assert.equal(notList.responses[0]!.errorCode, 40);
+    assert.deepEqual(
+      [notList.responses[0]!.errorCode, notList.responses[0]!.errorMessage],
+      [40, "Can't APPEND to key retention.ms because its type is not LIST."],
+    );
     const unknown = await incremental(TOPIC, 'cfg', [{ name: 'no.such', configOperation: 0, value: '1' }]);
     assert.equal(unknown.responses[0]!.errorCode, 40);
     const bad = await incremental(TOPIC, 'cfg', [
@@ -184,8 +187,52 @@ describe('configs: DescribeConfigs, AlterConfigs, IncrementalAlterConfigs; Descr
       stat.responses[0]!.errorMessage!,
       /Cannot update these configs dynamically: .*num.partitions/,
     );
-    const unknown = await incremental(BROKER, '1', [{ name: 'frob', configOperation: 0, value: '3' }]);
-    assert.equal(unknown.responses[0]!.errorCode, 40);
+    // Kafka stores a broker name it does not know (a custom config, for plugins) and describes it
+    // as sensitive: value hidden, type UNKNOWN, read-only.
+    const custom = await incremental(BROKER, '1', [{ name: 'frob', configOperation: 0, value: '3' }]);
+    assert.deepEqual([custom.responses[0]!.errorCode, custom.responses[0]!.errorMessage], [0, null]);
+    const frob = (await describe4(BROKER, '1', ['frob'])).results[0]!.configs;
+    assert.deepEqual(
+      frob.map((c) => [c.name, c.value, c.configSource, c.isSensitive, c.readOnly, c.configType, c.synonyms]),
+      [['frob', null, 2, true, true, 0, [{ name: 'frob', value: null, source: 2 }]]],
+    );
+    const appendUnknown = await incremental(BROKER, '1', [{ name: 'frob', configOperation: 2, value: '3' }]);
+    assert.deepEqual(
+      [appendUnknown.responses[0]!.errorCode, appendUnknown.responses[0]!.errorMessage],
+      [40, 'Unknown config name: frob'],
+    );
+    const appendLong = await incremental(BROKER, '1', [
+      { name: 'log.retention.ms', configOperation: 2, value: '3' },
+    ]);
+    assert.deepEqual(
+      [appendLong.responses[0]!.errorCode, appendLong.responses[0]!.errorMessage],
+      [40, 'Config value append is not allowed for config key: log.retention.ms'],
+    );
+    const badValue = await incremental(BROKER, '1', [
+      { name: 'log.retention.ms', configOperation: 0, value: 'soon' },
+    ]);
+    assert.deepEqual(
+      [badValue.responses[0]!.errorCode, badValue.responses[0]!.errorMessage],
+      [42, 'Invalid value soon for configuration log.retention.ms: Not a number of type LONG'],
+    );
+    const twice = await incremental(BROKER, '1', [
+      { name: 'frob', configOperation: 0, value: '3' },
+      { name: 'frob', configOperation: 1, value: null },
+    ]);
+    assert.deepEqual(
+      [twice.responses[0]!.errorCode, twice.responses[0]!.errorMessage],
+      [42, 'Error due to duplicate config keys'],
+    );
+    const nulls = await incremental(BROKER, '1', [
+      { name: 'frob', configOperation: 0, value: null },
+      { name: 'log.retention.ms', configOperation: 2, value: null },
+      { name: 'log.cleanup.policy', configOperation: 1, value: null },
+    ]);
+    assert.deepEqual(
+      [nulls.responses[0]!.errorCode, nulls.responses[0]!.errorMessage],
+      [42, 'Null value not supported for : frob, log.retention.ms'],
+    );
+    await incremental(BROKER, '1', [{ name: 'frob', configOperation: 1, value: null }]);
     const lag = await incremental(BROKER, '1', [
       { name: 'replica.lag.time.max.ms', configOperation: 0, value: '5000' },
     ]);

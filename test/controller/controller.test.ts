@@ -185,13 +185,16 @@ describe('controller: topics and configs', () => {
     assert.deepEqual(c.image().brokerConfigs.get('<default>'), {
       'follower.replication.throttled.rate': '1000',
     });
-    const unknown = await b.controller.alterConfigs(
+    // A name Kafka does not define is a custom config: stored, as Kafka's controller does.
+    const custom = await b.controller.alterConfigs(
       { type: 'broker', id: '2' },
       [{ name: 'no.such', value: '1' }],
       true,
       false,
     );
-    assert.deepEqual(unknown, { errorCode: 40, errorMessage: 'Unknown broker config name: no.such' });
+    assert.deepEqual(custom, { errorCode: 0, errorMessage: null });
+    await c.settle();
+    assert.equal(c.image().brokerConfigs.get('2')!['no.such'], '1');
     const fixed = await b.controller.alterConfigs(
       { type: 'broker', id: '2' },
       [{ name: 'replica.fetch.max.bytes', value: '1' }],
@@ -208,7 +211,10 @@ describe('controller: topics and configs', () => {
     assert.equal(missing.errorCode, 3);
     const deleted = await b.controller.alterConfigs(
       { type: 'broker', id: '2' },
-      [{ name: 'replica.lag.time.max.ms', value: null }],
+      [
+        { name: 'replica.lag.time.max.ms', value: null },
+        { name: 'no.such', value: null },
+      ],
       true,
       false,
     );

@@ -3,7 +3,10 @@ import { describe, it } from 'node:test';
 import { BROKER_CONFIG_DEFS, BROKER_CONFIGS, TOPIC_CONFIGS } from '../../src/metadata/config-defs.js';
 import {
   brokerConfigValue,
+  type ConfigLayers,
   describeBrokerConfigs,
+  describeClusterDefaultConfigs,
+  describeTopicConfigs,
   effectiveTopicConfig,
   layersFor,
   parseConfigValue,
@@ -102,7 +105,18 @@ describe('config validation', () => {
     assert.equal(validateTopicConfigs({ 'min.cleanable.dirty.ratio': '1.5' }).errorCode, 40);
     assert.equal(validateTopicConfigs({ 'segment.bytes': '99999999999' }).errorCode, 40);
     assert.equal(validateTopicConfigs({ 'leader.replication.throttled.replicas': '0-1' }).errorCode, 40);
-    assert.equal(validateDynamicBrokerConfigs({ 'no.such.config': '1' }).errorCode, 40);
+  });
+
+  it("accepts broker names Kafka does not know (custom configs); a bad value is INVALID_REQUEST, as Kafka's", () => {
+    assert.equal(validateDynamicBrokerConfigs({ 'no.such.config': '1' }).errorCode, 0);
+    assert.deepEqual(validateDynamicBrokerConfigs({ 'no.such.config': '1', 'log.dirs': '/x' }), {
+      errorCode: 42,
+      errorMessage: 'Cannot update these configs dynamically: Set(log.dirs)',
+    });
+    assert.deepEqual(validateDynamicBrokerConfigs({ 'log.retention.ms': 'abc' }), {
+      errorCode: 42,
+      errorMessage: 'Invalid value abc for configuration log.retention.ms: Not a number of type LONG',
+    });
   });
 
   it('refuses static broker configs with INVALID_REQUEST, but replica.lag.time.max.ms is dynamic in Skiff', () => {
@@ -115,7 +129,7 @@ describe('config validation', () => {
       validateDynamicBrokerConfigs({ 'follower.replication.throttled.rate': '1000000' }).errorCode,
       0,
     );
-    assert.equal(validateDynamicBrokerConfigs({ 'replica.lag.time.max.ms': '-5' }).errorCode, 40);
+    assert.equal(validateDynamicBrokerConfigs({ 'replica.lag.time.max.ms': '-5' }).errorCode, 42);
   });
 });
 
@@ -130,16 +144,6 @@ describe('config resolution', () => {
     const r = resolveTopicConfig('retention.ms', layers);
     assert.equal(r.value, '1000');
     assert.equal(r.source, 'DYNAMIC_TOPIC_CONFIG');
-    assert.deepEqual(
-      r.synonyms.map((s) => `${s.source}:${s.name}=${s.value}`),
-      [
-        'DYNAMIC_TOPIC_CONFIG:retention.ms=1000',
-        'DYNAMIC_BROKER_CONFIG:log.retention.ms=2000',
-        'DYNAMIC_DEFAULT_BROKER_CONFIG:log.retention.ms=3000',
-        'STATIC_BROKER_CONFIG:log.retention.hours=1',
-        'DEFAULT_CONFIG:log.retention.hours=168',
-      ],
-    );
     assert.equal(resolveTopicConfig('retention.ms', { ...layers, topic: {} }).value, '2000');
     assert.equal(
       resolveTopicConfig('retention.ms', { ...layers, topic: {}, broker: {} }).source,
@@ -154,6 +158,140 @@ describe('config resolution', () => {
       '60000',
     );
     assert.equal(resolveTopicConfig('leader.replication.throttled.replicas', {}).value, '');
+  });
+
+  // Kafka's ConfigHelper.configSynonyms: the group's names set at each layer (per broker, cluster
+  // default, static, non-null defaults), everything before the first entry of the asked name dropped.
+  const described = (
+    configs: readonly {
+      name: string;
+      value: string | null;
+      source: string;
+      synonyms: readonly { name: string; value: string | null; source: string }[];
+    }[],
+    name: string,
+  ) => {
+    const c = configs.find((x) => x.name === name)!;
+    return [`${c.name}=${c.value} ${c.source}`, ...c.synonyms.map((s) => `${s.source}:${s.name}=${s.value}`)];
+  };
+  const topic = (layers: ConfigLayers, name: string) => described(describeTopicConfigs(layers), name);
+  const broker = (layers: ConfigLayers, name: string) => described(describeBrokerConfigs(layers), name);
+
+  it("describes topic configs with Kafka's synonyms: only from the first broker synonym on", () => {
+    // Nothing set: log.retention.hours' default comes before log.retention.ms in no layer, so none.
+    assert.deepEqual(topic({}, 'retention.ms'), ['retention.ms=604800000 DEFAULT_CONFIG']);
+    // Only log.retention.hours set: the value follows it, but Kafka lists no synonym and says DEFAULT_CONFIG.
+    assert.deepEqual(topic({ staticProps: { 'log.retention.hours': '2' } }, 'retention.ms'), [
+      'retention.ms=7200000 DEFAULT_CONFIG',
+    ]);
+    assert.deepEqual(topic({ topic: { 'retention.ms': '100000' } }, 'retention.ms'), [
+      'retention.ms=100000 DYNAMIC_TOPIC_CONFIG',
+      'DYNAMIC_TOPIC_CONFIG:retention.ms=100000',
+    ]);
+    assert.deepEqual(
+      topic(
+        {
+          topic: { 'retention.ms': '1000' },
+          broker: { 'log.retention.hours': '5', 'log.retention.ms': '2000' },
+          clusterDefault: { 'log.retention.ms': '3000' },
+          staticProps: { 'log.retention.hours': '1', 'log.retention.minutes': '30' },
+        },
+        'retention.ms',
+      ),
+      [
+        'retention.ms=1000 DYNAMIC_TOPIC_CONFIG',
+        'DYNAMIC_TOPIC_CONFIG:retention.ms=1000',
+        'DYNAMIC_BROKER_CONFIG:log.retention.ms=2000',
+        'DYNAMIC_BROKER_CONFIG:log.retention.hours=5',
+        'DYNAMIC_DEFAULT_BROKER_CONFIG:log.retention.ms=3000',
+        'STATIC_BROKER_CONFIG:log.retention.minutes=30',
+        'STATIC_BROKER_CONFIG:log.retention.hours=1',
+        'DEFAULT_CONFIG:log.retention.hours=168',
+      ],
+    );
+    // log.retention.ms static, hours dynamic: the dynamic hours entry comes first and is dropped.
+    assert.deepEqual(
+      topic(
+        { broker: { 'log.retention.hours': '5' }, staticProps: { 'log.retention.ms': '60000' } },
+        'retention.ms',
+      ),
+      [
+        'retention.ms=18000000 STATIC_BROKER_CONFIG',
+        'STATIC_BROKER_CONFIG:log.retention.ms=60000',
+        'DEFAULT_CONFIG:log.retention.hours=168',
+      ],
+    );
+    // A single-name synonym with a default.
+    assert.deepEqual(topic({}, 'segment.bytes'), [
+      'segment.bytes=1073741824 DEFAULT_CONFIG',
+      'DEFAULT_CONFIG:log.segment.bytes=1073741824',
+    ]);
+    assert.deepEqual(topic({ clusterDefault: { 'log.segment.bytes': '2000000' } }, 'segment.bytes'), [
+      'segment.bytes=2000000 DYNAMIC_DEFAULT_BROKER_CONFIG',
+      'DYNAMIC_DEFAULT_BROKER_CONFIG:log.segment.bytes=2000000',
+      'DEFAULT_CONFIG:log.segment.bytes=1073741824',
+    ]);
+    // flush.ms: log.flush.interval.ms has no default, so its scheduler synonym's default is dropped.
+    assert.deepEqual(topic({}, 'flush.ms'), ['flush.ms=9223372036854775807 DEFAULT_CONFIG']);
+    // A topic config with no broker synonym.
+    assert.deepEqual(topic({}, 'leader.replication.throttled.replicas'), [
+      'leader.replication.throttled.replicas= DEFAULT_CONFIG',
+    ]);
+  });
+
+  it("describes broker configs with Kafka's synonyms and each name's own value", () => {
+    // log.retention.ms is null in Kafka's KafkaConfig until set; the hours default is no synonym of it.
+    assert.deepEqual(broker({}, 'log.retention.ms'), ['log.retention.ms=null DEFAULT_CONFIG']);
+    assert.deepEqual(broker({}, 'log.retention.hours'), [
+      'log.retention.hours=168 DEFAULT_CONFIG',
+      'DEFAULT_CONFIG:log.retention.hours=168',
+    ]);
+    const layers = {
+      broker: { 'log.retention.ms': '2000' },
+      staticProps: { 'log.retention.hours': '1' },
+    };
+    assert.deepEqual(broker(layers, 'log.retention.ms'), [
+      'log.retention.ms=2000 DYNAMIC_BROKER_CONFIG',
+      'DYNAMIC_BROKER_CONFIG:log.retention.ms=2000',
+      'STATIC_BROKER_CONFIG:log.retention.hours=1',
+      'DEFAULT_CONFIG:log.retention.hours=168',
+    ]);
+    assert.deepEqual(broker(layers, 'log.retention.hours'), [
+      'log.retention.hours=1 STATIC_BROKER_CONFIG',
+      'STATIC_BROKER_CONFIG:log.retention.hours=1',
+      'DEFAULT_CONFIG:log.retention.hours=168',
+    ]);
+    assert.deepEqual(broker({}, 'log.retention.minutes'), ['log.retention.minutes=null DEFAULT_CONFIG']);
+    // The cluster-default entity: only what is set there, with the synonyms of that level.
+    const defaults = describeClusterDefaultConfigs({
+      broker: { 'log.retention.hours': '3' },
+      clusterDefault: { 'log.retention.ms': '5000', 'log.retention.hours': '2' },
+      staticProps: { 'log.retention.ms': '7000' },
+    });
+    assert.deepEqual(
+      defaults.map((c) => described(defaults, c.name)),
+      [
+        [
+          'log.retention.ms=5000 DYNAMIC_DEFAULT_BROKER_CONFIG',
+          'DYNAMIC_DEFAULT_BROKER_CONFIG:log.retention.ms=5000',
+          'DYNAMIC_DEFAULT_BROKER_CONFIG:log.retention.hours=2',
+        ],
+        // The per-broker log.retention.hours comes first, so nothing is dropped before the
+        // filter to the cluster-default level: log.retention.ms stays in, as in Kafka's answer.
+        [
+          'log.retention.hours=2 DYNAMIC_DEFAULT_BROKER_CONFIG',
+          'DYNAMIC_DEFAULT_BROKER_CONFIG:log.retention.ms=5000',
+          'DYNAMIC_DEFAULT_BROKER_CONFIG:log.retention.hours=2',
+        ],
+      ],
+    );
+    const alone = describeClusterDefaultConfigs({
+      clusterDefault: { 'log.retention.ms': '5000', 'log.retention.hours': '2' },
+    });
+    assert.deepEqual(described(alone, 'log.retention.hours'), [
+      'log.retention.hours=2 DYNAMIC_DEFAULT_BROKER_CONFIG',
+      'DYNAMIC_DEFAULT_BROKER_CONFIG:log.retention.hours=2',
+    ]);
   });
 
   it('broker configs report their source and whether they are read-only', () => {

@@ -9,10 +9,11 @@ import { BROKER_CONFIG_DEFS, type ConfigDef, TOPIC_CONFIG_DEFS } from '../../met
 import {
   ConfigSource,
   DEFAULT_BROKER_ENTITY,
+  type DescribedConfig,
   describeBrokerConfigs,
+  describeClusterDefaultConfigs,
   describeTopicConfigs,
   layersFor,
-  type ResolvedConfig,
   validateDynamicBrokerConfigs,
   validateTopicConfigs,
 } from '../../metadata/config-resolve.js';
@@ -37,7 +38,8 @@ export const ResourceType = { TOPIC: 2, BROKER: 4, BROKER_LOGGER: 8 } as const;
 export const ConfigOp = { SET: 0, DELETE: 1, APPEND: 2, SUBTRACT: 3 } as const;
 
 /** DescribeConfigs' ConfigType (v3+), by the table's type names. */
-const CONFIG_TYPE: Record<ConfigDef['type'], number> = {
+const CONFIG_TYPE: Record<DescribedConfig['type'], number> = {
+  unknown: 0,
   boolean: 1,
   string: 2,
   int: 3,
@@ -84,24 +86,20 @@ function resolveResource(b: BrokerServices, type: number, name: string, forAlter
   return { error: fail(ErrorCode.INVALID_REQUEST, `Unsupported resource type ${type} for configs`) };
 }
 
-function describedConfigs(b: BrokerServices, resource: ConfigResource): ResolvedConfig[] {
+function describedConfigs(b: BrokerServices, resource: ConfigResource): DescribedConfig[] {
   const image = b.metadata.image();
   if (resource.type === 'topic') {
     return describeTopicConfigs(layersFor(image, b.config.nodeId, b.config.staticProps, resource.name));
   }
-  if (resource.id === DEFAULT_BROKER_ENTITY) {
-    // The cluster-default entity shows only what is set at that level, as Kafka does.
-    const defaults = image.brokerConfigs.get(DEFAULT_BROKER_ENTITY) ?? {};
-    return describeBrokerConfigs({ clusterDefault: defaults }).filter(
-      (c) => c.source === 'DYNAMIC_DEFAULT_BROKER_CONFIG',
-    );
-  }
-  return describeBrokerConfigs(layersFor(image, b.config.nodeId, b.config.staticProps));
+  const layers = layersFor(image, b.config.nodeId, b.config.staticProps);
+  // The cluster-default entity shows only what is set at that level, as Kafka does.
+  if (resource.id === DEFAULT_BROKER_ENTITY) return describeClusterDefaultConfigs(layers);
+  return describeBrokerConfigs(layers);
 }
 
 /** One config at `version`: fields a version does not carry keep the codec's defaults. */
 function toWire(
-  c: ResolvedConfig,
+  c: DescribedConfig,
   version: number,
   synonyms: boolean,
   docs: boolean,
@@ -138,7 +136,9 @@ export async function handleDescribeConfigs(
     const base = { resourceType: r.resourceType, resourceName: r.resourceName, configs: [] };
     const resolved = resolveResource(b, r.resourceType, r.resourceName, false);
     if ('error' in resolved) return { ...base, ...resolved.error };
-    const wanted = r.configurationKeys === null ? null : new Set(r.configurationKeys);
+    // An empty list of names asks for every config, like null (Kafka's ConfigHelper).
+    const keys = r.configurationKeys;
+    const wanted = keys === null || keys.length === 0 ? null : new Set(keys);
     const configs = describedConfigs(b, resolved.resource)
       .filter((c) => wanted === null || wanted.has(c.name))
       .map((c) =>
@@ -154,16 +154,23 @@ function definitionOf(resource: ConfigResource, name: string): ConfigDef | undef
 }
 
 function validate(resource: ConfigResource, alterations: readonly ConfigAlteration[]): ApiResult {
-  const names = alterations.map((a) => a.name);
-  const dup = names.filter((n, i) => names.indexOf(n) !== i);
-  if (dup.length > 0) {
-    return fail(
-      ErrorCode.INVALID_REQUEST,
-      `Error due to duplicate config keys: ${[...new Set(dup)].join(', ')}`,
-    );
-  }
   const map = Object.fromEntries(alterations.map((a) => [a.name, a.value]));
   return resource.type === 'topic' ? validateTopicConfigs(map) : validateDynamicBrokerConfigs(map);
+}
+
+/**
+ * Kafka's ConfigAdminManager.preprocess, before anything else: a name twice in one resource, then
+ * a null value for anything but a delete (every such name listed), are INVALID_REQUEST.
+ */
+function preprocess(configs: readonly { name: string; value: string | null; deletes: boolean }[]): ApiResult {
+  const names = configs.map((c) => c.name);
+  if (names.some((n, i) => names.indexOf(n) !== i)) {
+    return fail(ErrorCode.INVALID_REQUEST, 'Error due to duplicate config keys');
+  }
+  const nulls = configs.filter((c) => !c.deletes && c.value === null).map((c) => c.name);
+  if (nulls.length > 0)
+    return fail(ErrorCode.INVALID_REQUEST, `Null value not supported for : ${nulls.join(', ')}`);
+  return OK;
 }
 
 async function alter(
@@ -204,9 +211,8 @@ export async function handleAlterConfigs(
   const responses = await Promise.all(
     req.resources.map((r) =>
       alter(b, r.resourceType, r.resourceName, req.validateOnly, false, () => {
-        const nulls = r.configs.filter((c) => c.value === null).map((c) => c.name);
-        if (nulls.length > 0)
-          return fail(ErrorCode.INVALID_REQUEST, `Null value not supported for : ${nulls.join(', ')}`);
+        const pre = preprocess(r.configs.map((c) => ({ ...c, deletes: false })));
+        if (pre.errorCode !== 0) return pre;
         return r.configs.map((c) => ({ name: c.name, value: c.value }));
       }),
     ),
@@ -217,6 +223,30 @@ export async function handleAlterConfigs(
 function listItems(value: string | null | undefined): string[] {
   if (value === null || value === undefined || value.trim() === '') return [];
   return value.split(',').map((s) => s.trim());
+}
+
+/**
+ * APPEND / SUBTRACT on a config that is not a list: for a topic the controller's answer
+ * (ConfigurationControlManager), for a broker the broker's (ConfigAdminManager's
+ * prepareIncrementalConfigs). On a broker name Kafka does not know, Kafka means to answer
+ * "Unknown config name" but fails with UNKNOWN_SERVER_ERROR (a Scala map lookup throws before
+ * its null check); Skiff gives the answer Kafka's code intends.
+ */
+function listConfig(resource: ConfigResource, name: string, op: number): ConfigDef | ApiResult {
+  const def = definitionOf(resource, name);
+  if (def?.type === 'list') return def;
+  const append = op === ConfigOp.APPEND;
+  if (resource.type === 'topic') {
+    return fail(
+      ErrorCode.INVALID_CONFIG,
+      `Can't ${append ? 'APPEND' : 'SUBTRACT'} to key ${name} because its type is not LIST.`,
+    );
+  }
+  if (def === undefined) return fail(ErrorCode.INVALID_CONFIG, `Unknown config name: ${name}`);
+  return fail(
+    ErrorCode.INVALID_CONFIG,
+    `Config value ${append ? 'append' : 'subtract'} is not allowed for config key: ${name}`,
+  );
 }
 
 /** IncrementalAlterConfigs: SET / DELETE / APPEND / SUBTRACT on the resource's dynamic configs. */
@@ -233,13 +263,14 @@ export async function handleIncrementalAlterConfigs(
           (resource.type === 'topic'
             ? image.topicConfigs.get(resource.name)
             : image.brokerConfigs.get(resource.id)) ?? {};
+        const pre = preprocess(
+          r.configs.map((c) => ({ ...c, deletes: c.configOperation === ConfigOp.DELETE })),
+        );
+        if (pre.errorCode !== 0) return pre;
         const out: ConfigAlteration[] = [];
         for (const c of r.configs) {
-          const def = definitionOf(resource, c.name);
           switch (c.configOperation) {
             case ConfigOp.SET:
-              if (c.value === null)
-                return fail(ErrorCode.INVALID_REQUEST, `Null value not supported for : ${c.name}`);
               out.push({ name: c.name, value: c.value });
               break;
             case ConfigOp.DELETE:
@@ -247,18 +278,9 @@ export async function handleIncrementalAlterConfigs(
               break;
             case ConfigOp.APPEND:
             case ConfigOp.SUBTRACT: {
-              if (def === undefined) {
-                out.push({ name: c.name, value: c.value });
-                break;
-              }
-              if (def.type !== 'list') {
-                const verb = c.configOperation === ConfigOp.APPEND ? 'append' : 'subtract';
-                return fail(
-                  ErrorCode.INVALID_CONFIG,
-                  `Config value ${verb} is not allowed for config key: ${c.name}`,
-                );
-              }
-              const old = listItems(current[c.name] ?? def.defaultValue);
+              const list = listConfig(resource, c.name, c.configOperation);
+              if ('errorCode' in list) return list;
+              const old = listItems(current[c.name] ?? list.defaultValue);
               const change = listItems(c.value);
               const next =
                 c.configOperation === ConfigOp.APPEND
