@@ -5,9 +5,10 @@
  */
 import { topicPartitionKey } from '../common/topic-partition.js';
 import { ConsumerProtocolAssignmentCodec } from '../protocol/generated/ConsumerProtocolAssignment.js';
+import type { ListGroupsResponse } from '../protocol/generated/ListGroupsResponse.js';
 import { Reader } from '../protocol/reader.js';
 import { Apis } from './apis.js';
-import { ClientError, checkCode, type KafkaResponseError, kafkaError } from './errors.js';
+import { ClientError, checkCode, KafkaResponseError, kafkaError } from './errors.js';
 import type { KafkaClient } from './kafka-client.js';
 import type { TopicPartition } from './partitions.js';
 
@@ -69,24 +70,44 @@ export class GroupAdmin {
     });
   }
 
-  /** Consumer groups on every broker (each lists the groups it coordinates), sorted by id. */
-  async list(): Promise<GroupListing[]> {
+  /**
+   * Consumer groups on every broker (each lists the groups it coordinates), sorted by id. A broker
+   * that cannot be reached (stopped, not yet fenced by the controller) is left out and named in
+   * `unreachable` with its error, so the live brokers' groups are still listed; when none answers,
+   * the first error is thrown.
+   */
+  async list(): Promise<{ groups: GroupListing[]; unreachable: Map<number, ClientError> }> {
     const md = await this.client.retry(() => this.client.fetchMetadata([]));
     const all = new Map<string, GroupListing>();
-    for (const id of md.brokers.keys()) {
-      const resp = await this.client.retry(() =>
-        this.client.send({ kind: 'node', id }, Apis.ListGroups, () => ({
-          statesFilter: [],
-          typesFilter: [],
-        })),
-      );
-      checkCode(resp.errorCode);
-      for (const g of resp.groups) {
-        if (g.protocolType !== 'consumer' && g.protocolType !== '') continue;
-        all.set(g.groupId, { groupId: g.groupId, protocolType: g.protocolType, state: g.groupState });
-      }
-    }
-    return [...all.values()].sort((a, b) => (a.groupId < b.groupId ? -1 : a.groupId > b.groupId ? 1 : 0));
+    const unreachable = new Map<number, ClientError>();
+    const ids = [...md.brokers.keys()].sort((a, b) => a - b);
+    await Promise.all(
+      ids.map(async (id) => {
+        let resp: ListGroupsResponse;
+        try {
+          resp = await this.client.retry(() =>
+            this.client.send({ kind: 'node', id }, Apis.ListGroups, () => ({
+              statesFilter: [],
+              typesFilter: [],
+            })),
+          );
+        } catch (e) {
+          if (!(e instanceof ClientError) || e instanceof KafkaResponseError) throw e;
+          unreachable.set(id, e);
+          return;
+        }
+        checkCode(resp.errorCode);
+        for (const g of resp.groups) {
+          if (g.protocolType !== 'consumer' && g.protocolType !== '') continue;
+          all.set(g.groupId, { groupId: g.groupId, protocolType: g.protocolType, state: g.groupState });
+        }
+      }),
+    );
+    if (ids.length > 0 && unreachable.size === ids.length) throw unreachable.get(ids[0]!)!;
+    const groups = [...all.values()].sort((a, b) =>
+      a.groupId < b.groupId ? -1 : a.groupId > b.groupId ? 1 : 0,
+    );
+    return { groups, unreachable };
   }
 
   async describe(groupId: string): Promise<GroupDescription> {

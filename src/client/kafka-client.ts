@@ -2,6 +2,12 @@
  * The connection layer of the tools' client: bootstrap, one connection per broker with its
  * ApiVersions-negotiated versions, a metadata cache, routing to a node / the controller / any broker,
  * and bounded retries of retriable failures. Owned by one tool run (or test), which must close() it.
+ *
+ * Routing follows Kafka's admin client (KafkaAdminClient's node providers over NetworkClient): "any
+ * broker" is the least-loaded node — one already connected, else the first known broker or
+ * bootstrap server that is not backed off — and a node that refuses a connection is backed off
+ * (reconnect.backoff.ms, doubled up to reconnect.backoff.max.ms) while the next one is tried at
+ * once, so a request fails only when no listed broker answers.
  */
 import {
   ClientConnection,
@@ -72,11 +78,24 @@ function address(hp: HostPort): string {
   return `${hp.host}:${hp.port}`;
 }
 
+/** reconnect.backoff.ms and reconnect.backoff.max.ms, Kafka's defaults. */
+const RECONNECT_BACKOFF_MS = 50;
+const RECONNECT_BACKOFF_MAX_MS = 1000;
+
+interface Connected {
+  readonly hp: HostPort;
+  readonly link: Link;
+}
+
 export class KafkaClient {
   private readonly links = new Map<string, Promise<Link>>();
   /** Addresses that answered once: losing them later is retriable, never reaching them is not. */
   private readonly reached = new Set<string>();
+  /** Addresses whose last connection attempt failed: not tried again before `untilMs`. */
+  private readonly backoff = new Map<string, { failures: number; untilMs: number }>();
   private cached: ClusterMetadata | null = null;
+  /** The brokers of the latest metadata, kept when the cache is dropped: "any" tries them too. */
+  private knownBrokers: readonly HostPort[] = [];
   private closed = false;
   readonly requestTimeoutMs: number;
   private readonly retries: number;
@@ -93,8 +112,7 @@ export class KafkaClient {
   /** Sends one request to `target` at the highest version both sides support. No retry. */
   async send<Req, Resp>(target: Target, api: Api<Req, Resp>, build: (version: number) => Req): Promise<Resp> {
     const { request, response } = await api.codecs();
-    const hp = await this.resolve(target);
-    const link = await this.link(hp);
+    const { hp, link } = await this.connect(target);
     const version = this.negotiate(link, api, hp);
     try {
       return await link.conn.send(api.key, version, request, build(version), response);
@@ -111,8 +129,7 @@ export class KafkaClient {
     build: (version: number) => Req,
   ): Promise<void> {
     const { request } = await api.codecs();
-    const hp = await this.resolve(target);
-    const link = await this.link(hp);
+    const { hp, link } = await this.connect(target);
     const version = this.negotiate(link, api, hp);
     try {
       await link.conn.sendOneWay(api.key, version, request, build(version));
@@ -124,8 +141,7 @@ export class KafkaClient {
 
   /** The version `api` would be sent at to `target`, or null when the broker does not serve it. */
   async versionFor(target: Target, api: Api<unknown, unknown>): Promise<number | null> {
-    const hp = await this.resolve(target);
-    const link = await this.link(hp);
+    const { hp, link } = await this.connect(target);
     try {
       return this.negotiate(link, api, hp);
     } catch {
@@ -175,6 +191,7 @@ export class KafkaClient {
       ...(v < 4 ? { allowAutoTopicCreation: true } : {}),
     }));
     const md = toClusterMetadata(resp);
+    this.knownBrokers = [...md.brokers.values()];
     // Merge so that a narrow request does not forget topics a wider one learned.
     const merged = new Map(this.cached?.topics ?? []);
     for (const [name, t] of md.topics) merged.set(name, t);
@@ -200,38 +217,84 @@ export class KafkaClient {
     this.links.clear();
   }
 
-  private async resolve(target: Target): Promise<HostPort> {
+  /**
+   * A connection for `target`. A node is that broker (its failure is the caller's to judge: a
+   * partition leader or a group coordinator moves, a broker's own log dirs do not). The controller
+   * is the one the metadata names, else any broker: every Skiff broker forwards the controller's
+   * APIs through the metadata store, as every KRaft broker forwards them to the active controller
+   * (Kafka's Metadata even names a random live broker as the controller for that reason), so a dead
+   * controller must not stop topic administration while another broker lives.
+   */
+  private async connect(target: Target): Promise<Connected> {
     if (target.kind === 'any') return this.anyBroker();
     const md = this.cached ?? (await this.fetchMetadata([]));
-    const id = target.kind === 'controller' ? md.controllerId : target.id;
-    let hp = md.brokers.get(id);
-    if (!hp) hp = (await this.fetchMetadata([])).brokers.get(id);
-    if (!hp) {
-      throw new BrokerUnreachableError(
-        target.kind === 'controller'
-          ? 'no controller is known to the cluster'
-          : `broker ${id} is not in the cluster`,
-      );
-    }
-    return hp;
-  }
-
-  /** A connected broker if there is one, else the bootstrap servers in order. */
-  private async anyBroker(): Promise<HostPort> {
-    const candidates: HostPort[] = [];
-    if (this.cached) candidates.push(...this.cached.brokers.values());
-    candidates.push(...this.options.bootstrap);
-    for (const hp of candidates) if (this.links.has(address(hp))) return hp;
-    let last: unknown = null;
-    for (const hp of candidates) {
+    if (target.kind === 'controller') {
+      const hp = md.brokers.get(md.controllerId);
+      if (hp === undefined || this.backedOff(address(hp))) return this.anyBroker();
       try {
-        await this.link(hp);
-        return hp;
+        return { hp, link: await this.link(hp) };
       } catch (e) {
-        last = e;
+        if (!(e instanceof ClientError) || this.closed) throw e;
+        return this.anyBroker(address(hp));
       }
     }
-    throw last instanceof Error ? last : new ClientError('no broker to connect to');
+    let hp = md.brokers.get(target.id);
+    if (!hp) hp = (await this.fetchMetadata([])).brokers.get(target.id);
+    if (!hp) throw new BrokerUnreachableError(`broker ${target.id} is not in the cluster`);
+    return { hp, link: await this.link(hp) };
+  }
+
+  /**
+   * The least-loaded broker, as Kafka's NetworkClient.leastLoadedNode picks it: one connected (or
+   * connecting) already; else every known broker and bootstrap server in turn, those not backed off
+   * first (a backed-off one is tried only after all others failed), each failure moving on to the
+   * next at once. Fails only when none answers: retriably when
+   * one of them answered before (it may be restarting), at once when none ever did (a typo, a
+   * stopped cluster).
+   */
+  private async anyBroker(skip?: string): Promise<Connected> {
+    const seen = new Set<string>(skip === undefined ? [] : [skip]);
+    const candidates: HostPort[] = [];
+    for (const hp of [...(this.cached?.brokers.values() ?? this.knownBrokers), ...this.options.bootstrap]) {
+      const key = address(hp);
+      if (seen.has(key)) continue;
+      seen.add(key);
+      candidates.push(hp);
+    }
+    const now = this.options.runtime.clock.nowMs();
+    const wait = (hp: HostPort) => Math.max(0, (this.backoff.get(address(hp))?.untilMs ?? 0) - now);
+    const order = [
+      ...candidates.filter((hp) => this.links.has(address(hp))),
+      ...candidates.filter((hp) => !this.links.has(address(hp))).sort((a, b) => wait(a) - wait(b)),
+    ];
+    const failures: Error[] = [];
+    for (const hp of order) {
+      try {
+        return { hp, link: await this.link(hp) };
+      } catch (e) {
+        if (!(e instanceof ClientError) || this.closed) throw e;
+        failures.push(e);
+      }
+    }
+    if (failures.length === 0) throw new ClientError('no broker to connect to');
+    if (failures.length === 1) throw failures[0]!;
+    const message = `cannot connect to any broker: ${failures
+      .map((f) => f.message.replace(/^cannot connect to /, ''))
+      .join(', ')}`;
+    throw failures.some((f) => f instanceof BrokerUnreachableError)
+      ? new BrokerUnreachableError(message)
+      : new ClientError(message);
+  }
+
+  private backedOff(key: string): boolean {
+    return (this.backoff.get(key)?.untilMs ?? 0) > this.options.runtime.clock.nowMs();
+  }
+
+  /** Backs `key` off after a failed connection: reconnect.backoff.ms, doubled per failure. */
+  private failed(key: string): void {
+    const failures = (this.backoff.get(key)?.failures ?? 0) + 1;
+    const ms = Math.min(RECONNECT_BACKOFF_MS * 2 ** (failures - 1), RECONNECT_BACKOFF_MAX_MS);
+    this.backoff.set(key, { failures, untilMs: this.options.runtime.clock.nowMs() + ms });
   }
 
   private link(hp: HostPort): Promise<Link> {
@@ -277,6 +340,7 @@ export class KafkaClient {
         );
       });
     } catch (e) {
+      this.failed(key);
       const err = new ClientError(`cannot connect to ${key} (${describeSocketError(e)})`);
       // A broker we talked to before may be restarting: worth a retry. A bootstrap address that
       // never answered is most likely a typo or a stopped cluster: say so at once.
@@ -294,12 +358,14 @@ export class KafkaClient {
       );
       checkCode(resp.errorCode);
       this.reached.add(key);
+      this.backoff.delete(key);
       return {
         conn,
         versions: new Map(resp.apiKeys.map((k) => [k.apiKey, { min: k.minVersion, max: k.maxVersion }])),
       };
     } catch (e) {
       conn.close();
+      this.failed(key);
       if (e instanceof ClientError) throw e;
       throw new ClientError(
         `${key} did not answer ApiVersions (${describeSocketError(e)}); is it a Kafka broker?`,
@@ -321,8 +387,10 @@ export class KafkaClient {
     return version;
   }
 
+  /** Closes the link to `hp` after a failed request; the next connection waits out a back-off. */
   private drop(hp: HostPort): void {
     const key = address(hp);
+    this.failed(key);
     const p = this.links.get(key);
     this.links.delete(key);
     p?.then((l) => l.conn.close()).catch(() => {});

@@ -9,6 +9,7 @@ import { afterEach, describe, it } from 'node:test';
 import { Admin, ConfigResourceType } from '../../src/client/admin.js';
 import { KafkaClient } from '../../src/client/kafka-client.js';
 import { parseBootstrap, systemRuntime } from '../../src/client/runtime.js';
+import type { CreateTopicsRequest } from '../../src/protocol/generated/CreateTopicsRequest.js';
 import type { DescribeConfigsRequest } from '../../src/protocol/generated/DescribeConfigsRequest.js';
 import type { DescribeConfigsResponse } from '../../src/protocol/generated/DescribeConfigsResponse.js';
 import { type FakeBroker, type Handler, startFakeBroker } from './fake-broker.js';
@@ -129,5 +130,53 @@ describe('client connection layer', () => {
     await assert.rejects(c.fetchMetadata(null), {
       message: 'cannot connect to 127.0.0.1:1 (connection refused)',
     });
+  });
+
+  it('skips a bootstrap server that refuses the connection and uses the next one', async () => {
+    fake = await startFakeBroker(new Map(), [{ name: 'orders', partitions: 1 }]);
+    const c = new KafkaClient({
+      bootstrap: parseBootstrap(`127.0.0.1:1,${fake.bootstrap}`),
+      clientId: 't',
+      runtime: systemRuntime(),
+    });
+    client = c;
+    const md = await c.fetchMetadata(['orders']);
+    assert.equal(md.topics.get('orders')?.partitions.length, 1);
+  });
+
+  it('sends a controller request to another broker when the controller refuses the connection', async () => {
+    // Every Skiff broker forwards the controller's APIs, as every KRaft broker does.
+    const created: Handler = (req) => ({
+      throttleTimeMs: 0,
+      topics: (req as CreateTopicsRequest).topics.map((t) => ({
+        name: t.name,
+        topicId: 'AAAAAAAAAAAAAAAAAAAAAQ',
+        errorCode: 0,
+        errorMessage: null,
+        topicConfigErrorCode: 0,
+        numPartitions: 1,
+        replicationFactor: 1,
+        configs: [],
+      })),
+    });
+    fake = await startFakeBroker(
+      new Map([[19, created]]),
+      [],
+      { 19: 7 },
+      {
+        brokers: [{ nodeId: 2, port: 1 }],
+        controllerId: 2,
+      },
+    );
+    const [r] = await new Admin(open(fake)).createTopics([
+      { name: 'x', numPartitions: 1, replicationFactor: 1 },
+    ]);
+    assert.equal(r?.error, null);
+    assert.deepEqual(
+      fake.requests
+        .filter((q) => q.apiKey === 19)
+        .map((q) => (q.body as CreateTopicsRequest).topics[0]?.name),
+      ['x'],
+    );
   });
 });

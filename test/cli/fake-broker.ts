@@ -32,6 +32,8 @@ export async function startFakeBroker(
   topics: readonly { name: string; partitions: number }[] = [],
   /** Highest version advertised per API key, overriding MAX_VERSIONS. */
   maxVersions: Readonly<Record<number, number>> = {},
+  /** More brokers for Metadata to list beside the fake (id 1), and the controller it names. */
+  cluster: { brokers?: readonly { nodeId: number; port: number }[]; controllerId?: number } = {},
 ): Promise<FakeBroker> {
   const requests: RecordedRequest[] = [];
   const sockets = new Set<net.Socket>();
@@ -74,9 +76,12 @@ export async function startFakeBroker(
     } else if (key === 3) {
       resp = {
         ...(api.response.defaults() as object),
-        brokers: [{ nodeId: 1, host: '127.0.0.1', port, rack: null }],
+        brokers: [
+          { nodeId: 1, host: '127.0.0.1', port, rack: null },
+          ...(cluster.brokers ?? []).map((b) => ({ ...b, host: '127.0.0.1', rack: null })),
+        ],
         clusterId: 'fake-cluster',
-        controllerId: 1,
+        controllerId: cluster.controllerId ?? 1,
         topics: topics.map((t) => ({
           errorCode: 0,
           name: t.name,

@@ -148,11 +148,19 @@ export function runConsumerGroups(
     const client = adminClient('consumer-groups', flags, runtime);
     try {
       const groups = new GroupAdmin(client);
+      const listAll = async () => {
+        const { groups: listed, unreachable } = await groups.list();
+        for (const [id, e] of unreachable)
+          io.err(
+            `Warning: broker ${id} did not answer (${e.message}); the groups it coordinates are left out.`,
+          );
+        return listed;
+      };
       const ids = async () =>
-        flags.has('all-groups') ? (await groups.list()).map((g) => g.groupId) : flags.all('group');
+        flags.has('all-groups') ? (await listAll()).map((g) => g.groupId) : flags.all('group');
       switch (action) {
         case 'list': {
-          const listed = await groups.list();
+          const listed = await listAll();
           if (flags.has('json')) io.out(JSON.stringify(listed));
           else for (const g of listed) io.out(g.groupId);
           return 0;

@@ -1,7 +1,7 @@
 /** `skiff log-dirs --describe`: Kafka's kafka-log-dirs, its two lines and its JSON line. */
 
 import { Admin } from '../../client/admin.js';
-import { ClientError } from '../../client/errors.js';
+import { ClientError, KafkaResponseError } from '../../client/errors.js';
 import { type ClientRuntime, systemRuntime } from '../../client/runtime.js';
 import { topicPartitionKey } from '../../common/topic-partition.js';
 import type { DescribeLogDirsResult } from '../../protocol/generated/DescribeLogDirsResponse.js';
@@ -98,8 +98,27 @@ export function runLogDirs(
       }
       const brokers = requested.length > 0 ? requested : live;
       io.out('Querying brokers for log directories information');
-      const result = await admin.describeLogDirs(brokers, topics.size === 0 ? null : [...topics]);
-      io.out(`Received log directory information from brokers ${brokers.join(',')}`);
+      // Broker by broker, so one that is down (and not yet fenced) leaves only its own dirs out.
+      const answers = await Promise.all(
+        brokers.map(async (id) => {
+          try {
+            return { id, dirs: await admin.describeLogDirs([id], topics.size === 0 ? null : [...topics]) };
+          } catch (e) {
+            if (!(e instanceof ClientError) || e instanceof KafkaResponseError) throw e;
+            return { id, error: e };
+          }
+        }),
+      );
+      const result = new Map<number, DescribeLogDirsResult[]>();
+      for (const a of answers) {
+        if (a.dirs) for (const [id, dirs] of a.dirs) result.set(id, dirs);
+        else
+          io.err(
+            `Warning: broker ${a.id} did not answer (${a.error.message}); its log directories are left out.`,
+          );
+      }
+      if (result.size === 0) throw answers[0]!.error!;
+      io.out(`Received log directory information from brokers ${[...result.keys()].join(',')}`);
       io.out(formatLogDirsJson(result, topics));
       return 0;
     } finally {
