@@ -149,3 +149,5 @@ export const LEADER_EPOCH_CHECKPOINT = 'leader-epoch-checkpoint';
 export const RECOVERY_POINT_CHECKPOINT = 'recovery-point-offset-checkpoint';
 export const LOG_START_OFFSET_CHECKPOINT = 'log-start-offset-checkpoint';
 export const REPLICATION_OFFSET_CHECKPOINT = 'replication-offset-checkpoint';
+/** The log cleaner's progress per partition of a log dir (Kafka's LogCleanerManager checkpoints). */
+export const CLEANER_OFFSET_CHECKPOINT = 'cleaner-offset-checkpoint';

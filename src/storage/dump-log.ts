@@ -20,6 +20,7 @@ import {
 import { type BatchCheck, checkBatch } from './batch-scan.js';
 import {
   type CheckpointCodec,
+  CLEANER_OFFSET_CHECKPOINT,
   epochEntryCodec,
   LEADER_EPOCH_CHECKPOINT,
   LOG_START_OFFSET_CHECKPOINT,
@@ -34,7 +35,12 @@ import { decodeSnapshot, SNAPSHOT_FILE_SUFFIX } from './producer-state.js';
 
 /**
  * `skiff dump-log`: Kafka's DumpLogSegments line formats for `.log`, `.index` and `.timeindex`,
- * plus `leader-epoch-checkpoint` and the offset checkpoint files. Where Kafka stops at the first
+ * plus `leader-epoch-checkpoint` and the offset checkpoint files (the cleaner's among them: its
+ * offset per partition is the first dirty offset, where the next cleaning starts). A cleaned
+ * segment lists as Kafka lists it: each kept batch at its own offsets (a batch the cleaner
+ * emptied stays, with count 0), `deleteHorizonMs: OptionalLong[t]` on a batch whose tombstones
+ * have their delete horizon, and with --deep-iteration the offsets the cleaning removed reported
+ * as Kafka's "Non-consecutive offsets" on standard error, latest first as Kafka prints them. Where Kafka stops at the first
  * torn batch, this resynchronises: it scans forward for the next position where a whole batch
  * verifies (length, magic, CRC), reports the bytes in between as one invalid region with its byte
  * range, and keeps listing. Pure apart from reading the files through the injected FileSystem.
@@ -74,7 +80,12 @@ export function dumpLog(fs: FileSystem, files: readonly string[], options: DumpL
         (e) => `epoch: ${e.epoch} startOffset: ${e.startOffset}`,
       );
     else if (
-      [RECOVERY_POINT_CHECKPOINT, LOG_START_OFFSET_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT].includes(name)
+      [
+        RECOVERY_POINT_CHECKPOINT,
+        LOG_START_OFFSET_CHECKPOINT,
+        REPLICATION_OFFSET_CHECKPOINT,
+        CLEANER_OFFSET_CHECKPOINT,
+      ].includes(name)
     ) {
       dumpCheckpoint(
         fs,
@@ -205,7 +216,7 @@ function dumpLogFile(fs: FileSystem, file: string, options: DumpLogOptions, outp
     pos += size;
   }
   if (nonConsecutive.length > 0)
-    err.push(`Non-consecutive offsets in ${path.resolve(file)}`, ...nonConsecutive);
+    err.push(`Non-consecutive offsets in ${path.resolve(file)}`, ...nonConsecutive.reverse());
 }
 
 /** The batch at `pos` fits the file, has magic 2, and is followed by the end or a valid batch. */

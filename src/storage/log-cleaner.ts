@@ -11,7 +11,12 @@
  */
 import * as path from 'node:path';
 import { topicPartitionKey } from '../common/topic-partition.js';
-import { CheckpointFile, type PartitionOffset, partitionOffsetCodec } from './checkpoint.js';
+import {
+  CheckpointFile,
+  CLEANER_OFFSET_CHECKPOINT,
+  type PartitionOffset,
+  partitionOffsetCodec,
+} from './checkpoint.js';
 import {
   Cleaner,
   type CleanerStats,
@@ -25,7 +30,7 @@ import type { StorageContext } from './local-log.js';
 import type { Log } from './log.js';
 import { OffsetMap } from './offset-map.js';
 
-export const CLEANER_OFFSET_CHECKPOINT = 'cleaner-offset-checkpoint';
+export { CLEANER_OFFSET_CHECKPOINT };
 /** Bytes one slice may read and write before it gives the event loop back. */
 export const SLICE_BYTES = 1024 * 1024;
 /**

@@ -5,18 +5,14 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { type BrokerProcess, runProcess, SKIFF, startBrokerProcess } from '../support/broker-process.js';
+import {
+  type BrokerProcess,
+  runProcess,
+  SKIFF,
+  startBrokerProcess,
+  waitForOutput,
+} from '../support/broker-process.js';
 import { scrape } from '../support/prometheus.js';
-
-/** Polls the broker's output (its log) until `pattern` appears. */
-async function waitForLine(b: BrokerProcess, pattern: RegExp, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!pattern.test(b.output())) {
-    if (Date.now() > deadline)
-      throw new Error(`no ${pattern} in the broker's output:\n${b.output().slice(-3000)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe('skiff broker: the log cleaner gauges after a cleaning', () => {
   let b: BrokerProcess;
@@ -56,7 +52,7 @@ describe('skiff broker: the log cleaner gauges after a cleaning', () => {
       `${lines}\n`,
     );
     assert.equal(produced.status, 0, produced.stderr);
-    await waitForLine(b, /cleaned log kv-0/);
+    await waitForOutput(b, /cleaned log kv-0/);
     const line =
       /cleaned log kv-0 .*buffer utilization ([\d.]+)%; start size .* \((\d+) messages\), end size .* \((\d+) messages\)/.exec(
         b.output(),

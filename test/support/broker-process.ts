@@ -123,3 +123,13 @@ export function runProcess(
 export function runSkiff(args: readonly string[], input = '', timeoutMs = 30_000): Promise<ToolRun> {
   return runProcess(process.execPath, [SKIFF, ...args], input, timeoutMs);
 }
+
+/** Polls the broker's output (its log) until `pattern` appears; the tail of it in the error if not. */
+export async function waitForOutput(b: BrokerProcess, pattern: RegExp, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!pattern.test(b.output())) {
+    if (Date.now() > deadline)
+      throw new Error(`no ${pattern} in the broker's output:\n${b.output().slice(-3000)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

@@ -7,6 +7,7 @@
 import type { ApiResult, ConfigAlteration, ConfigResource } from '../../metadata/cluster-metadata.js';
 import { BROKER_CONFIG_DEFS, type ConfigDef, TOPIC_CONFIG_DEFS } from '../../metadata/config-defs.js';
 import {
+  brokerConfigValue,
   ConfigSource,
   DEFAULT_BROKER_ENTITY,
   type DescribedConfig,
@@ -173,6 +174,45 @@ function preprocess(configs: readonly { name: string; value: string | null; dele
   return OK;
 }
 
+/**
+ * Kafka's LogCleaner.validateReconfiguration, which the broker asked runs on a change of its own
+ * or the cluster-default configs (DynamicBrokerConfig.validate): log.cleaner.threads may become
+ * at least 1, at most double and at least half of what runs now. Kafka's message is its
+ * ConfigException wrapped in a second one, word for word.
+ */
+function validateCleanerThreads(
+  b: BrokerServices,
+  resource: ConfigResource,
+  alterations: readonly ConfigAlteration[],
+  incremental: boolean,
+): ApiResult {
+  if (resource.type !== 'broker') return OK;
+  const self = String(b.config.nodeId);
+  if (resource.id !== self && resource.id !== DEFAULT_BROKER_ENTITY) return OK;
+  const layers = layersFor(b.metadata.image(), b.config.nodeId, b.config.staticProps);
+  const layer = resource.id === self ? 'broker' : 'clusterDefault';
+  const changed: Record<string, string> = incremental ? { ...layers[layer] } : {};
+  for (const a of alterations) {
+    if (a.value === null) delete changed[a.name];
+    else changed[a.name] = a.value;
+  }
+  const name = 'log.cleaner.threads';
+  const current = brokerConfigValue(name, layers) as number;
+  const next = brokerConfigValue(name, { ...layers, [layer]: changed }) as number;
+  if (next === current) return OK;
+  let problem: string | null = null;
+  if (next < 1) problem = 'Log cleaner threads should be at least 1';
+  else if (next < Math.trunc(current / 2))
+    problem = `Log cleaner threads cannot be reduced to less than half the current value ${current}`;
+  else if (next > current * 2)
+    problem = `Log cleaner threads cannot be increased to more than double the current value ${current}`;
+  if (problem === null) return OK;
+  return fail(
+    ErrorCode.INVALID_REQUEST,
+    `Invalid value org.apache.kafka.common.config.ConfigException: ${problem} for configuration Invalid dynamic configuration`,
+  );
+}
+
 async function alter(
   b: BrokerServices,
   resourceType: number,
@@ -188,6 +228,8 @@ async function alter(
   if (!Array.isArray(alterations)) return { ...base, ...alterations };
   const check = validate(resolved.resource, alterations);
   if (check.errorCode !== 0) return { ...base, ...check };
+  const threads = validateCleanerThreads(b, resolved.resource, alterations, incremental);
+  if (threads.errorCode !== 0) return { ...base, ...threads };
   try {
     const r = await b.metadata.controller.alterConfigs(
       resolved.resource,
