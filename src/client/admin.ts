@@ -12,6 +12,7 @@ import { ClientError, checkCode, type KafkaResponseError, kafkaError } from './e
 import {
   type ClusterMetadata,
   type KafkaClient,
+  type Target,
   type TopicMetadata,
   UnsupportedApiError,
 } from './kafka-client.js';
@@ -233,11 +234,8 @@ export class Admin {
    * its static file); topics and the cluster default go to any broker.
    */
   async describeConfigs(resource: ConfigResource, includeSynonyms = true): Promise<ConfigEntry[]> {
-    const target =
-      resource.type === ConfigResourceType.broker && resource.name !== ''
-        ? { kind: 'node' as const, id: Number(resource.name) }
-        : { kind: 'any' as const };
     return this.client.retry(async () => {
+      const target = await this.configTarget(resource);
       const resp = await this.client.send(target, Apis.DescribeConfigs, () => ({
         resources: [{ resourceType: resource.type, resourceName: resource.name, configurationKeys: null }],
         includeSynonyms,
@@ -251,11 +249,8 @@ export class Admin {
   }
 
   async incrementalAlterConfigs(resource: ConfigResource, ops: readonly AlterConfigOp[]): Promise<void> {
-    const target =
-      resource.type === ConfigResourceType.broker && resource.name !== ''
-        ? { kind: 'node' as const, id: Number(resource.name) }
-        : { kind: 'any' as const };
     await this.client.retry(async () => {
+      const target = await this.configTarget(resource);
       const resp = await this.client.send(target, Apis.IncrementalAlterConfigs, () => ({
         resources: [
           {
@@ -270,6 +265,18 @@ export class Admin {
       if (!r) throw new ClientError(`IncrementalAlterConfigs answered no result for ${resource.name}`);
       checkCode(r.errorCode, r.errorMessage);
     });
+  }
+
+  /**
+   * Where a config request goes: a broker resource to that broker while it is live (it knows its
+   * own static configs), any broker when it is not — a stopped broker's dynamic configs are in the
+   * cluster metadata, which every broker reads (Kafka's admin client waits for the broker itself).
+   */
+  private async configTarget(resource: ConfigResource): Promise<Target> {
+    if (resource.type !== ConfigResourceType.broker || resource.name === '') return { kind: 'any' };
+    const id = Number(resource.name);
+    const md = await this.client.metadataFor([]);
+    return md.brokers.has(id) ? { kind: 'node', id } : { kind: 'any' };
   }
 
   /** Each broker's log dirs; `topics` null asks for every partition. */

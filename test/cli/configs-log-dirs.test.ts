@@ -324,6 +324,12 @@ describe('skiff configs and log-dirs against the real broker', () => {
       assert.deepEqual([r.status, r.stdout], [0, 'Completed updating config for topic cfg.\n']);
       assert.doesNotMatch((await describe()).stdout, /min\.insync\.replicas/);
     }
+    // A broker id the cluster has never known: one line, not a wait for it.
+    r = await skiff(['configs', ...bs, '--entity-type', 'brokers', '--entity-name', '99', '--describe']);
+    assert.deepEqual(
+      [r.status, r.stdout, r.stderr],
+      [1, '', 'skiff configs: Broker 99 is not registered in the cluster\n'],
+    );
     const dirs = await skiff(['log-dirs', ...bs, '--describe', '--topic-list', 'cfg']);
     if (dirs.status !== 0) {
       assert.equal(

@@ -4,7 +4,13 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { applicableRate, type PlanTarget, planRow, planTotals } from '../../src/cli/tools/rebuild-plan.js';
+import {
+  applicableRate,
+  needsNothing,
+  type PlanTarget,
+  planRow,
+  planTotals,
+} from '../../src/cli/tools/rebuild-plan.js';
 import type { ConfigEntry } from '../../src/client/admin.js';
 import {
   type DescribeReplicationPartitionResult,
@@ -129,5 +135,23 @@ describe('rebuild-plan', () => {
       planRow({ ...target, broker: 1 }, leaderView(0n, 9n, { leo: 9n, bytesToCatchUp: 0n }), undefined, null),
     ];
     assert.deepEqual([...planTotals(rows)], [[3, { bytes: 130n, throttled: 100n, rate: 50n, unknown: 1 }]]);
+  });
+
+  it('leaves out what needs no copy: the leader, and a replica caught up to the leader LEO', () => {
+    const caughtUp = planRow(
+      target,
+      leaderView(0n, 500n, { leo: 500n, bytesToCatchUp: 0n, inIsr: true }),
+      undefined,
+      null,
+    );
+    const behind = planRow(target, leaderView(0n, 500n, { leo: 400n, bytesToCatchUp: 10n }), undefined, null);
+    const leader = planRow(
+      { ...target, broker: 1 },
+      leaderView(0n, 500n, { leo: 500n, bytesToCatchUp: 0n }),
+      undefined,
+      null,
+    );
+    const unknown = planRow(target, undefined, undefined, null);
+    assert.deepEqual([caughtUp, behind, leader, unknown].map(needsNothing), [true, false, true, false]);
   });
 });

@@ -80,18 +80,19 @@ describe('launcher parts', () => {
     }
   });
 
-  it('skiff cluster refuses malformed calls with its usage (exit 2)', async () => {
-    for (const args of [
-      [],
-      ['stop'],
-      ['stop', 'x'],
-      ['start', '1', '--kill'],
-      ['status', '1'],
-      ['restart', '1'],
-    ]) {
+  it('skiff cluster refuses malformed calls with one error line naming the bad argument, then its usage (exit 2)', async () => {
+    for (const [args, error] of [
+      [[], 'missing the action: status, stop or start'],
+      [['stop'], 'stop needs a broker id, got none'],
+      [['stop', 'x'], "stop needs a broker id, got 'x'"],
+      [['start', '1', '--kill'], '--kill applies to stop only'],
+      [['status', '1'], "unexpected argument '1'"],
+      [['restart', '1'], "unknown action 'restart'"],
+    ] as const) {
       const c = capture();
-      assert.equal(await runCluster(args, c.io), 2, args.join(' '));
-      assert.match(c.out.join('\n'), /Usage: skiff cluster status/);
+      assert.equal(await runCluster([...args], c.io), 2, args.join(' '));
+      assert.deepEqual(c.err, [`skiff cluster: ${error} (see skiff cluster --help)`], args.join(' '));
+      assert.match(c.out.join('\n'), /^Usage: skiff cluster status/);
     }
   });
 });

@@ -55,7 +55,21 @@ const CONFIG_TYPE: Record<DescribedConfig['type'], number> = {
 const OK: ApiResult = { errorCode: 0, errorMessage: null };
 const fail = (errorCode: number, errorMessage: string): ApiResult => ({ errorCode, errorMessage });
 
-type Resolved = { resource: ConfigResource } | { error: ApiResult };
+/**
+ * `stored`: a broker that is in the cluster's metadata but not live (stopped, or not yet back):
+ * described from what the metadata stores for it, its dynamic configs.
+ */
+type Resolved = { resource: ConfigResource; stored?: boolean } | { error: ApiResult };
+
+/** A broker the metadata knows though it is not live: a replica of some partition, or with stored configs. */
+function knownOffline(b: BrokerServices, id: number): boolean {
+  const image = b.metadata.image();
+  if (image.brokers.has(id)) return false;
+  if (image.brokerConfigs.has(String(id))) return true;
+  for (const t of image.topics.values())
+    for (const p of t.partitions) if (p.replicas.includes(id)) return true;
+  return false;
+}
 
 /** The resource a request names, or Kafka's error for it. */
 function resolveResource(b: BrokerServices, type: number, name: string, forAlter: boolean): Resolved {
@@ -73,8 +87,15 @@ function resolveResource(b: BrokerServices, type: number, name: string, forAlter
       return { error: fail(ErrorCode.INVALID_REQUEST, `Broker id must be an integer, but it is: ${name}`) };
     }
     // Describing is answered by the broker asked (it knows its own static configs); a change may
-    // name any broker, since the controller stores it for that broker to apply.
+    // name any broker, since the controller stores it for that broker to apply. A broker that is
+    // not live cannot be asked: any broker answers for it from the metadata (where Kafka's admin
+    // client would wait for it until it times out).
     if (!forAlter && Number(name) !== b.config.nodeId) {
+      const id = Number(name);
+      if (knownOffline(b, id)) return { resource: { type: 'broker', id: String(id) }, stored: true };
+      if (!b.metadata.image().brokers.has(id)) {
+        return { error: fail(ErrorCode.INVALID_REQUEST, `Broker ${id} is not registered in the cluster`) };
+      }
       return {
         error: fail(
           ErrorCode.INVALID_REQUEST,
@@ -87,8 +108,23 @@ function resolveResource(b: BrokerServices, type: number, name: string, forAlter
   return { error: fail(ErrorCode.INVALID_REQUEST, `Unsupported resource type ${type} for configs`) };
 }
 
-function describedConfigs(b: BrokerServices, resource: ConfigResource): DescribedConfig[] {
+const STORED_SOURCES: ReadonlySet<string> = new Set([
+  'DYNAMIC_BROKER_CONFIG',
+  'DYNAMIC_DEFAULT_BROKER_CONFIG',
+]);
+
+function describedConfigs(b: BrokerServices, resource: ConfigResource, stored: boolean): DescribedConfig[] {
   const image = b.metadata.image();
+  if (stored && resource.type === 'broker') {
+    // Only the layers the metadata holds: the broker's own properties file is not visible here.
+    const layers = {
+      broker: image.brokerConfigs.get(resource.id) ?? {},
+      clusterDefault: image.brokerConfigs.get(DEFAULT_BROKER_ENTITY) ?? {},
+    };
+    return describeBrokerConfigs(layers)
+      .filter((c) => STORED_SOURCES.has(c.source))
+      .map((c) => ({ ...c, synonyms: c.synonyms.filter((s) => STORED_SOURCES.has(s.source)) }));
+  }
   if (resource.type === 'topic') {
     return describeTopicConfigs(layersFor(image, b.config.nodeId, b.config.staticProps, resource.name));
   }
@@ -140,7 +176,7 @@ export async function handleDescribeConfigs(
     // An empty list of names asks for every config, like null (Kafka's ConfigHelper).
     const keys = r.configurationKeys;
     const wanted = keys === null || keys.length === 0 ? null : new Set(keys);
-    const configs = describedConfigs(b, resolved.resource)
+    const configs = describedConfigs(b, resolved.resource, resolved.stored === true)
       .filter((c) => wanted === null || wanted.has(c.name))
       .map((c) =>
         toWire(c, ctx.apiVersion, req.includeSynonyms, ctx.apiVersion >= 3 && req.includeDocumentation),

@@ -43,6 +43,12 @@ export const CONFIGS: ToolDef = {
     'controller_mutation_rate), stored in the cluster metadata and described as Kafka does. Skiff does',
     'NOT enforce client quotas: no client is throttled by them. One entity type at a time (Kafka also',
     'takes a user and a client id together); entity type ips is not supported.',
+    '',
+    'A stopped broker (registered in the cluster metadata, not live) is described by any live broker',
+    'from the metadata: its dynamic configs (per broker and cluster-wide); its server.properties is not',
+    "visible. Kafka's admin client sends a broker's request to that broker and times out while it is",
+    'down; an operator preparing a restart (e.g. its follower throttle) needs the answer then.',
+    '--alter of a stopped broker is stored likewise, for it to apply when it starts.',
   ],
 };
 
@@ -205,6 +211,14 @@ async function describe(admin: Admin, entity: Entity, flags: Flags, io: CliIo): 
   else {
     const cluster = await admin.describeCluster();
     names = [...[...cluster.brokers.keys()].sort((a, b) => a - b).map(String), ''];
+  }
+  if (all && entity.type === 'brokers' && entity.name !== undefined && entity.name !== '') {
+    const cluster = await admin.describeCluster();
+    if (!cluster.brokers.has(Number(entity.name))) {
+      io.err(
+        `skiff configs: broker ${entity.name} is not live: only its configs stored in the cluster metadata are known`,
+      );
+    }
   }
   const json: { entity: string; configs: Record<string, unknown>[] }[] = [];
   for (const name of names) {

@@ -43,8 +43,11 @@ export const REBUILD_PLAN: ToolDef = {
     "throttled.rate on the replica's broker when it is listed in follower.replication.throttled.",
     'replicas; the lower of the two). A rate is a per-broker budget shared by every throttled',
     'partition it copies, so the TOTAL line divides the sum. A stopped broker cannot be asked for',
-    'its own configs: the cluster-wide default is used for it (and said so). Observed: the bytes/s',
+    'its own configs: its dynamic configs stored in the cluster metadata (per broker, then cluster-',
+    'wide) are used for it, as a live broker describes them (and said so). Observed: the bytes/s',
     'the leader measured to the replica (its replication quota window), n/a when not measured.',
+    "Replicas with nothing to copy (the leader itself, or caught up to the leader's LEO) are left",
+    'out, counted in an UP TO DATE line (upToDate in --json): they need no rebuild.',
   ],
 };
 
@@ -260,8 +263,9 @@ export function planTotals(rows: readonly PlanRow[]): Map<number, BrokerTotal> {
 }
 
 /**
- * The configs a plan reads, each asked once: broker configs (a stopped broker cannot answer for
- * its own: the cluster-wide defaults stand in, and `note` says so) and topic configs.
+ * The configs a plan reads, each asked once: broker configs (a stopped broker's are its dynamic
+ * configs stored in the cluster metadata, which a live broker describes for it; `note` says so)
+ * and topic configs.
  */
 function throttleConfigs(
   admin: Admin,
@@ -273,7 +277,6 @@ function throttleConfigs(
 } {
   const brokerConfigs = new Map<number, ConfigEntry[] | null>();
   const topicConfigs = new Map<string, ConfigEntry[] | null>();
-  let defaults: ConfigEntry[] | null | undefined;
   const describe = (
     type: (typeof ConfigResourceType)[keyof typeof ConfigResourceType],
     name: string,
@@ -281,11 +284,13 @@ function throttleConfigs(
   return {
     async brokerCfg(id) {
       if (brokerConfigs.has(id)) return brokerConfigs.get(id)!;
-      let cfg = brokers.has(id) ? await describe(ConfigResourceType.broker, String(id)) : null;
-      if (cfg === null) {
-        if (defaults === undefined) defaults = await describe(ConfigResourceType.broker, '');
-        cfg = defaults;
-        note.push(`broker ${id} did not answer: its throttle rates are the cluster-wide defaults`);
+      const cfg = await describe(ConfigResourceType.broker, String(id));
+      if (cfg === null)
+        note.push(`the configs of broker ${id} could not be described: no throttle of its applied`);
+      else if (!brokers.has(id)) {
+        note.push(
+          `broker ${id} is not live: its throttle rates are its dynamic configs stored in the cluster metadata (not its server.properties)`,
+        );
       }
       brokerConfigs.set(id, cfg);
       return cfg;
@@ -297,13 +302,25 @@ function throttleConfigs(
   };
 }
 
-/** The plan as one JSON line (--json) or as Kafka-style tab-separated lines, TOTAL lines and notes. */
+/**
+ * A replica with nothing to copy: the leader's own, or one caught up to the leader's LEO. The plan
+ * leaves these out (an internal topic's partitions would otherwise fill it with 0-byte rows).
+ */
+export function needsNothing(r: PlanRow): boolean {
+  return r.action === 'LEADER' || (r.action === 'CATCH UP' && r.bytesToCopy === 0n);
+}
+
+/**
+ * The plan as one JSON line (--json) or as Kafka-style tab-separated lines, TOTAL lines and notes;
+ * `upToDate` replicas needing nothing were left out of `rows`.
+ */
 function printPlan(
   io: CliIo,
   json: boolean,
   target: number | null,
   live: readonly number[],
   rows: readonly PlanRow[],
+  upToDate: number,
   note: readonly string[],
 ): void {
   const totals = planTotals(rows);
@@ -311,6 +328,7 @@ function printPlan(
     io.out(
       JSON.stringify({
         brokersAnswering: live,
+        upToDate,
         partitions: rows.map((r) => ({
           topic: r.topic,
           partition: r.partition,
@@ -340,7 +358,7 @@ function printPlan(
     );
     return;
   }
-  if (rows.length === 0) {
+  if (rows.length === 0 && upToDate === 0) {
     io.out(target === null ? 'No follower replicas.' : `Broker ${target} hosts no replica.`);
     return;
   }
@@ -354,6 +372,7 @@ function printPlan(
       `TOTAL\tBroker: ${broker}\tBytesToCopy: ${t.bytes} (${humanBytes(t.bytes)})\tETA: ${eta}${t.unknown > 0 ? `\tUnknown: ${t.unknown} partitions` : ''}`,
     );
   }
+  if (upToDate > 0) io.out(`UP TO DATE\tReplicas: ${upToDate} (nothing to copy: not listed)`);
   for (const n of new Set(note)) io.err(`skiff rebuild-plan: ${n}`);
 }
 
@@ -418,8 +437,8 @@ export function runRebuildPlan(
             : null;
         rows.push(planRow(w, lp?.role === 0 ? lp : undefined, own, rate));
       }
-
-      printPlan(io, flags.has('json'), target, live, rows, note);
+      const listed = rows.filter((r) => !needsNothing(r));
+      printPlan(io, flags.has('json'), target, live, listed, rows.length - listed.length, note);
       return 0;
     } finally {
       client.close();
