@@ -69,6 +69,10 @@ const COMMANDS = {
     summary: "measure consume throughput (Kafka's kafka-consumer-perf-test)",
     load: async () => (await import('./tools/consumer-perf-test.js')).runConsumerPerfTest,
   },
+  'leader-election': {
+    summary: "elect the preferred (or, unclean, any live) replica as leader (Kafka's kafka-leader-election)",
+    load: async () => (await import('./tools/leader-election.js')).runLeaderElection,
+  },
   'reassign-partitions': {
     summary: "move partition replicas between brokers and log dirs (Kafka's kafka-reassign-partitions)",
     load: async () => (await import('./tools/reassign-partitions.js')).runReassignPartitions,

@@ -381,6 +381,42 @@ export class Admin {
   }
 
   /**
+   * ElectLeaders (preferred or unclean) for `tps`, or for every partition when null (then the
+   * controller leaves out those whose leader is already the one the election would choose). Per
+   * partition, keyed `topic-partition`: null once elected, else its error (ELECTION_NOT_NEEDED
+   * where the right leader leads already).
+   */
+  async electLeaders(
+    electionType: 'preferred' | 'unclean',
+    tps: readonly TopicPartition[] | null,
+  ): Promise<Map<string, { tp: TopicPartition; error: KafkaResponseError | null }>> {
+    const resp = await this.client.retry(async () => {
+      const r = await this.client.send({ kind: 'controller' }, Apis.ElectLeaders, (v) => {
+        if (electionType === 'unclean' && v < 1)
+          throw new UnsupportedApiError('ElectLeaders', 'the broker does not support unclean elections');
+        return {
+          electionType: electionType === 'preferred' ? 0 : 1,
+          topicPartitions:
+            tps === null
+              ? null
+              : [...groupByTopic(tps)].map(([topic, partitions]) => ({ topic, partitions })),
+          timeoutMs: this.client.requestTimeoutMs,
+        };
+      });
+      checkCode(r.errorCode);
+      return r;
+    });
+    const out = new Map<string, { tp: TopicPartition; error: KafkaResponseError | null }>();
+    for (const t of resp.replicaElectionResults)
+      for (const p of t.partitionResult)
+        out.set(topicPartitionKey(t.topic, p.partitionId), {
+          tp: { topic: t.topic, partition: p.partitionId },
+          error: p.errorCode === 0 ? null : kafkaError(p.errorCode, p.errorMessage),
+        });
+    return out;
+  }
+
+  /**
    * AlterPartitionReassignments: each partition moves to its replica list, or its move in progress
    * is cancelled (replicas null). Per partition: null on success, else the broker's error.
    */

@@ -102,6 +102,10 @@ export const Apis = {
     response: (await import('../protocol/generated/IncrementalAlterConfigsResponse.js'))
       .IncrementalAlterConfigsResponseCodec,
   })),
+  ElectLeaders: lazyApi(43, 'ElectLeaders', 0, 2, async () => ({
+    request: (await import('../protocol/generated/ElectLeadersRequest.js')).ElectLeadersRequestCodec,
+    response: (await import('../protocol/generated/ElectLeadersResponse.js')).ElectLeadersResponseCodec,
+  })),
   DescribeCluster: lazyApi(60, 'DescribeCluster', 0, 1, async () => ({
     request: (await import('../protocol/generated/DescribeClusterRequest.js')).DescribeClusterRequestCodec,
     response: (await import('../protocol/generated/DescribeClusterResponse.js')).DescribeClusterResponseCodec,

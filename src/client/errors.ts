@@ -56,3 +56,46 @@ export function describeSocketError(e: unknown): string {
       return e instanceof Error ? e.message : String(e);
   }
 }
+
+/**
+ * Kafka's Java exception classes whose names do not follow from the error's name (Errors.java);
+ * every other one is the name in camel case, without _ERROR or _EXCEPTION, plus "Exception".
+ */
+const IRREGULAR_EXCEPTION_CLASSES: Readonly<Record<number, string>> = {
+  2: 'CorruptRecordException',
+  7: 'TimeoutException',
+  10: 'RecordTooLargeException',
+  11: 'ControllerMovedException',
+  12: 'OffsetMetadataTooLarge',
+  18: 'RecordBatchTooLargeException',
+  29: 'TopicAuthorizationException',
+  30: 'GroupAuthorizationException',
+  31: 'ClusterAuthorizationException',
+  36: 'TopicExistsException',
+  40: 'InvalidConfigurationException',
+  45: 'OutOfOrderSequenceException',
+  46: 'DuplicateSequenceException',
+  49: 'InvalidPidMappingException',
+  50: 'InvalidTxnTimeoutException',
+  53: 'TransactionalIdAuthorizationException',
+  58: 'SaslAuthenticationException',
+  61: 'DelegationTokenDisabledException',
+  64: 'UnsupportedByAuthenticationException',
+  65: 'DelegationTokenAuthorizationException',
+  68: 'GroupNotEmptyException',
+  97: 'PrincipalDeserializationException',
+  128: 'InvalidRegularExpression',
+};
+
+/** The Java exception Kafka's clients raise for an error code, as its tools print it. */
+export function kafkaExceptionClass(code: number): string {
+  const irregular = IRREGULAR_EXCEPTION_CLASSES[code];
+  if (irregular !== undefined) return `org.apache.kafka.common.errors.${irregular}`;
+  const name = errorByCode(code)?.name ?? 'UNKNOWN_SERVER_ERROR';
+  const camel = name
+    .replace(/_(ERROR|EXCEPTION)$/, '')
+    .split('_')
+    .map((w) => w.charAt(0) + w.slice(1).toLowerCase())
+    .join('');
+  return `org.apache.kafka.common.errors.${camel}Exception`;
+}

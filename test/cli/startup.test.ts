@@ -131,21 +131,24 @@ describe('what a command loads', () => {
     assert.match(help.stdout, /^Usage: skiff topics/);
   });
 
-  it('skiff topics --help loads the tool and the client, but no broker, etcd3 or codecs it does not send', async () => {
-    const run = await skiffLoads(['topics', '--help']);
-    assert.equal(run.status, 0);
-    assert.match(run.stdout, /^Usage: skiff topics/);
-    assert.ok(run.files.includes('src/cli/tools/topics.js'));
-    assertNoServer(run);
-    assert.deepEqual(
-      [...generated(run)].filter((f) => !CLIENT_GENERATED.has(f)),
-      [],
-    );
-    const otherTools = run.files.filter(
-      (f) => f.startsWith('src/cli/tools/') && !/\/(topics|common)\.js$/.test(f),
-    );
-    assert.deepEqual(otherTools, []);
-  });
+  for (const tool of ['topics', 'leader-election']) {
+    it(`skiff ${tool} --help loads the tool and the client, but no broker, etcd3 or codecs it does not send`, async () => {
+      const run = await skiffLoads([tool, '--help']);
+      assert.equal(run.status, 0);
+      assert.match(run.stdout, new RegExp(`^Usage: skiff ${tool}`));
+      assert.ok(run.files.includes(`src/cli/tools/${tool}.js`));
+      assertNoServer(run);
+      assert.deepEqual(
+        [...generated(run)].filter((f) => !CLIENT_GENERATED.has(f)),
+        [],
+      );
+      const otherTools = run.files.filter(
+        (f) =>
+          f.startsWith('src/cli/tools/') && f !== `src/cli/tools/${tool}.js` && !f.endsWith('/common.js'),
+      );
+      assert.deepEqual(otherTools, []);
+    });
+  }
 
   describe('skiff topics --list', () => {
     let fake: FakeBroker;

@@ -221,17 +221,20 @@ function usageError(def: ToolDef, io: CliIo, e: Error): number {
   return 2;
 }
 
-/** Properties from a --command-config / --producer.config file; a missing file is one clear error. */
-export function readPropertiesFile(path: string): Map<string, string> {
-  let text: string;
+/** A file a flag names, as text; a missing file is one clear error. */
+export function readTextFile(path: string): string {
   try {
-    text = fs.readFileSync(path, 'utf8');
+    return fs.readFileSync(path, 'utf8');
   } catch (e) {
     throw new ClientError(
       `cannot read ${path} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
     );
   }
-  return parseProperties(text);
+}
+
+/** Properties from a --command-config / --producer.config file; a missing file is one clear error. */
+export function readPropertiesFile(path: string): Map<string, string> {
+  return parseProperties(readTextFile(path));
 }
 
 /** `k=v` pairs as Kafka's --producer-props / --property take them. */

@@ -1,11 +1,10 @@
 /** `skiff log-dirs --describe`: Kafka's kafka-log-dirs, its two lines and its JSON line. */
 
 import { Admin } from '../../client/admin.js';
-import { ClientError, KafkaResponseError } from '../../client/errors.js';
+import { ClientError, KafkaResponseError, kafkaExceptionClass } from '../../client/errors.js';
 import { type ClientRuntime, systemRuntime } from '../../client/runtime.js';
 import { topicPartitionKey } from '../../common/topic-partition.js';
 import type { DescribeLogDirsResult } from '../../protocol/generated/DescribeLogDirsResponse.js';
-import { errorByCode } from '../../protocol/generated/errors.js';
 import type { CliIo } from '../cli.js';
 import { commandInfo } from '../commands.js';
 import { ADMIN_FLAGS, adminClient, runTool, type ToolDef, UsageError } from './common.js';
@@ -28,13 +27,6 @@ export const LOG_DIRS: ToolDef = {
   ],
 };
 
-/** Java class names Kafka prints in the "error" field, for the errors a log dir reports. */
-const ERROR_CLASSES: Readonly<Record<number, string>> = {
-  56: 'org.apache.kafka.common.errors.KafkaStorageException',
-  57: 'org.apache.kafka.common.errors.LogDirNotFoundException',
-  [-1]: 'org.apache.kafka.common.errors.UnknownServerException',
-};
-
 /** The JSON line, keys in the order Kafka's tool prints them. */
 export function formatLogDirsJson(
   byBroker: ReadonlyMap<number, readonly DescribeLogDirsResult[]>,
@@ -55,10 +47,8 @@ export function formatLogDirsJson(
               isFuture: p.isFutureKey,
             })),
           ),
-        error:
-          d.errorCode === 0
-            ? null
-            : (ERROR_CLASSES[d.errorCode] ?? errorByCode(d.errorCode)?.name ?? `${d.errorCode}`),
+        // Kafka prints the Java class of the log dir's error.
+        error: d.errorCode === 0 ? null : kafkaExceptionClass(d.errorCode),
         logDir: d.logDir,
       })),
     }));
