@@ -59,10 +59,12 @@ export class ReplicaManager {
           p = undefined;
         }
         if (!p) {
+          this.removeLogOfEarlierTopic(topic.name, state.partition, topic.topicId);
           const log = this.logManager.getOrCreateLog(
             topic.name,
             state.partition,
             this.topicConfig(topic.name),
+            topic.topicId,
           );
           p = new Partition(topic.topicId, log, this.brokerId, state, this.replication);
           this.partitions.set(key, p);
@@ -91,6 +93,21 @@ export class ReplicaManager {
       this.logManager.deleteLog(log.topic, log.partition);
       this.logger.info(`${key}: stray log (not assigned to broker ${this.brokerId} by the metadata) deleted`);
     }
+  }
+
+  /**
+   * A log on disk whose `partition.metadata` names another topic id than the image's topic of that
+   * name: a directory of an earlier topic, deleted while this broker was down and created again.
+   * Kafka refuses it for the new topic (InconsistentTopicIdException) and sets it aside as a stray
+   * log; Skiff deletes it as it deletes its other stray logs, and the partition gets a new log.
+   */
+  private removeLogOfEarlierTopic(topic: string, partition: number, topicId: string): void {
+    const held = this.logManager.getLog(topic, partition)?.topicId;
+    if (held === undefined || held === null || held === topicId) return;
+    this.logManager.deleteLog(topic, partition);
+    this.logger.warn(
+      `${topicPartitionKey(topic, partition)}: its log holds topic id ${held}, not ${topicId}: a log of an earlier topic of this name, deleted as a stray log`,
+    );
   }
 
   private remove(key: string, p: Partition): void {

@@ -240,10 +240,18 @@ export class LogManager {
     return this.logs.get(topicPartitionKey(topic, partition))?.logDir;
   }
 
-  /** The partition's log, created in the log dir with the fewest partitions when missing. */
-  getOrCreateLog(topic: string, partition: number, config?: LogConfig): Log {
-    const existing = this.getLog(topic, partition);
-    if (existing) return existing;
+  /**
+   * The partition's log, created in the log dir with the fewest partitions when missing. With a
+   * topic id, as Kafka's getOrCreateLog: a log without one gets it (`partition.metadata` written),
+   * a log holding another throws INCONSISTENT_TOPIC_ID.
+   */
+  getOrCreateLog(topic: string, partition: number, config?: LogConfig, topicId?: string): Log {
+    const log = this.getLog(topic, partition) ?? this.createLog(topic, partition, config);
+    if (topicId !== undefined) log.assignTopicId(topicId);
+    return log;
+  }
+
+  private createLog(topic: string, partition: number, config: LogConfig | undefined): Log {
     if (!/^[a-zA-Z0-9._-]+$/.test(topic) || topic === '.' || topic === '..') {
       throw new RangeError(`illegal topic name '${topic}'`);
     }
@@ -343,6 +351,7 @@ export class LogManager {
       hadCleanShutdown: true,
     });
     if (startOffset > 0n) log.truncateFullyAndStartAt(startOffset, { quiet: true });
+    if (current.log.topicId !== null) log.assignTopicId(current.log.topicId);
     this.futureLogs.set(key, { log, logDir });
     this.ctx.logger.info(`${key}: created future log ${dir} to move the replica from ${current.logDir}`);
     return log;

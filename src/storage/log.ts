@@ -33,7 +33,7 @@ import type { LocalLog, LogOffsetMetadata, LogReadResult, StorageContext } from 
 import type { LogConfig } from './log-config.js';
 import { loadLog } from './log-loader.js';
 import { validateKeysForCompactedTopic } from './log-validator.js';
-import { PARTITION_METADATA_FILE, PartitionMetadataFile } from './partition-metadata.js';
+import { LogTopicId } from './partition-metadata.js';
 import { type BatchMetadata, ProducerStateManager } from './producer-state.js';
 
 export interface LogAppendInfo {
@@ -109,6 +109,7 @@ export class Log {
    * following its leader's): the LogManager persists the log-start-offset-checkpoint then.
    */
   onLogStartOffsetIncremented: (() => void) | null = null;
+  private readonly topicIds: LogTopicId;
 
   private constructor(
     readonly topic: string,
@@ -122,6 +123,7 @@ export class Log {
   ) {
     this.logStart = logStartOffset;
     this.hw = logStartOffset;
+    this.topicIds = new LogTopicId(ctx.fs, () => this.dir, this.name, ctx.logger);
     if (producerStateReplayed) {
       // Replayed from every batch of the log by the recovery: only the bookkeeping of a rebuild.
       this.producerState.deleteSnapshotsAbove(this.logEndOffset);
@@ -225,9 +227,18 @@ export class Log {
     this.hwMetadata = null;
   }
 
-  /** The partition's `partition.metadata` (topic id); written by the partition layer. */
-  partitionMetadata(): PartitionMetadataFile {
-    return new PartitionMetadataFile(this.ctx.fs, path.join(this.dir, PARTITION_METADATA_FILE));
+  /** The topic id in `partition.metadata`; null until assigned (a new log, or one from before the file). */
+  get topicId(): string | null {
+    return this.topicIds.get();
+  }
+
+  /**
+   * Kafka's assignTopicId: records the topic id and writes `partition.metadata`; a log holding
+   * another topic's id throws INCONSISTENT_TOPIC_ID (a directory left by an earlier topic of the
+   * same name).
+   */
+  assignTopicId(topicId: string): void {
+    this.topicIds.assign(topicId);
   }
 
   get dir(): string {

@@ -51,7 +51,7 @@ test('a throttled move copies at the alter-log-dirs rate, keeps up with appends 
     const rate: { value: number | null } = { value: 2000 };
     const { m, mover } = setup(dirs, ctx, rate);
     fill(m, 40);
-    const log = m.getOrCreateLog('t', 0);
+    const log = m.getOrCreateLog('t', 0, undefined, 'ZxTc2JvPRhuNLmJ8dZ5tkQ');
     assert.equal(m.logDirOf('t', 0), dirs[0]);
     const total = log.size;
     assert.ok(total > 15_000, `${total}`);
@@ -87,6 +87,12 @@ test('a throttled move copies at the alter-log-dirs rate, keeps up with appends 
     assert.equal(m.getLog('t', 0), log, 'the same Log object carries on');
     assert.equal(m.logDirOf('t', 0), dirs[1]);
     assert.equal(log.dir, path.join(dirs[1]!, 't-0'));
+    // The future log got the topic id when it was created: partition.metadata moved with the log.
+    assert.equal(
+      fs.readFileSync(path.join(dirs[1]!, 't-0', 'partition.metadata'), 'utf8'),
+      'version: 0\ntopic_id: ZxTc2JvPRhuNLmJ8dZ5tkQ',
+    );
+    assert.equal(log.topicId, 'ZxTc2JvPRhuNLmJ8dZ5tkQ');
     assert.equal(log.logEndOffset, leo);
     assert.equal(log.highWatermark, hw);
     assert.equal(log.size, total + 5 * (total / 40));

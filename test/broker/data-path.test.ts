@@ -339,6 +339,46 @@ describe('broker restart', () => {
     }
   });
 
+  it("partition.metadata: Kafka's topic id file in each partition directory, checked against the metadata at start-up", async () => {
+    const first = await startBroker();
+    const c1 = await first.connect();
+    await first.call<CreateTopicsResponse>(c1, 19, 7, {
+      timeoutMs: 1000,
+      validateOnly: false,
+      topics: [{ name: 'ids', numPartitions: 3, replicationFactor: 1, assignments: [], configs: [] }],
+    });
+    for (const p of [0, 1, 2]) await produce(first, c1, 'ids', p, batch(2));
+    const topicId = first.metadata.image().topics.get('ids')!.topicId;
+    await first.stop();
+    const logDir = path.join(first.dir, 'logs');
+    const file = (p: number) => path.join(logDir, `ids-${p}`, 'partition.metadata');
+    for (const p of [0, 1, 2]) {
+      assert.deepEqual(fs.readFileSync(file(p)), Buffer.from(`version: 0\ntopic_id: ${topicId}`, 'utf8'));
+    }
+    // ids-1 as an earlier topic named `ids` left it; ids-2 as a Skiff before the file left it.
+    const earlier = 'q1w2e3r4t5y6u7i8o9p0aQ';
+    fs.writeFileSync(file(1), `version: 0\ntopic_id: ${earlier}`);
+    fs.rmSync(file(2));
+    const second = await startBroker({}, first.dir);
+    try {
+      const c2 = await second.connect();
+      const hw = async (p: number) =>
+        (await second.call<FetchResponse>(c2, 1, 11, fetchReq('ids', p, 0n))).responses[0]!.partitions[0]!
+          .highWatermark;
+      assert.deepEqual(await Promise.all([0, 1, 2].map(hw)), [2n, 0n, 2n]);
+      assert.ok(
+        second.logger.lines.some((l) =>
+          l.includes(`ids-1: its log holds topic id ${earlier}, not ${topicId}: a log of an earlier topic`),
+        ),
+      );
+      assert.ok(fs.readdirSync(logDir).some((n) => n.startsWith('ids-1.') && n.endsWith('-delete')));
+      for (const p of [0, 1, 2])
+        assert.equal(fs.readFileSync(file(p), 'utf8'), `version: 0\ntopic_id: ${topicId}`);
+    } finally {
+      await second.stop();
+    }
+  });
+
   it('imports the skiff-metadata.json of a pre-one-model single broker: same cluster, topics, ids, configs, records', async () => {
     const first = await startBroker();
     const c1 = await first.connect();

@@ -2,6 +2,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
+import { KafkaError } from '../../src/protocol/kafka-error.js';
 import { NodeFileSystem } from '../../src/storage/fs.js';
 import { logConfig } from '../../src/storage/log-config.js';
 import { CLEAN_SHUTDOWN_FILE, LogManager, parseTopicPartitionDir } from '../../src/storage/log-manager.js';
@@ -161,15 +162,77 @@ test('checkpoints are written periodically through the scheduler', () => {
   }
 });
 
-test('partition.metadata holds the topic id in Kafka’s layout', () => {
+test('partition.metadata holds the topic id in Kafka’s layout; read the way Kafka reads it', () => {
   const { dir, cleanup } = tempDir();
   try {
     const f = new PartitionMetadataFile(testContext().fs, path.join(dir, 'partition.metadata'));
     assert.equal(f.read(), null);
     f.write('ZxTc2JvPRhuNLmJ8dZ5tkQ');
-    assert.equal(fs.readFileSync(f.path, 'utf8'), 'version: 0\ntopic_id: ZxTc2JvPRhuNLmJ8dZ5tkQ\n');
+    // PartitionMetadata.encode: two lines, no newline at the end.
+    assert.deepEqual(
+      fs.readFileSync(f.path),
+      Buffer.from(
+        '76657273696f6e3a20300a746f7069635f69643a205a785463324a76505268754e4c6d4a38645a35746b51',
+        'hex',
+      ),
+    );
+    assert.equal(fs.readFileSync(f.path, 'utf8'), 'version: 0\ntopic_id: ZxTc2JvPRhuNLmJ8dZ5tkQ');
     assert.equal(f.read(), 'ZxTc2JvPRhuNLmJ8dZ5tkQ');
     assert.throws(() => f.write('nope'));
+    // A later version and a trailing newline are read; the zero Uuid and a bad version line are not.
+    fs.writeFileSync(f.path, 'version:  1\ntopic_id:\tZxTc2JvPRhuNLmJ8dZ5tkQ\n');
+    assert.equal(f.read(), 'ZxTc2JvPRhuNLmJ8dZ5tkQ');
+    fs.writeFileSync(f.path, 'version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAA');
+    assert.throws(() => f.read(), /Invalid topic ID in partition metadata file/);
+    fs.writeFileSync(f.path, 'version 0\ntopic_id: ZxTc2JvPRhuNLmJ8dZ5tkQ');
+    assert.throws(() => f.read(), /Malformed line in checkpoint file/);
+  } finally {
+    cleanup();
+  }
+});
+
+test('a log gets its topic id when created, keeps it across restarts, refuses another, and takes one when it had none', () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const id = 'ZxTc2JvPRhuNLmJ8dZ5tkQ';
+    const other = 'q1w2e3r4t5y6u7i8o9p0aQ';
+    const m = manager([dir], testContext());
+    m.startup();
+    const created = m.getOrCreateLog('t', 0, undefined, id);
+    assert.equal(created.topicId, id);
+    assert.equal(
+      fs.readFileSync(path.join(dir, 't-0', 'partition.metadata'), 'utf8'),
+      `version: 0\ntopic_id: ${id}`,
+    );
+    m.getOrCreateLog('t', 1); // a log as an older Skiff left it: no partition.metadata
+    assert.equal(fs.existsSync(path.join(dir, 't-1', 'partition.metadata')), false);
+    fs.writeFileSync(path.join(dir, 't-1', 'partition.metadata'), 'garbage');
+    m.shutdown();
+
+    const ctx = testContext();
+    const again = manager([dir], ctx);
+    again.startup();
+    assert.equal(again.getLog('t', 0)!.topicId, id);
+    assert.equal(again.getLog('t', 1)!.topicId, null, 'a malformed file counts as none');
+    assert.ok(ctx.logger.lines.some((l) => l.includes('t-1: ignoring partition.metadata: Malformed line')));
+    assert.throws(
+      () => again.getOrCreateLog('t', 0, undefined, other),
+      (e: unknown) =>
+        e instanceof KafkaError &&
+        e.code === 103 &&
+        e.message ===
+          `Tried to assign topic ID ${other} to log for topic partition t-0,but log already contained topic ID ${id}`,
+    );
+    again.getOrCreateLog('t', 1, undefined, other);
+    assert.equal(
+      fs.readFileSync(path.join(dir, 't-1', 'partition.metadata'), 'utf8'),
+      `version: 0\ntopic_id: ${other}`,
+    );
+    // Removed with the log: the file goes with its directory.
+    again.deleteLog('t', 1);
+    const deleted = fs.readdirSync(dir).find((n) => n.startsWith('t-1.') && n.endsWith('-delete'))!;
+    assert.ok(fs.existsSync(path.join(dir, deleted, 'partition.metadata')));
+    again.shutdown();
   } finally {
     cleanup();
   }
