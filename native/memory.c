@@ -12,15 +12,17 @@
 #include <stdlib.h>
 #if defined(__GLIBC__)
 #include <malloc.h>
-#include <sys/mman.h>
 #include <unistd.h>
+#endif
+#if defined(__linux__)
+#include <sys/mman.h>
 #endif
 
 #define MIB (1024 * 1024)
+#define HUGE_PAGE (2 * MIB)
 
 #if defined(__GLIBC__)
 #define HEAP_RESERVE_CHUNKS 4
-#define HUGE_PAGE (2 * MIB)
 // Grows the main heap by ~120 MiB (four 30 MiB blocks, each under the mmap threshold, so they come
 // from brk; with the top pad the heap reaches ~180 MiB of address space) and asks for transparent
 // huge pages on it (THP "madvise" mode), then frees the blocks: they stay in the arena (trim
@@ -57,6 +59,31 @@ static napi_value js_tune_malloc(napi_env env, napi_callback_info info) {
   return result;
 }
 
+// adviseHugePages(arrayBuffer): asks for transparent huge pages (THP "madvise" mode) on the 2 MiB
+// pages inside the buffer's memory; true when the advice was taken. For a large table read at
+// random places — the log cleaner's offset map, 128 MiB by default — where each access to a new
+// 4 KiB page misses the TLB: on a VM (nested paging) a put into a 128 MiB map cost ~1.2 µs against
+// ~0.3 µs into a 1 MiB one, almost all of it the page walk.
+static napi_value js_advise_huge_pages(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  int advised = 0;
+  void *data = NULL;
+  size_t length = 0;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) == napi_ok && argc == 1 &&
+      napi_get_arraybuffer_info(env, argv[0], &data, &length) == napi_ok && data != NULL) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    uintptr_t start = ((uintptr_t)data + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
+    uintptr_t end = ((uintptr_t)data + length) & ~(uintptr_t)(HUGE_PAGE - 1);
+    advised = end > start && madvise((void *)start, end - start, MADV_HUGEPAGE) == 0;
+#endif
+  }
+  napi_value result;
+  napi_get_boolean(env, advised, &result);
+  return result;
+}
+
 void skiff_register_memory(napi_env env, napi_value exports) {
   skiff_set_function(env, exports, "tuneMalloc", js_tune_malloc);
+  skiff_set_function(env, exports, "adviseHugePages", js_advise_huge_pages);
 }

@@ -6,26 +6,40 @@
  * base offset, last offset delta, producer id, epoch, base sequence and leader epoch, as Kafka's
  * MemoryRecords.filterTo does. Tombstones get a delete horizon (now + delete.retention.ms) the
  * first time their batch is cleaned and are dropped by a cleaning after it.
- * The work is a generator that yields after each batch with the bytes it read, so the caller
- * (LogCleaner) runs it in bounded slices on the event loop and throttles it. Owned by the
+ * Records are walked, not decoded (RecordWalker: offset delta, key, null value or not), keys
+ * hashed into the offset map from the read buffer, and a batch that keeps all its records is
+ * copied as it is; only a batch that loses some, or whose tombstones get their delete horizon, is
+ * decoded and encoded again. The work is a generator that yields every 64 KiB read with the bytes
+ * it read, so the caller (LogCleaner) runs it in bounded slices on the event loop and throttles it. Owned by the
  * LogCleaner; one cleaning at a time per Cleaner (its offset map is reused).
  */
 import { ProtocolError } from '../protocol/protocol-error.js';
 import {
-  type BatchHeader,
+  ATTRIBUTES_OFFSET,
+  BASE_OFFSET_OFFSET,
+  BASE_TIMESTAMP_OFFSET,
+  BATCH_HEADER_SIZE,
+  BATCH_LENGTH_OFFSET,
+  CONTROL_FLAG_MASK,
+  CURRENT_MAGIC,
   compressionCodec,
   hasDeleteHorizon,
-  hasProducerId,
-  isControl,
-  lastOffset,
-  timestampType,
+  LAST_OFFSET_DELTA_OFFSET,
+  LOG_OVERHEAD,
+  MAGIC_OFFSET,
+  PRODUCER_ID_OFFSET,
+  RECORDS_COUNT_OFFSET,
+  RECORDS_OFFSET,
+  readBatchHeader,
 } from '../protocol/records/batch.js';
-import { batchRecordsSection, encodeBatch } from '../protocol/records/codec.js';
-import type { CompressionCodecId } from '../protocol/records/compression.js';
+import { DEFAULT_MAX_UNCOMPRESSED_BYTES, decompress } from '../protocol/records/compression.js';
 import { type KafkaRecord, readRecords } from '../protocol/records/record.js';
+import { RecordWalker } from '../protocol/records/record-walker.js';
+import type { LogFileReader } from './batch-scan.js';
 import { type LocalLog, segmentConfigOf } from './local-log.js';
 import type { Log } from './log.js';
 import type { OffsetMap } from './offset-map.js';
+import { emptyBatch, rebuildBatch } from './retained-batch.js';
 import { CLEANED_FILE_SUFFIX, LogSegment } from './segment.js';
 
 /** Kafka's CleanerStats: what one cleaning read, kept and took. */
@@ -216,25 +230,42 @@ export class CleaningAbortedError extends Error {
   override readonly name = 'CleaningAbortedError';
 }
 
-interface Decoded {
-  readonly records: KafkaRecord[];
+/** The generator yields after at least this many bytes read (and at each segment's end). */
+const YIELD_BYTES = 64 * 1024;
+
+/** Offsets the cleaner handles as numbers: every offset of a log whose LEO is at most this. */
+const MAX_CLEANABLE_OFFSET = BigInt(Number.MAX_SAFE_INTEGER);
+
+/** The batch's base offset as a number (exact: the log's offsets are safe integers). */
+function baseOffsetOf(batch: Buffer): number {
+  return batch.readInt32BE(BASE_OFFSET_OFFSET) * 2 ** 32 + batch.readUInt32BE(BASE_OFFSET_OFFSET + 4);
 }
 
-function decode(bytes: Buffer, name: string): Decoded {
-  try {
-    const { header, records } = batchRecordsSection(bytes, 0, { decompress: true });
-    return { records: readRecords(records, header.recordsCount) };
-  } catch (e) {
-    if (e instanceof ProtocolError) throw new Error(`${name}: cannot read a batch to clean: ${e.message}`);
-    throw e;
-  }
+function lastOffsetOf(batch: Buffer): number {
+  return baseOffsetOf(batch) + batch.readInt32BE(LAST_OFFSET_DELTA_OFFSET);
+}
+
+function recordsCountOf(batch: Buffer): number {
+  return batch.readInt32BE(RECORDS_COUNT_OFFSET);
+}
+
+function attributesOf(batch: Buffer): number {
+  return batch.readInt16BE(ATTRIBUTES_OFFSET);
 }
 
 export class Cleaner {
+  private readonly walker = new RecordWalker();
+  /** Per record of the batch being filtered: 1 when it stays. */
+  private keep = new Uint8Array(1024);
+  /** Kept batches gathered for one write (Kafka's writeBuffer), and the last offset they cover. */
+  private writeBuffer: Buffer;
+  private writeLength = 0;
+  private writeLastOffset = 0;
+
   constructor(
     readonly id: number,
     private readonly map: OffsetMap,
-    /** log.cleaner.io.buffer.size / threads / 2: the read chunk. */
+    /** log.cleaner.io.buffer.size / threads / 2: the read chunk and the write buffer. */
     private readonly ioBufferBytes: number,
     /** log.cleaner.io.buffer.load.factor */
     private readonly loadFactor: number,
@@ -244,6 +275,7 @@ export class Cleaner {
         'offset map is too small to fit in even a single message, so log cleaning will never make progress. You can increase log.cleaner.dedupe.buffer.size or decrease log.cleaner.threads',
       );
     }
+    this.writeBuffer = Buffer.allocUnsafe(ioBufferBytes);
   }
 
   get offsetMap(): OffsetMap {
@@ -252,73 +284,122 @@ export class Cleaner {
 
   /**
    * Cleans `ltc` (Kafka's doClean). Yields the bytes read since the last yield; returns the next
-   * dirty offset (the new cleaner checkpoint) and the stats. `checkDone` throws
-   * CleaningAbortedError when the cleaning must stop; it is called before each step.
+   * dirty offset (the new cleaner checkpoint) and the stats. The caller checks between steps
+   * that the log is still there (the steps run synchronously: nothing changes it during one).
    */
   *clean(
     ltc: LogToClean,
     nowMs: () => number,
-    checkDone: () => void,
   ): Generator<number, { endOffset: bigint; stats: CleanerStats }> {
     const log = ltc.log;
+    if (log.logEndOffset > MAX_CLEANABLE_OFFSET) {
+      throw new Error(`${log.name}: offsets above ${MAX_CLEANABLE_OFFSET} are not cleaned`);
+    }
     const stats = emptyStats(nowMs());
-    const upperBound = ltc.firstUncleanableOffset;
-    yield* this.buildOffsetMap(log, ltc.firstDirtyOffset, upperBound, stats, checkDone);
-    const endOffset = this.map.latestOffset + 1n;
+    const upperBound = Number(ltc.firstUncleanableOffset);
+    yield* this.buildOffsetMap(log, Number(ltc.firstDirtyOffset), upperBound, stats);
+    const endOffset = BigInt(this.map.latestOffset + 1);
     stats.mapCompleteMs = nowMs();
     const currentMs = nowMs();
     const groups = groupSegmentsBySize(
       log.local.segments.range(0n, endOffset),
       log.config.segmentBytes,
       log.config.segmentIndexBytes,
-      upperBound,
+      ltc.firstUncleanableOffset,
     );
-    for (const group of groups)
-      yield* this.cleanSegments(log, group, currentMs, upperBound, stats, checkDone);
+    for (const group of groups) yield* this.cleanSegments(log, group, currentMs, upperBound, stats);
     stats.bufferUtilization = this.map.utilization;
     stats.endMs = nowMs();
     return { endOffset, stats };
   }
 
+  /**
+   * The batch at `pos` of `segment` (a view, valid until the reader's next read): its length
+   * within the segment and magic 2, else the reader's reason for refusing it. The batches were
+   * validated when appended (or recovered); the records are walked, not checked again.
+   */
+  private batchAt(log: Log, segment: LogSegment, reader: LogFileReader, pos: number): Buffer {
+    const head = reader.view(pos, LOG_OVERHEAD);
+    if (head.length === LOG_OVERHEAD) {
+      const size = head.readInt32BE(BATCH_LENGTH_OFFSET) + LOG_OVERHEAD;
+      if (size >= BATCH_HEADER_SIZE && size <= reader.end - pos) {
+        const batch = reader.view(pos, size);
+        if (batch[MAGIC_OFFSET] === CURRENT_MAGIC) return batch;
+      }
+    }
+    const check = reader.check(pos, false);
+    throw new Error(
+      `${log.name}: segment ${segment.baseOffset} at ${pos}: ${check.ok ? 'not a v2 batch' : check.reason}`,
+    );
+  }
+
+  /** Starts the walker on the batch's records, decompressed if it is compressed. */
+  private walk(log: Log, batch: Buffer): Buffer {
+    try {
+      const codec = compressionCodec(attributesOf(batch));
+      const records =
+        codec === 0
+          ? batch.subarray(RECORDS_OFFSET)
+          : decompress(codec, batch.subarray(RECORDS_OFFSET), DEFAULT_MAX_UNCOMPRESSED_BYTES);
+      this.walker.reset(records, 0, records.length, recordsCountOf(batch));
+      return records;
+    } catch (e) {
+      throw readError(log, e);
+    }
+  }
+
+  private nextRecord(log: Log): boolean {
+    try {
+      return this.walker.next();
+    } catch (e) {
+      throw readError(log, e);
+    }
+  }
+
   /** Kafka's buildOffsetMap: the latest offset of every key in [start, end), as far as the map holds. */
   private *buildOffsetMap(
     log: Log,
-    start: bigint,
-    end: bigint,
+    start: number,
+    end: number,
     stats: CleanerStats,
-    checkDone: () => void,
   ): Generator<number, void> {
-    this.map.clear();
-    const dirty = log.local.segments.range(start, end);
+    this.map.clear(end - start);
+    const dirty = log.local.segments.range(BigInt(start), BigInt(end));
     const maxDesiredMapSize = Math.floor(this.map.slots * this.loadFactor);
+    const map = this.map;
+    const walker = this.walker;
     for (let i = 0; i < dirty.length; i++) {
       const segment = dirty[i]!;
-      const nextStart = i + 1 < dirty.length ? dirty[i + 1]!.baseOffset : end;
+      const nextStart = i + 1 < dirty.length ? Number(dirty[i + 1]!.baseOffset) : end;
       const reader = segment.reader(segment.size, this.ioBufferBytes);
-      for (let pos = segment.offsetIndex.lookup(start).position; pos < segment.size; ) {
-        checkDone();
-        const check = reader.check(pos, false);
-        if (!check.ok)
-          throw new Error(`${log.name}: segment ${segment.baseOffset} at ${pos}: ${check.reason}`);
-        const h = check.header;
-        if (!isControl(h.attributes)) {
-          const { records } = decode(reader.view(pos, check.size), log.name);
-          for (const r of records) {
-            const offset = h.baseOffset + BigInt(r.offsetDelta);
-            if (r.key !== null && offset >= start) {
-              if (this.map.size >= maxDesiredMapSize) return;
-              this.map.put(r.key, offset);
+      let unreported = 0;
+      for (let pos = segment.offsetIndex.lookup(BigInt(start)).position; pos < segment.size; ) {
+        const batch = this.batchAt(log, segment, reader, pos);
+        const base = baseOffsetOf(batch);
+        if ((attributesOf(batch) & CONTROL_FLAG_MASK) === 0) {
+          const records = this.walk(log, batch);
+          while (this.nextRecord(log)) {
+            const offset = base + walker.offsetDelta;
+            if (walker.keyStart >= 0 && offset >= start) {
+              if (map.size >= maxDesiredMapSize) return;
+              map.put(records, walker.keyStart, walker.keyEnd, offset);
             }
             stats.mapMessagesRead++;
           }
         }
-        if (lastOffset(h) >= start) this.map.updateLatestOffset(lastOffset(h));
-        pos += check.size;
-        stats.mapBytesRead += check.size;
-        yield check.size;
+        const last = base + batch.readInt32BE(LAST_OFFSET_DELTA_OFFSET);
+        if (last >= start) map.updateLatestOffset(last);
+        pos += batch.length;
+        stats.mapBytesRead += batch.length;
+        unreported += batch.length;
+        if (unreported >= YIELD_BYTES) {
+          yield unreported;
+          unreported = 0;
+        }
       }
       // A gap in the offsets: the map covers the segment's whole offset range.
-      this.map.updateLatestOffset(nextStart - 1n);
+      map.updateLatestOffset(nextStart - 1);
+      if (unreported > 0) yield unreported;
     }
   }
 
@@ -327,9 +408,8 @@ export class Cleaner {
     log: Log,
     group: readonly LogSegment[],
     currentMs: number,
-    upperBound: bigint,
+    upperBound: number,
     stats: CleanerStats,
-    checkDone: () => void,
   ): Generator<number, void> {
     const local = log.local;
     const ctx = local.context;
@@ -344,25 +424,15 @@ export class Cleaner {
     );
     let swapping = false;
     try {
-      const activeProducerLastOffsets = new Map<bigint, bigint>();
+      const activeProducerLastOffsets = new Map<bigint, number>();
       for (const p of log.producerState.activeProducers()) {
         const last = p.batches[p.batches.length - 1];
-        if (last) activeProducerLastOffsets.set(p.producerId, last.lastOffset);
+        if (last) activeProducerLastOffsets.set(p.producerId, Number(last.lastOffset));
       }
       const sizes = group.map((s) => s.size);
       for (const segment of group) {
-        yield* this.cleanInto(
-          log,
-          segment,
-          cleaned,
-          currentMs,
-          upperBound,
-          activeProducerLastOffsets,
-          stats,
-          checkDone,
-        );
+        yield* this.cleanInto(log, segment, cleaned, currentMs, upperBound, activeProducerLastOffsets, stats);
       }
-      checkDone();
       cleaned.onBecomeInactive();
       cleaned.flush();
       // Swapped in only if the group is still what was read: same segments, same sizes, none active.
@@ -375,6 +445,7 @@ export class Cleaner {
       local.replaceSegments([cleaned], [...group]);
       log.onSegmentsReplaced();
     } catch (e) {
+      this.writeLength = 0;
       // Once the swap has begun the cleaned segment is the log's: a failure there is an I/O error
       // that the log loader's swap recovery completes at the next start.
       if (!swapping) {
@@ -391,150 +462,140 @@ export class Cleaner {
     source: LogSegment,
     dest: LogSegment,
     currentMs: number,
-    upperBound: bigint,
-    activeProducerLastOffsets: ReadonlyMap<bigint, bigint>,
+    upperBound: number,
+    activeProducerLastOffsets: ReadonlyMap<bigint, number>,
     stats: CleanerStats,
-    checkDone: () => void,
   ): Generator<number, void> {
     const reader = source.reader(source.size, this.ioBufferBytes);
     const size = source.size;
+    let unreported = 0;
     for (let pos = 0; pos < size; ) {
-      checkDone();
-      const check = reader.check(pos, false);
-      if (!check.ok) throw new Error(`${log.name}: segment ${source.baseOffset} at ${pos}: ${check.reason}`);
-      const h = check.header;
-      const bytes = reader.view(pos, check.size);
-      stats.bytesRead += check.size;
-      const kept = this.filterBatch(log, h, bytes, currentMs, upperBound, activeProducerLastOffsets, stats);
+      const batch = this.batchAt(log, source, reader, pos);
+      stats.bytesRead += batch.length;
+      const kept = this.filterBatch(log, batch, currentMs, upperBound, activeProducerLastOffsets, stats);
       if (kept !== null) {
-        dest.append(kept, lastOffset(h));
+        this.write(dest, kept, lastOffsetOf(batch));
         stats.bytesWritten += kept.length;
       }
-      pos += check.size;
-      yield check.size;
+      pos += batch.length;
+      unreported += batch.length;
+      if (unreported >= YIELD_BYTES) {
+        yield unreported;
+        unreported = 0;
+      }
     }
+    this.flush(dest);
+    if (unreported > 0) yield unreported;
+  }
+
+  /** Adds a kept batch to the write buffer (written out when full). */
+  private write(dest: LogSegment, batch: Buffer, lastOffset: number): void {
+    if (this.writeLength + batch.length > this.writeBuffer.length) this.flush(dest);
+    if (batch.length > this.writeBuffer.length) {
+      dest.append(batch, BigInt(lastOffset));
+      return;
+    }
+    batch.copy(this.writeBuffer, this.writeLength);
+    this.writeLength += batch.length;
+    this.writeLastOffset = lastOffset;
+  }
+
+  private flush(dest: LogSegment): void {
+    if (this.writeLength === 0) return;
+    const length = this.writeLength;
+    this.writeLength = 0;
+    dest.append(this.writeBuffer.subarray(0, length), BigInt(this.writeLastOffset));
   }
 
   /**
-   * One batch through Kafka's filter: the bytes to write (the original batch when every record
+   * One batch through Kafka's filter: the bytes to write (the batch itself when every record
    * stays and no delete horizon is due, else a rebuilt one, possibly empty), or null to drop it.
+   * The records are walked to decide; only a batch that loses records or gets a delete horizon
+   * is decoded and encoded again.
    */
   private filterBatch(
     log: Log,
-    h: BatchHeader,
-    bytes: Buffer,
+    batch: Buffer,
     currentMs: number,
-    upperBound: bigint,
-    activeProducerLastOffsets: ReadonlyMap<bigint, bigint>,
+    upperBound: number,
+    activeProducerLastOffsets: ReadonlyMap<bigint, number>,
     stats: CleanerStats,
   ): Buffer | null {
-    const last = lastOffset(h);
-    // Batches with a producer's last sequence stay (at least empty) so its state survives; so does
-    // the last batch of the cleaning round, which keeps the log's last offset.
-    const retainEmpty =
-      (hasProducerId(h) && activeProducerLastOffsets.get(h.producerId) === last) || last + 1n === upperBound;
-    if (isControl(h.attributes)) {
-      stats.messagesRead += h.recordsCount;
-      stats.messagesWritten += h.recordsCount;
-      return Buffer.from(bytes);
+    const attributes = attributesOf(batch);
+    const count = recordsCountOf(batch);
+    if ((attributes & CONTROL_FLAG_MASK) !== 0) {
+      stats.messagesRead += count;
+      stats.messagesWritten += count;
+      return batch;
     }
-    const { records } = decode(bytes, log.name);
-    const horizonSet = hasDeleteHorizon(h.attributes);
-    const retainDeletes = !horizonSet || BigInt(currentMs) < h.baseTimestamp;
-    const retained: KafkaRecord[] = [];
+    const horizonSet = hasDeleteHorizon(attributes);
+    const retainDeletes = !horizonSet || currentMs < Number(batch.readBigInt64BE(BASE_TIMESTAMP_OFFSET));
+    const records = this.walk(log, batch);
+    const keep = this.keepFlags(count);
+    const base = baseOffsetOf(batch);
+    const latest = this.map.latestOffset;
+    const walker = this.walker;
+    let retained = 0;
     let tombstones = false;
-    for (const r of records) {
+    for (let i = 0; this.nextRecord(log); i++) {
       stats.messagesRead++;
-      if (this.shouldRetainRecord(h, r, retainDeletes, stats)) {
-        retained.push(r);
-        if (r.value === null) tombstones = true;
+      // Kafka's shouldRetainRecord: the latest record of its key, and not an expired tombstone.
+      const offset = base + walker.offsetDelta;
+      let stays: boolean;
+      if (offset > latest) stays = true;
+      else if (walker.keyStart < 0) {
+        stats.invalidMessagesRead++;
+        stays = false;
+      } else {
+        const found = this.map.get(records, walker.keyStart, walker.keyEnd);
+        stays = offset >= found && (!walker.valueIsNull || retainDeletes);
+      }
+      keep[i] = stays ? 1 : 0;
+      if (stays) {
+        retained++;
+        if (walker.valueIsNull) tombstones = true;
       }
     }
-    if (retained.length === 0) return retainEmpty ? emptyBatch(h) : null;
-    stats.messagesWritten += retained.length;
+    if (retained === 0) {
+      // Batches with a producer's last sequence stay (empty) so its state survives; so does the
+      // last batch of the cleaning round, which keeps the log's last offset.
+      const last = lastOffsetOf(batch);
+      const producerId = batch.readBigInt64BE(PRODUCER_ID_OFFSET);
+      const retainEmpty =
+        (producerId >= 0n && activeProducerLastOffsets.get(producerId) === last) || last + 1 === upperBound;
+      return retainEmpty ? emptyBatch(readBatchHeader(batch, 0)) : null;
+    }
+    stats.messagesWritten += retained;
     const needToSetDeleteHorizon = tombstones && !horizonSet;
-    if (retained.length === records.length && !needToSetDeleteHorizon) return Buffer.from(bytes);
+    if (retained === count && !needToSetDeleteHorizon) return batch;
+    const h = readBatchHeader(batch, 0);
+    const all = decodeRecords(log, records, count);
+    const kept = all.filter((_, i) => keep[i] === 1);
     const horizon = needToSetDeleteHorizon
       ? BigInt(currentMs + log.config.deleteRetentionMs)
       : horizonSet
         ? h.baseTimestamp
         : null;
-    return rebuildBatch(h, retained, horizon);
+    return rebuildBatch(h, kept, horizon);
   }
 
-  /** Kafka's shouldRetainRecord: the latest record of its key, and not an expired tombstone. */
-  private shouldRetainRecord(
-    h: BatchHeader,
-    r: KafkaRecord,
-    retainDeletes: boolean,
-    stats: CleanerStats,
-  ): boolean {
-    const offset = h.baseOffset + BigInt(r.offsetDelta);
-    if (offset > this.map.latestOffset) return true;
-    if (r.key === null) {
-      stats.invalidMessagesRead++;
-      return false;
-    }
-    const found = this.map.get(r.key);
-    return offset >= found && (r.value !== null || retainDeletes);
+  private keepFlags(count: number): Uint8Array {
+    if (this.keep.length < count) this.keep = new Uint8Array(count);
+    return this.keep;
   }
 }
 
-/** The records' absolute timestamps, as the batch had them (before any delete horizon). */
-function absoluteTimestamps(h: BatchHeader, records: readonly KafkaRecord[]): bigint[] {
-  return records.map((r) => h.baseTimestamp + r.timestampDelta);
+/** A batch the cleaner cannot read: the log's name and the reason. */
+function readError(log: Log, e: unknown): unknown {
+  return e instanceof ProtocolError
+    ? new Error(`${log.name}: cannot read a batch to clean: ${e.message}`)
+    : e;
 }
 
-/**
- * Kafka's buildRetainedRecordsInto: the same batch fields, the kept records with their offset
- * deltas and timestamps, lastOffsetDelta kept (so the producer's last sequence survives), and
- * with a delete horizon the baseTimestamp holds it and the deltas are taken from it.
- */
-function rebuildBatch(h: BatchHeader, retained: readonly KafkaRecord[], horizon: bigint | null): Buffer {
-  const base = h.baseTimestamp;
-  const original = absoluteTimestamps(h, retained);
-  const baseTimestamp = horizon ?? (hasDeleteHorizon(h.attributes) ? base : original[0]!);
-  const logAppendTime = timestampType(h.attributes) === 'LogAppendTime';
-  let maxTimestamp = -1n;
-  for (const t of original) if (t > maxTimestamp) maxTimestamp = t;
-  return encodeBatch({
-    baseOffset: h.baseOffset,
-    partitionLeaderEpoch: h.partitionLeaderEpoch,
-    compression: compressionCodec(h.attributes) as CompressionCodecId,
-    timestampType: timestampType(h.attributes),
-    baseTimestamp,
-    maxTimestamp: logAppendTime ? h.maxTimestamp : maxTimestamp,
-    producerId: h.producerId,
-    producerEpoch: h.producerEpoch,
-    baseSequence: h.baseSequence,
-    isTransactional: (h.attributes & 0x10) !== 0,
-    isControl: false,
-    hasDeleteHorizon: horizon !== null,
-    lastOffsetDelta: h.lastOffsetDelta,
-    records: retained.map((r, i) => ({
-      attributes: r.attributes,
-      timestampDelta: original[i]! - baseTimestamp,
-      offsetDelta: r.offsetDelta,
-      key: r.key,
-      value: r.value,
-      headers: r.headers,
-    })),
-  });
-}
-
-/** Kafka's writeEmptyHeader: the batch's offsets, producer fields and timestamps, no records. */
-function emptyBatch(h: BatchHeader): Buffer {
-  return encodeBatch({
-    baseOffset: h.baseOffset,
-    partitionLeaderEpoch: h.partitionLeaderEpoch,
-    timestampType: timestampType(h.attributes),
-    baseTimestamp: h.maxTimestamp,
-    maxTimestamp: h.maxTimestamp,
-    producerId: h.producerId,
-    producerEpoch: h.producerEpoch,
-    baseSequence: h.baseSequence,
-    isTransactional: (h.attributes & 0x10) !== 0,
-    lastOffsetDelta: h.lastOffsetDelta,
-    records: [],
-  });
+function decodeRecords(log: Log, records: Buffer, count: number): KafkaRecord[] {
+  try {
+    return readRecords(records, count);
+  } catch (e) {
+    throw readError(log, e);
+  }
 }

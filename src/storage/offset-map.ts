@@ -1,24 +1,39 @@
 /**
  * The cleaner's offset map (Kafka's SkimpyOffsetMap): key hash → the latest offset of that key, in
  * one preallocated buffer of `memoryBytes` (log.cleaner.dedupe.buffer.size / log.cleaner.threads),
- * open addressing with Kafka's probe sequence. A key is stored as its 16-byte MD5 only, so two keys
- * that collide share an entry (as in Kafka, with MD5 the chance is negligible). The map never
- * grows: the cleaner stops adding keys at `slots × log.cleaner.io.buffer.load.factor` and cleans
- * only the part of the dirty section it mapped. Owned by one cleaner; single-threaded.
+ * open addressing with Kafka's probe sequence. A key is stored as its 16-byte hash only
+ * (key-hash.ts says why MurmurHash3 rather than Kafka's MD5), so two keys that collide share an
+ * entry; the chance is negligible. The map never grows: the cleaner stops adding keys at
+ * `slots × log.cleaner.io.buffer.load.factor` and cleans only the part of the dirty section it
+ * mapped. Offsets are numbers: the cleaner cleans only logs whose offsets are safe integers
+ * (below 2^53), which it checks once per cleaning. Owned by one cleaner; single-threaded.
  */
-import { hash } from 'node:crypto';
+import { linuxNativeFunction } from '../common/native-addon.js';
+import { KeyHasher } from './key-hash.js';
 
+/** An entry: the hash's four int32 words, then the offset + 1 as a float64 (0: empty slot). */
+const ENTRY_BYTES = 24;
+const ENTRY_WORDS = ENTRY_BYTES / 4;
+const ENTRY_DOUBLES = ENTRY_BYTES / 8;
 const HASH_BYTES = 16;
-const ENTRY_BYTES = HASH_BYTES + 8;
-/** Entries whose positions are remembered, so clearing a sparsely used map is cheap. */
-const TRACKED_POSITIONS = 65_536;
+/** Entries whose slots are remembered, so clearing a sparsely used map is cheap. */
+const TRACKED_SLOTS = 65_536;
+
+function adviseHugePages(): ((memory: ArrayBuffer) => boolean) | null {
+  return linuxNativeFunction('adviseHugePages', 'SKIFF_HUGE_PAGES');
+}
 
 export class OffsetMap {
   readonly slots: number;
-  private readonly bytes: Buffer;
+  /** The slots probed since the last clear: the first `used` of them (see clear). */
+  private used: number;
+  private readonly words: Int32Array;
+  /** The same memory as `words`: entry i's offset + 1 at index 3i + 2. */
+  private readonly offsets: Float64Array;
+  private readonly hasher = new KeyHasher();
   private entries = 0;
-  private lastOffset = -1n;
-  /** Positions of the entries since the last clear, or null once more than TRACKED_POSITIONS. */
+  private lastOffset = -1;
+  /** Slots filled since the last clear, or null once more than TRACKED_SLOTS. */
   private written: number[] | null = [];
   private lookups = 0;
   private probes = 0;
@@ -26,8 +41,15 @@ export class OffsetMap {
   constructor(memoryBytes: number) {
     this.slots = Math.floor(memoryBytes / ENTRY_BYTES);
     if (this.slots < 1) throw new RangeError(`offset map of ${memoryBytes} bytes holds no entry`);
+    this.used = this.slots;
     // Zero pages are mapped lazily by the OS: an unused map costs no resident memory.
-    this.bytes = Buffer.alloc(this.slots * ENTRY_BYTES);
+    const memory = new ArrayBuffer(this.slots * ENTRY_BYTES);
+    // Every lookup lands on a random page of the map: with 4 KiB pages nearly each one misses the
+    // TLB (on a VM a put into the default 128 MiB map took ~4x as long as into a 1 MiB one).
+    // Transparent huge pages, where the system allows them, make the whole map a few TLB entries.
+    adviseHugePages()?.(memory);
+    this.words = new Int32Array(memory);
+    this.offsets = new Float64Array(memory);
   }
 
   get size(): number {
@@ -36,7 +58,7 @@ export class OffsetMap {
 
   /** Bytes of the map's buffer: what it holds in memory at most. */
   get memoryBytes(): number {
-    return this.bytes.length;
+    return this.words.byteLength;
   }
 
   /** Entries over slots (Kafka's "Buffer utilization"). */
@@ -45,7 +67,7 @@ export class OffsetMap {
   }
 
   /** The largest offset put or set by updateLatestOffset, -1 when none. */
-  get latestOffset(): bigint {
+  get latestOffset(): number {
     return this.lastOffset;
   }
 
@@ -54,75 +76,88 @@ export class OffsetMap {
     return this.lookups === 0 ? 0 : (this.probes - this.lookups) / this.lookups;
   }
 
-  put(key: Buffer, offset: bigint): void {
-    const h = hash('md5', key, 'buffer');
-    this.lookups++;
-    for (let attempt = 0; ; attempt++) {
-      this.probes++;
-      const pos = this.positionOf(h, attempt);
-      if (this.isEmpty(pos)) {
-        h.copy(this.bytes, pos);
-        this.bytes.writeBigInt64BE(offset, pos + HASH_BYTES);
-        this.entries++;
-        if (this.written !== null) {
-          if (this.written.length < TRACKED_POSITIONS) this.written.push(pos);
-          else this.written = null;
-        }
-        break;
-      }
-      if (this.bytes.compare(h, 0, HASH_BYTES, pos, pos + HASH_BYTES) === 0) {
-        this.bytes.writeBigInt64BE(offset, pos + HASH_BYTES);
-        break;
+  /** Records `offset` as the latest of the key `b[start..end)`. */
+  put(b: Uint8Array, start: number, end: number, offset: number): void {
+    const slot = this.find(b, start, end);
+    if (this.offsets[slot * ENTRY_DOUBLES + 2] === 0) {
+      const w = slot * ENTRY_WORDS;
+      const h = this.hasher;
+      this.words[w] = h.h1;
+      this.words[w + 1] = h.h2;
+      this.words[w + 2] = h.h3;
+      this.words[w + 3] = h.h4;
+      this.entries++;
+      if (this.written !== null) {
+        if (this.written.length < TRACKED_SLOTS) this.written.push(slot);
+        else this.written = null;
       }
     }
+    this.offsets[slot * ENTRY_DOUBLES + 2] = offset + 1;
     this.lastOffset = offset;
   }
 
-  /** The latest offset of `key`, or -1 when the map has none. */
-  get(key: Buffer): bigint {
-    const h = hash('md5', key, 'buffer');
-    this.lookups++;
-    for (let attempt = 0; ; attempt++) {
-      this.probes++;
-      const pos = this.positionOf(h, attempt);
-      if (this.isEmpty(pos)) return -1n;
-      if (this.bytes.compare(h, 0, HASH_BYTES, pos, pos + HASH_BYTES) === 0) {
-        return this.bytes.readBigInt64BE(pos + HASH_BYTES);
-      }
-    }
+  /** The latest offset of the key `b[start..end)`, or -1 when the map has none. */
+  get(b: Uint8Array, start: number, end: number): number {
+    return this.offsets[this.find(b, start, end) * ENTRY_DOUBLES + 2]! - 1;
   }
 
   /** Moves latestOffset to `offset` (the last offset of a batch, or of a segment's offset range). */
-  updateLatestOffset(offset: bigint): void {
+  updateLatestOffset(offset: number): void {
     this.lastOffset = offset;
   }
 
-  clear(): void {
-    if (this.written === null) this.bytes.fill(0);
-    else for (const pos of this.written) this.bytes.fill(0, pos, pos + ENTRY_BYTES);
+  /**
+   * Empties the map for a cleaning that will put at most `maxKeys` distinct keys (the offsets of
+   * its dirty section): it then probes only the first 2 × maxKeys slots (all of them when that is
+   * more), so a small dirty section touches a small part of the map, and at most half of those
+   * slots ever fill. Which keys fit is unchanged: the cleaner's limit is on the whole map.
+   */
+  clear(maxKeys = Number.POSITIVE_INFINITY): void {
+    this.used = Math.max(1, Math.min(this.slots, 2 * maxKeys));
+    if (this.written === null) this.words.fill(0);
+    else for (const slot of this.written) this.words.fill(0, slot * ENTRY_WORDS, (slot + 1) * ENTRY_WORDS);
     this.written = [];
     this.entries = 0;
-    this.lastOffset = -1n;
+    this.lastOffset = -1;
     this.lookups = 0;
     this.probes = 0;
   }
 
-  /**
-   * Kafka's probe sequence: the first attempts read successive int32 windows of the hash, later
-   * ones step linearly from the last window.
-   */
-  private positionOf(h: Buffer, attempt: number): number {
-    const probe =
-      (h.readInt32BE(Math.min(attempt, HASH_BYTES - 4)) + Math.max(0, attempt - HASH_BYTES + 4)) | 0;
-    // Kafka's Utils.abs: Integer.MIN_VALUE maps to 0.
-    const abs = probe === -0x80000000 ? 0 : Math.abs(probe);
-    return (abs % this.slots) * ENTRY_BYTES;
+  /** The slot holding the key's hash, or the empty slot where it would go. */
+  private find(b: Uint8Array, start: number, end: number): number {
+    const h = this.hasher;
+    h.hash(b, start, end);
+    this.lookups++;
+    for (let attempt = 0; ; attempt++) {
+      this.probes++;
+      const slot = this.slotOf(attempt);
+      if (this.offsets[slot * ENTRY_DOUBLES + 2] === 0) return slot;
+      const w = slot * ENTRY_WORDS;
+      const words = this.words;
+      if (words[w] === h.h1 && words[w + 1] === h.h2 && words[w + 2] === h.h3 && words[w + 3] === h.h4)
+        return slot;
+    }
   }
 
-  /** An entry of 24 zero bytes is empty (an MD5 of all zeros with offset 0 is not a concern). */
-  private isEmpty(pos: number): boolean {
-    const b = this.bytes;
-    for (let i = pos; i < pos + ENTRY_BYTES; i += 4) if (b.readInt32BE(i) !== 0) return false;
-    return true;
+  /**
+   * Kafka's probe sequence: the first attempts read successive big-endian int32 windows of the
+   * hash's 16 bytes (h1..h4 as big-endian words), later ones step linearly from the last window.
+   */
+  private slotOf(attempt: number): number {
+    const h = this.hasher;
+    let probe: number;
+    if (attempt === 0) probe = h.h1;
+    else {
+      const at = Math.min(attempt, HASH_BYTES - 4);
+      const word = at >> 2;
+      const shift = (at & 3) * 8;
+      const hi = word === 0 ? h.h1 : word === 1 ? h.h2 : word === 2 ? h.h3 : h.h4;
+      const lo = word === 0 ? h.h2 : word === 1 ? h.h3 : h.h4;
+      probe = shift === 0 ? hi : (hi << shift) | (lo >>> (32 - shift));
+      probe = (probe + Math.max(0, attempt - HASH_BYTES + 4)) | 0;
+    }
+    // Kafka's Utils.abs: Integer.MIN_VALUE maps to 0.
+    const abs = probe === -0x80000000 ? 0 : Math.abs(probe);
+    return abs % this.used;
   }
 }

@@ -116,15 +116,33 @@ function latest(
 test('offset map: latest offset per key, Kafka probe sequence, clear', () => {
   const map = new OffsetMap(24 * 100);
   assert.equal(map.slots, 100);
-  for (let i = 0; i < 90; i++) map.put(Buffer.from(`k${i % 30}`), BigInt(i));
+  assert.equal(map.memoryBytes, 2400);
+  const key = (k: string): [Buffer, number, number] => {
+    // The key inside a larger buffer, as the cleaner hashes it from its read buffer.
+    const b = Buffer.from(`xx${k}yy`);
+    return [b, 2, 2 + k.length];
+  };
+  for (let i = 0; i < 90; i++) map.put(...key(`k${i % 30}`), i);
   assert.equal(map.size, 30);
-  assert.equal(map.get(Buffer.from('k5')), 65n);
-  assert.equal(map.get(Buffer.from('nope')), -1n);
-  assert.equal(map.latestOffset, 89n);
+  assert.equal(map.get(...key('k5')), 65);
+  assert.equal(map.get(...key('nope')), -1);
+  assert.equal(map.latestOffset, 89);
+  // 30 keys in 100 slots probe a little: every one is still found.
+  for (let k = 0; k < 30; k++) assert.equal(map.get(...key(`k${k}`)), 60 + k);
+  // Filled to the last slot, the probe sequence still finds a place for every distinct key.
+  const full = new OffsetMap(24 * 7);
+  for (let i = 0; i < 7; i++) full.put(...key(`f${i}`), i);
+  assert.equal(full.size, 7);
+  for (let i = 0; i < 7; i++) assert.equal(full.get(...key(`f${i}`)), i);
   map.clear();
   assert.equal(map.size, 0);
-  assert.equal(map.get(Buffer.from('k5')), -1n);
-  assert.equal(map.latestOffset, -1n);
+  assert.equal(map.get(...key('k5')), -1);
+  assert.equal(map.latestOffset, -1);
+  // Cleared for at most 20 keys, it probes 40 slots: 20 keys all fit and are found.
+  map.clear(20);
+  for (let i = 0; i < 20; i++) map.put(...key(`s${i}`), i);
+  for (let i = 0; i < 20; i++) assert.equal(map.get(...key(`s${i}`)), i);
+  assert.equal(map.get(...key('k5')), -1);
 });
 
 test('cleaning keeps the latest record per key outside the active segment; offsets as written', () => {
@@ -176,6 +194,55 @@ test('cleaning keeps the latest record per key outside the active segment; offse
     const reopened = openLog(dir, ctx, COMPACT, false);
     assert.deepEqual(readAll(reopened), records);
     reopened.close();
+  } finally {
+    cleanup();
+  }
+});
+
+test('compressed batches are walked decompressed and rewritten with their codec', () => {
+  const { dir, cleanup } = tempDir();
+  const ctx = testContext();
+  try {
+    const log = openLog(dir, ctx, COMPACT);
+    const codecs = [0, 1, 2, 3, 4] as const;
+    for (let i = 0; i < 3000; i += 10) {
+      log.appendAsLeader(
+        encodeBatch({
+          compression: codecs[(i / 10) % codecs.length],
+          baseTimestamp: 1_700_000_000_000n,
+          records: Array.from({ length: 10 }, (_, j) => ({
+            key: Buffer.from(`k${(i + j) % 40}`),
+            value: Buffer.from(`v${i + j}`.padEnd(100, '.')),
+          })),
+        }),
+        0,
+      );
+    }
+    log.updateHighWatermark(log.logEndOffset);
+    cleanOnce(log, ctx, dir);
+    const records = readAll(log);
+    const outside = records.filter((r) => !r.active);
+    assert.equal(new Set(outside.map((r) => r.key)).size, outside.length);
+    const byKey = new Map<string, string | null>();
+    for (const r of records) byKey.set(r.key, r.value);
+    for (let k = 0; k < 40; k++) {
+      const i = 2960 + ((k - (2960 % 40) + 40) % 40);
+      assert.equal(byKey.get(`k${k}`), `v${i}`.padEnd(100, '.'));
+    }
+    for (const r of records) assert.equal(r.value, `v${r.offset}`.padEnd(100, '.'));
+    // A rewritten batch keeps its codec (the batch at base offset i was written with codec i/10 % 5).
+    let compressed = 0;
+    for (const s of log.local.segments.values()) {
+      const buf = Buffer.alloc(s.size);
+      s.reader(s.size).view(0, s.size).copy(buf);
+      for (const e of batchesIn(buf)) {
+        const codec = buf.readInt16BE(e.pos + 21) & 7;
+        assert.equal(codec, codecs[Number(buf.readBigInt64BE(e.pos) / 10n) % codecs.length]);
+        if (codec !== 0) compressed++;
+      }
+    }
+    assert.ok(compressed > 0);
+    log.close();
   } finally {
     cleanup();
   }
@@ -253,11 +320,7 @@ test('the offset map bounds a cleaning: a small map cleans part of the dirty sec
       cleanableRatio: 1,
       needCompactionNow: false,
     };
-    const steps = cleaner.clean(
-      ltc,
-      () => ctx.clock.nowMs(),
-      () => {},
-    );
+    const steps = cleaner.clean(ltc, () => ctx.clock.nowMs());
     let r = steps.next();
     while (!r.done) r = steps.next();
     assert.ok(map.size <= 900, `map holds ${map.size} entries`);
