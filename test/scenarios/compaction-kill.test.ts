@@ -26,14 +26,14 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Kafka, logLevel, type Producer } from 'kafkajs';
-import { processesMentioning } from '../support/processes.js';
 import {
   type Acked,
   assertReplicaIntact,
   cleanedUpToActive,
   cleaningLeftovers,
   stableSegments,
-} from './compacted-log.js';
+} from '../support/compacted-log.js';
+import { processesMentioning } from '../support/processes.js';
 import { ScenarioCluster, waitUntil } from './harness.js';
 
 const TOPIC = 'compacted-kill';
