@@ -22,7 +22,7 @@ import { StoreError } from '../metadata/store.js';
 import type { Metrics } from '../metrics/registry.js';
 import type { CliIo } from './cli.js';
 import { commandInfo } from './commands.js';
-import { runTool, type ToolDef, UsageError } from './tools/common.js';
+import { runTool, TORN_TAIL_NOTES, type ToolDef, UsageError } from './tools/common.js';
 
 export const BROKER: ToolDef = {
   ...commandInfo('broker'),
@@ -42,6 +42,8 @@ export const BROKER: ToolDef = {
     'a cluster of one (its metadata store in the first log dir).',
     'http.listeners=http://127.0.0.1:PORT serves Prometheus metrics at /metrics (none by default; an',
     'empty host binds loopback); http.auth.token=T then asks for Authorization: Bearer T or ?token=T.',
+    '',
+    ...TORN_TAIL_NOTES,
   ],
 };
 /** How long a stopping broker waits for its etcd client to close. */

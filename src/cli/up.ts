@@ -14,7 +14,7 @@ import { serveDashboard } from '../dashboard/index.js';
 import { parseProperties } from '../metadata/properties.js';
 import type { CliIo } from './cli.js';
 import { commandInfo } from './commands.js';
-import { intFlag, runTool, type ToolDef } from './tools/common.js';
+import { intFlag, runTool, TORN_TAIL_NOTES, type ToolDef } from './tools/common.js';
 
 export const DEFAULT_DATA_DIR = '.skiff';
 /** Signals closer than this to the first one are duplicates of it. */
@@ -50,7 +50,11 @@ export const UP: ToolDef = {
       help: "server.properties applied to every broker (the port in 'listeners' is replaced)",
     },
   ],
-  notes: ['Control it from another shell: skiff cluster status|stop <id> [--kill]|start <id> --data-dir DIR'],
+  notes: [
+    'Control it from another shell: skiff cluster status|stop <id> [--kill]|start <id> --data-dir DIR',
+    '',
+    ...TORN_TAIL_NOTES,
+  ],
 };
 
 export function runUp(args: string[], io: CliIo): Promise<number> {

@@ -86,6 +86,15 @@ export interface ToolDef {
   readonly usageOnError?: boolean;
 }
 
+/** The --help notes of the commands that run brokers (skiff broker, skiff up): how Skiff loads a torn log. */
+export const TORN_TAIL_NOTES: readonly string[] = [
+  'Unlike Kafka: a torn or corrupt tail found when a log is loaded is cut off the .log file itself',
+  '(the file ends at the last valid batch), and the active segment is checked after a clean',
+  'shutdown too. Kafka checks only after an unclean one and may leave such bytes in the file (seed',
+  "14.3: a follower's file 372376 bytes, the leader's 356664). Why: replicas stay byte-identical and",
+  'no tool or fetch ever reads the torn bytes as data.',
+];
+
 export function helpLines(def: ToolDef): string[] {
   const lines = [...def.usage, '', 'Options:'];
   for (const f of def.flags) {

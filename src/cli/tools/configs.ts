@@ -49,6 +49,10 @@ export const CONFIGS: ToolDef = {
     "visible. Kafka's admin client sends a broker's request to that broker and times out while it is",
     'down; an operator preparing a restart (e.g. its follower throttle) needs the answer then.',
     '--alter of a stopped broker is stored likewise, for it to apply when it starts.',
+    '',
+    'replica.lag.time.max.ms is a dynamic broker config in Skiff (per broker or --entity-default),',
+    'applied at once; in Kafka it is read-only, changed by a rolling restart. Why: tuning when a',
+    'follower leaves the ISR while investigating one should not need restarting the brokers.',
   ],
 };
 

@@ -26,7 +26,8 @@ export const DUMP_LOG: ToolDef = {
   ],
   notes: [
     'Unlike Kafka, an invalid or torn batch does not end the listing: the bytes up to the next batch',
-    'whose CRC verifies are reported as one invalid region, with their byte range.',
+    'whose CRC verifies are reported as one invalid region, with their byte range. Why: a segment is',
+    "dumped to see the damage and what follows it; Kafka's tool stops at the first bad batch.",
   ],
 };
 

@@ -23,7 +23,9 @@ export const LOG_DIRS: ToolDef = {
   notes: [
     "offsetLag is Skiff's: the leader's LEO minus the replica's LEO, for every replica in the ISR or",
     'not (Kafka reports max(HW - LEO, 0) of the same log: 0 for a lagging follower); -1 while a',
-    'follower has not heard from a leader yet (just started, or its leader is offline).',
+    'follower has not heard from a leader yet (just started, or its leader is offline). Why: an',
+    'operator deciding whether a follower may be stopped, or how far a restarted one is behind,',
+    "needs its real distance; Kafka's 0 hid a follower ~100 MiB behind (seed 13.3).",
   ],
 };
 

@@ -66,7 +66,8 @@ export const REPLICA_VERIFICATION: ToolDef = {
     'compares only what is written after the start, which for a tool that stops at the start HW is',
     "nothing. The checksum compared is the CRC-32C of the batch bytes each replica serves (Kafka's",
     'tool compares the CRC field stored in the batch, blind to a corrupted payload); for an intact',
-    'batch the two are the same number.',
+    "batch the two are the same number. Why: Kafka's tool runs until it is killed and never says",
+    'that the replicas agree; an answer and an exit code make the check scriptable.',
   ],
 };
 
