@@ -27,6 +27,7 @@ import { LogManager } from '../storage/log-manager.js';
 import { AlterLogDirsManager } from './alter-log-dirs.js';
 import { BrokerMetrics } from './broker-metrics.js';
 import { registerCleanerMetrics } from './cleaner-metrics.js';
+import { ClientQuotas } from './client-quota-manager.js';
 import { type BrokerConfig, cleanerConfigOf } from './config.js';
 import { applyDynamicConfigs, effectiveLogConfig, minInsyncReplicasOf } from './dynamic-config.js';
 import { FetchSessionCache } from './fetch-session.js';
@@ -64,6 +65,8 @@ export interface BrokerDeps {
    * serves it). Absent: no metrics are kept, not even the hot-path counters.
    */
   readonly metrics?: Metrics;
+  /** A monotonic clock with sub-millisecond resolution (the request quota's measure); absent: `clock`. */
+  readonly monotonicMs?: () => number;
 }
 
 function statfsSpace(dir: string): { totalBytes: bigint; usableBytes: bigint } {
@@ -81,6 +84,8 @@ export class Broker {
   readonly replication: ReplicationManager;
   /** Replica moves between this broker's log dirs (AlterReplicaLogDirs). */
   readonly alterLogDirs: AlterLogDirsManager;
+  /** Client quotas, enforced on Produce, consumer Fetch and request handling time. */
+  readonly clientQuotas: ClientQuotas;
   private readonly replicaTransport: BrokerReplicaTransport;
   private readonly server: SocketServer;
   private unsubscribe: (() => void) | null = null;
@@ -137,6 +142,13 @@ export class Broker {
     // gave before (unless it issued more than 1024 ids per millisecond of uptime), and the node id
     // in the low bits, so brokers of one cluster never collide.
     this.producerIdBase = (BigInt(clock.nowMs()) << 20n) + BigInt(config.nodeId % 1024);
+    this.clientQuotas = new ClientQuotas(
+      {
+        samples: this.intConfig('quota.window.num'),
+        sampleMs: this.intConfig('quota.window.size.seconds') * 1000,
+      },
+      () => metadata.image().clientQuotas,
+    );
     const services: BrokerServices = {
       config,
       clock,
@@ -154,6 +166,7 @@ export class Broker {
       diskSpace: deps.diskSpace ?? statfsSpace,
       events,
       ...(deps.metrics && { metrics: new BrokerMetrics(deps.metrics) }),
+      clientQuotas: this.clientQuotas,
     };
     this.groups =
       deps.groupApi === undefined
@@ -169,6 +182,7 @@ export class Broker {
     this.router = new RequestRouter(
       services,
       deps.groupApi === undefined ? this.groups!.coordinator : deps.groupApi,
+      deps.monotonicMs ?? deps.metrics?.monotonicMs,
     );
     this.server = new SocketServer(
       {
@@ -192,6 +206,7 @@ export class Broker {
         replicaManager: this.replicaManager,
         logManager: this.logManager,
         connections: () => ({ open: this.server.connectionCount, rejected: this.server.rejectedConnections }),
+        clientQuotas: this.clientQuotas,
       });
       const cleaner = this.logManager.cleaner;
       if (cleaner !== null)

@@ -6,6 +6,7 @@ import type { ClusterMetadata } from '../metadata/cluster-metadata.js';
 import type { ConnectionInfo } from '../network/request-handler.js';
 import type { AlterLogDirsManager } from './alter-log-dirs.js';
 import type { BrokerMetrics } from './broker-metrics.js';
+import type { ClientQuotas } from './client-quota-manager.js';
 import type { BrokerConfig } from './config.js';
 import type { FetchSessionCache } from './fetch-session.js';
 import type { ReplicaManager } from './replica-manager.js';
@@ -22,6 +23,15 @@ export interface RequestContext {
    * it only once everything that must precede the next request has happened.
    */
   readonly releaseConnection: () => void;
+  /** The request's size as Kafka's request.sizeInBytes: header and body, without the size prefix. */
+  readonly sizeBytes: number;
+  /**
+   * Marks the end of the request's own work (Kafka's apiLocalCompleteTimeNanos): what follows is
+   * waiting in purgatory, which the request quota does not count. Later calls change nothing.
+   */
+  readonly localComplete: () => void;
+  /** Milliseconds spent handling the request so far, up to localComplete (the request quota's measure). */
+  readonly handlingMs: () => number;
 }
 
 /** What every handler module may use: the broker's services, injected by the composition root. */
@@ -43,4 +53,6 @@ export interface BrokerServices {
   readonly events?: EventJournal;
   /** The request and topic metrics; absent when the broker keeps none. */
   readonly metrics?: BrokerMetrics;
+  /** Client quotas (produce, fetch, request); absent in bare tests, where nothing is throttled. */
+  readonly clientQuotas?: ClientQuotas;
 }

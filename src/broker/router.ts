@@ -89,11 +89,18 @@ function groupHandler(g: GroupApi, apiKey: number): Handler {
 
 export class RequestRouter implements RequestHandler {
   private readonly routes = new Map<number, Route>();
+  private readonly services: BrokerServices;
   private readonly apiKeys: ApiVersion[];
   /** Replica fetches are their own request kind in Kafka's metrics (FetchFollower). */
   private readonly followerFetchMetrics: ApiMetrics | null;
 
-  constructor(b: BrokerServices, groupApi: GroupApi | null) {
+  constructor(
+    b: BrokerServices,
+    groupApi: GroupApi | null,
+    /** A monotonic clock with sub-millisecond resolution: the request quota's measure of handling time. */
+    private readonly monotonicMs: () => number = () => b.clock.nowMs(),
+  ) {
+    this.services = b;
     const metricsOf = (apiKey: number): ApiMetrics | null => {
       const name = API_MESSAGES.get(apiKey)!.name;
       return b.metrics?.api(apiKey === ApiKey.Fetch ? 'FetchConsumer' : name) ?? null;
@@ -198,7 +205,9 @@ export class RequestRouter implements RequestHandler {
         `unsupported version ${apiVersion} of ${name} (supported ${route.versions.min}-${route.versions.max})`,
       );
     }
+    const handlingStartMs = this.monotonicMs();
     const decoded = api.request.decode(body, apiVersion);
+    let localMs: number | null = null;
     const ctx: RequestContext = {
       apiKey,
       apiVersion,
@@ -206,9 +215,14 @@ export class RequestRouter implements RequestHandler {
       clientId: header.clientId,
       connection,
       releaseConnection: release,
+      sizeBytes: frame.length,
+      localComplete: () => {
+        localMs ??= this.monotonicMs() - handlingStartMs;
+      },
+      handlingMs: () => localMs ?? this.monotonicMs() - handlingStartMs,
     };
-    const metrics =
-      apiKey === ApiKey.Fetch && isReplicaFetch(decoded) ? this.followerFetchMetrics : route.metrics;
+    const replicaFetch = apiKey === ApiKey.Fetch && isReplicaFetch(decoded);
+    const metrics = replicaFetch ? this.followerFetchMetrics : route.metrics;
     const startedMs = metrics?.start() ?? 0;
     let response: unknown;
     try {
@@ -217,6 +231,10 @@ export class RequestRouter implements RequestHandler {
       metrics?.done(startedMs, response);
     }
     if (response === null) return null;
+    // Produce and Fetch weigh the request quota beside their byte quotas themselves; a follower's
+    // Fetch is exempt, as in Kafka (no other API Skiff serves is a cluster action).
+    if (apiKey !== ApiKey.Produce && apiKey !== ApiKey.Fetch)
+      requestQuotaThrottle(this.services, ctx, response);
     return encodeResponse(
       header.correlationId,
       apiKey,
@@ -225,6 +243,22 @@ export class RequestRouter implements RequestHandler {
       response,
     );
   }
+}
+
+/**
+ * Kafka's RequestHandlerHelper.sendResponseMaybeThrottle: the request's handling time is recorded
+ * against its client's request_percentage; over it, the response carries the throttle time and
+ * the connection is muted for it.
+ */
+function requestQuotaThrottle(b: BrokerServices, ctx: RequestContext, response: unknown): void {
+  const quotas = b.clientQuotas;
+  if (!quotas?.request.enabled) return;
+  const nowMs = b.clock.nowMs();
+  const ms = quotas.recordRequestTime(ctx, ctx.handlingMs(), nowMs);
+  if (ms <= 0) return;
+  const r = response as { throttleTimeMs?: number };
+  if (typeof r.throttleTimeMs === 'number') r.throttleTimeMs = Math.max(r.throttleTimeMs, ms);
+  quotas.throttle(quotas.request, ctx, ms, nowMs);
 }
 
 /** A Fetch from a follower (replica id ≥ 0: in the body before v15, in ReplicaState from v15). */

@@ -9,6 +9,7 @@
  * Registered once by the Broker on its registry.
  */
 import type { Clock } from '../common/clock.js';
+import { LIMITS } from '../common/limits.js';
 import type { Registry } from '../metrics/registry.js';
 import { type Emit, PerScrape, registerScrapeFamily } from '../metrics/scrape-family.js';
 import { type LabelSet, LabelSets, registerTextFamily } from '../metrics/text-family.js';
@@ -17,6 +18,7 @@ import type { Partition } from '../replication/partition.js';
 import type { ObservedReplicationRate } from '../replication/quota.js';
 import type { Log } from '../storage/log.js';
 import type { LogManager } from '../storage/log-manager.js';
+import type { ClientQuotaManager, ClientQuotas, QuotaEntityReading } from './client-quota-manager.js';
 import { replicaViews } from './handlers/skiff-replication.js';
 import type { ReplicaManager } from './replica-manager.js';
 
@@ -27,6 +29,8 @@ export interface BrokerStateView {
   readonly logManager: LogManager;
   /** Open client and replica connections, and sockets refused at max.connections since start. */
   connections(): { readonly open: number; readonly rejected: number };
+  /** The client quota managers (absent: no client quota families). */
+  readonly clientQuotas?: ClientQuotas;
 }
 
 interface PartitionCounts {
@@ -306,6 +310,63 @@ function registerServerFamilies(registry: Registry, v: BrokerStateView): void {
   );
 }
 
+/**
+ * Kafka's per-entity quota metrics (groups Produce, Fetch, Request: byte-rate, request-time,
+ * throttle-time), for the entities metered within the last quota window — at most
+ * LIMITS.clientQuotaMetricEntities per quota type, the busiest, so client ids cannot grow the
+ * label sets without bound. `user` and `client_id` are the entity's tags ('' where the quota level
+ * leaves them out, as in Kafka).
+ */
+function registerClientQuotaFamilies(registry: Registry, v: BrokerStateView, quotas: ClientQuotas): void {
+  const managers = [quotas.produce, quotas.fetch, quotas.request];
+  const readings = new PerScrape(() => {
+    const nowMs = v.clock.nowMs();
+    return managers.map((m) => ({
+      m,
+      rows: m.enabled ? m.readings(nowMs, LIMITS.clientQuotaMetricEntities) : [],
+    }));
+  });
+  const family = (
+    name: string,
+    help: string,
+    include: (m: ClientQuotaManager) => boolean,
+    value: (r: QuotaEntityReading) => number | null,
+  ): void =>
+    registerScrapeFamily(registry, name, help, 'gauge', (emit) => {
+      for (const { m, rows } of readings.get()) {
+        if (!include(m)) continue;
+        for (const r of rows) {
+          const x = value(r);
+          if (x !== null) emit({ quota_type: m.type, user: r.user, client_id: r.clientId }, x);
+        }
+      }
+    });
+  family(
+    'skiff_client_quota_byte_rate',
+    "Bytes/s an entity produced (quota_type produce) or consumers fetched (fetch) over the quota window (Kafka's byte-rate)",
+    (m) => m.type !== 'request',
+    (r) => r.value,
+  );
+  family(
+    'skiff_client_quota_request_time_percent',
+    "Percent of one thread an entity's requests took to handle over the quota window (Kafka's request-time)",
+    (m) => m.type === 'request',
+    (r) => r.value,
+  );
+  family(
+    'skiff_client_quota_throttle_time_ms',
+    "Mean throttle time of an entity's throttled responses over the last minute (Kafka's throttle-time)",
+    () => true,
+    (r) => r.throttleTimeMs,
+  );
+  family(
+    'skiff_client_quota_limit',
+    'The quota applied to the entity: producer_byte_rate, consumer_byte_rate or request_percentage',
+    () => true,
+    (r) => r.limit,
+  );
+}
+
 /** Registers every scrape-time family of one broker. */
 export function registerBrokerStateMetrics(registry: Registry, v: BrokerStateView): void {
   registerPartitionCounts(registry, v);
@@ -313,4 +374,5 @@ export function registerBrokerStateMetrics(registry: Registry, v: BrokerStateVie
   registerLogFamilies(registry, v);
   registerReplicationFamilies(registry, v);
   registerServerFamilies(registry, v);
+  if (v.clientQuotas) registerClientQuotaFamilies(registry, v, v.clientQuotas);
 }

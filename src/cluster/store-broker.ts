@@ -53,6 +53,8 @@ export interface StoreBrokerDeps {
    * `http.listeners` is refused (there would be nothing to serve).
    */
   readonly metrics?: Metrics;
+  /** A monotonic clock with sub-millisecond resolution (the request quota's measure); absent: `clock`. */
+  readonly monotonicMs?: () => number;
 }
 
 /**
@@ -60,8 +62,12 @@ export interface StoreBrokerDeps {
  * (checkpoints written in the background) and crypto randomness. The composition roots of `skiff
  * broker` and of `skiff up`'s children take these, so both run on the same real parts.
  */
-export function processBrokerDeps(): Pick<StoreBrokerDeps, 'scheduler' | 'fs' | 'randomBytes' | 'randomInt'> {
+export function processBrokerDeps(): Pick<
+  StoreBrokerDeps,
+  'scheduler' | 'fs' | 'randomBytes' | 'randomInt' | 'monotonicMs'
+> {
   return {
+    monotonicMs: () => performance.now(),
     scheduler: new TimerScheduler(),
     fs: new NodeFileSystem({ backgroundWrites: true }),
     randomBytes,
@@ -173,6 +179,7 @@ export class StoreBroker {
       logger,
       randomBytes: deps.randomBytes,
       ...(deps.metrics && { metrics: deps.metrics }),
+      ...(deps.monotonicMs && { monotonicMs: deps.monotonicMs }),
     });
     const controller = new Controller({
       store,

@@ -43,4 +43,8 @@ export const LIMITS = Object.freeze({
   groupMaxSize: 1_000,
   /** Connections when max.connections is not set (Kafka's default is Integer.MAX_VALUE): each costs buffers and a socket, and one runaway client must not exhaust the process. */
   connections: 10_000,
+  /** Client quota entities metered at once per quota type (each a Rate); beyond, the longest idle is dropped. */
+  clientQuotaSensors: 10_000,
+  /** Client quota entities per quota type in the metrics, the busiest of the last quota window. */
+  clientQuotaMetricEntities: 100,
 });

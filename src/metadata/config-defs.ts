@@ -464,6 +464,8 @@ export const BROKER_CONFIGS: readonly ConfigDef[] = [
     'Bytes/s for moving replicas between log dirs.',
     { min: 0 },
   ),
+  broker('quota.window.num', 'int', '11', 'Samples kept for client quotas.', { min: 1 }),
+  broker('quota.window.size.seconds', 'int', '1', 'Time span of each client quota sample.', { min: 1 }),
   broker('replication.quota.window.num', 'int', '11', 'Samples kept for replication quotas.', { min: 1 }),
   broker('replication.quota.window.size.seconds', 'int', '1', 'Time span of each replication quota sample.', {
     min: 1,

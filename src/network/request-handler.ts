@@ -17,6 +17,12 @@ export interface ConnectionInfo {
    * for (storage/file-region.ts); absent or false: responses must hold their bytes.
    */
   readonly sendsFileRegions?: boolean;
+  /**
+   * Mutes the connection for `ms` from now (Kafka's throttled channel, KIP-219): responses are
+   * still written as they are due, but no further request is read or started until then. Absent
+   * on connections that cannot be muted (a simulated one).
+   */
+  throttle?(ms: number): void;
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { Socket } from 'node:net';
 import type { Clock } from '../common/clock.js';
 import type { Logger } from '../common/logger.js';
+import type { Scheduler } from '../common/scheduler.js';
 import { type FramePool, FrameReader } from '../protocol/framing.js';
 import { ProtocolError } from '../protocol/protocol-error.js';
 import { checkRegion, readRegion, regionOf, sendRegion, zeroCopyAvailable } from '../storage/file-region.js';
@@ -46,6 +47,10 @@ export class ServerConnection implements ConnectionInfo {
   private heldBytes = 0;
   private waitingForDrain = false;
   private paused = false;
+  /** Throttled (a client quota was violated): nothing is read or started until the timer ends it. */
+  private muted = false;
+  private mutedUntilMs = 0;
+  private cancelUnmute: (() => void) | null = null;
   private closedFlag = false;
   private lastActiveMs: number;
   private readonly closeListeners = new Set<() => void>();
@@ -58,6 +63,7 @@ export class ServerConnection implements ConnectionInfo {
     private readonly handler: RequestHandler,
     private readonly limits: ServerConnectionLimits,
     private readonly clock: Clock,
+    private readonly scheduler: Scheduler,
     private readonly logger: Logger,
     private readonly onClose: (conn: ServerConnection) => void,
     // Frames spanning socket reads are assembled here and given back once handled: a handler must
@@ -134,10 +140,38 @@ export class ServerConnection implements ConnectionInfo {
     this.pump();
   }
 
-  // Reading stops when the queue is full or responses are not being read; resumes when neither.
+  /**
+   * Mutes the connection for `ms` (Kafka's ThrottledChannel, KIP-219): responses of requests
+   * already taken are still written when due, but no further request is read or started until the
+   * throttle ends. A longer throttle extends a running one; a shorter one changes nothing.
+   */
+  throttle(ms: number): void {
+    if (this.closedFlag || !(ms > 0)) return;
+    const untilMs = this.clock.nowMs() + ms;
+    if (this.muted && untilMs <= this.mutedUntilMs) return;
+    this.muted = true;
+    this.mutedUntilMs = untilMs;
+    this.cancelUnmute?.();
+    this.cancelUnmute = this.scheduler.schedule(`unmute ${this.id}`, ms, () => {
+      this.cancelUnmute = null;
+      this.muted = false;
+      this.updateReading();
+      this.pump();
+    });
+    this.updateReading();
+  }
+
+  /** Muted by a client quota now. */
+  get throttled(): boolean {
+    return this.muted;
+  }
+
+  // Reading stops when the queue is full, responses are not being read or the connection is
+  // throttled; resumes when none of these holds.
   private updateReading(): void {
     if (this.closedFlag) return;
     const stop =
+      this.muted ||
       this.queue.length >= this.limits.maxQueuedRequests ||
       this.queuedBytes + this.heldBytes >= this.limits.maxQueuedBytes ||
       this.waitingForDrain;
@@ -151,7 +185,7 @@ export class ServerConnection implements ConnectionInfo {
   }
 
   private pump(): void {
-    if (this.processing || this.waitingForDrain || this.closedFlag) return;
+    if (this.processing || this.waitingForDrain || this.muted || this.closedFlag) return;
     if (this.inFlight.length >= this.limits.maxQueuedRequests) return;
     const next = this.queue[0];
     if (next === undefined) return;
@@ -280,6 +314,8 @@ export class ServerConnection implements ConnectionInfo {
   close(reason: string | null): void {
     if (this.closedFlag) return;
     this.closedFlag = true;
+    this.cancelUnmute?.();
+    this.cancelUnmute = null;
     this.queue.length = 0;
     this.queuedBytes = 0;
     this.inFlight.length = 0;

@@ -111,6 +111,7 @@ export class SocketServer {
         maxQueuedBytes: this.config.maxQueuedBytesPerConnection,
       },
       this.clock,
+      this.scheduler,
       this.logger,
       (c) => this.connections.delete(c),
       this.framePool,

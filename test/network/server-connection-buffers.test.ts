@@ -4,6 +4,7 @@ import { Duplex } from 'node:stream';
 import { describe, it } from 'node:test';
 import { ManualClock } from '../../src/common/clock.js';
 import { silentLogger } from '../../src/common/logger.js';
+import { ManualScheduler } from '../../src/common/scheduler.js';
 import { ServerConnection } from '../../src/network/server-connection.js';
 import { readBuffers } from '../../src/storage/read-buffers.js';
 
@@ -47,6 +48,7 @@ describe('server connection and read buffers', () => {
       { handle: async () => [header, pooled] },
       { maxFrameBytes: 1 << 20, maxQueuedRequests: 10, maxQueuedBytes: 1 << 20 },
       new ManualClock(0),
+      new ManualScheduler(new ManualClock(0)),
       silentLogger,
       () => {},
     );

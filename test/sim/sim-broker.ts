@@ -320,6 +320,10 @@ export class SimBroker {
       clientId,
       connection: { id: `sim-${this.id}`, remoteAddress: 'sim', clientId, whenClosed: () => () => {} },
       releaseConnection: () => {},
+      // The simulation has no client quotas: nothing meters its requests.
+      sizeBytes: 0,
+      localComplete: () => {},
+      handlingMs: () => 0,
     };
   }
 

@@ -1,7 +1,7 @@
 /**
  * DescribeClientQuotas and AlterClientQuotas (Kafka's ClientQuotaManager admin side): quota values
  * for user / client-id entities, kept in the cluster metadata through the controller like dynamic
- * configs. Skiff stores and describes them; it does not enforce them (no throttling of clients).
+ * configs. Every broker enforces them from its metadata image (client-quota-manager.ts).
  */
 import {
   QUOTA_KEYS,

@@ -18,6 +18,8 @@ import {
 } from '../../protocol/generated/FetchResponse.js';
 import { ZERO_UUID } from '../../protocol/uuid.js';
 import { awaitCondition } from '../../replication/purgatory.js';
+import { readBuffers } from '../../storage/read-buffers.js';
+import { ANONYMOUS_USER } from '../client-quota-manager.js';
 import { type FetchContext, type SessionPartition, sessionPartitionKey } from '../fetch-session.js';
 import type { BrokerServices, RequestContext } from '../handler-context.js';
 import { errorCodeOf, notHostedError } from './partition-errors.js';
@@ -82,17 +84,26 @@ export async function handleFetch(
   if (fc.kind === 'error') return { ...defaultFetchResponse(), errorCode: fc.errorCode, sessionId: 0 };
 
   const replicaEpoch = ctx.apiVersion >= 15 ? req.replicaState.replicaEpoch : -1n;
+  // A consumer takes at most what it could without being certain to be throttled (Kafka's
+  // getMaxValueInQuotaWindow): a larger response would only be thrown away.
+  const quotas = replicaId >= 0 ? undefined : b.clientQuotas;
+  const maxBytes = Math.min(
+    req.maxBytes,
+    quotas?.fetch.maxValueInQuotaWindow(ANONYMOUS_USER, ctx.clientId ?? '', b.clock.nowMs()) ?? Infinity,
+  );
+  const minBytes = Math.min(req.minBytes, maxBytes);
   // Stored bytes may reach the socket as file regions (sendfile) instead of through memory.
   const forSocket = ctx.connection.sendsFileRegions === true;
   const readAll = (): PartitionRead[] =>
     replicaId >= 0
-      ? readForFollowers(b, fc.partitions, req.maxBytes, replicaId, replicaEpoch, forSocket)
-      : readPartitions(b, fc.partitions, req.maxBytes, replicaId, forSocket);
+      ? readForFollowers(b, fc.partitions, maxBytes, replicaId, replicaEpoch, forSocket)
+      : readPartitions(b, fc.partitions, maxBytes, replicaId, forSocket);
   let reads = readAll();
   const enough = (rs: PartitionRead[]): boolean =>
     rs.some((r) => r.errorCode !== 0 || r.divergingEpoch !== undefined) ||
-    rs.reduce((n, r) => n + r.records.length, 0) >= req.minBytes;
+    rs.reduce((n, r) => n + r.records.length, 0) >= minBytes;
   if (req.maxWaitMs > 0 && fc.partitions.length > 0 && !enough(reads)) {
+    ctx.localComplete();
     const keys = fc.partitions.map((sp) => topicPartitionKey(sp.topic, sp.partition));
     // Withheld by the replication throttle: answer once the leader's budget refills.
     const quota = replicaId >= 0 ? b.replicaManager.replication.quotas?.leader : undefined;
@@ -111,9 +122,64 @@ export async function handleFetch(
     );
     if (!passed) reads = readAll();
   }
+  if (quotas !== undefined) {
+    const throttleMs = throttleFetch(quotas, b, ctx, responseSize(reads));
+    // Throttled: an empty answer (Kafka's getThrottledResponse), the session left as it was.
+    if (throttleMs > 0) {
+      for (const r of reads) readBuffers.release(r.records);
+      const sessionId = fc.kind === 'incremental' ? (fc.session?.id ?? 0) : 0;
+      return { ...defaultFetchResponse(), throttleTimeMs: throttleMs, sessionId, responses: [] };
+    }
+  }
   // Consumer bytes only: what followers fetch is replication bytes out (the leader's quota meter).
   if (replicaId < 0 && b.metrics) for (const r of reads) b.metrics.fetched(r.sp.topic, r.records.length);
   return buildResponse(fc, reads);
+}
+
+/**
+ * The size of the response `reads` make, as the fetch quota meters it (Kafka's
+ * FetchContext.getResponseSize): the record bytes plus each partition's and topic's fixed fields.
+ */
+function responseSize(reads: readonly PartitionRead[]): number {
+  let bytes = FETCH_RESPONSE_FIXED_BYTES;
+  let topic: string | null = null;
+  for (const r of reads) {
+    if (r.sp.topic !== topic) {
+      topic = r.sp.topic;
+      bytes += FETCH_TOPIC_FIXED_BYTES + Buffer.byteLength(topic);
+    }
+    bytes += FETCH_PARTITION_FIXED_BYTES + r.records.length;
+  }
+  return bytes;
+}
+
+// Header, throttle time, error code, session id, topic count; a topic's name or id and partition
+// count; a partition's index, error code, HW, LSO, log start offset, aborted transactions, preferred
+// read replica and records length.
+const FETCH_RESPONSE_FIXED_BYTES = 4 + 4 + 2 + 4 + 4;
+const FETCH_TOPIC_FIXED_BYTES = 2 + 4;
+const FETCH_PARTITION_FIXED_BYTES = 4 + 2 + 8 + 8 + 8 + 4 + 4 + 4;
+
+/**
+ * Kafka's handleFetchRequest for a consumer: the request's handling time against
+ * request_percentage, the response's size against consumer_byte_rate; over either, the size is
+ * un-recorded (nothing is sent), the connection muted for the longer throttle, which is returned.
+ */
+function throttleFetch(
+  quotas: NonNullable<BrokerServices['clientQuotas']>,
+  b: BrokerServices,
+  ctx: RequestContext,
+  sizeBytes: number,
+): number {
+  const nowMs = b.clock.nowMs();
+  const clientId = ctx.clientId ?? '';
+  const requestMs = quotas.recordRequestTime(ctx, ctx.handlingMs(), nowMs);
+  const bandwidthMs = quotas.fetch.recordAndGetThrottleTimeMs(ANONYMOUS_USER, clientId, sizeBytes, nowMs);
+  const ms = Math.max(bandwidthMs, requestMs);
+  if (ms <= 0) return 0;
+  quotas.fetch.recordNoThrottle(ANONYMOUS_USER, clientId, -sizeBytes, nowMs);
+  quotas.throttle(bandwidthMs > requestMs ? quotas.fetch : quotas.request, ctx, ms, nowMs);
+  return ms;
 }
 
 /** A partition answered with an error: no data, and -1 for every offset. */

@@ -15,6 +15,7 @@ import {
 } from '../../protocol/generated/ProduceResponse.js';
 import { awaitAcks, type PendingAcks } from '../../replication/delayed-produce.js';
 import { RecordValidationError } from '../../storage/errors.js';
+import { ANONYMOUS_USER } from '../client-quota-manager.js';
 import type { BrokerServices, RequestContext } from '../handler-context.js';
 import { errorCodeOf, notHostedError } from './partition-errors.js';
 
@@ -86,6 +87,8 @@ export async function handleProduce(
   }));
 
   if (acks === 0) {
+    // The produce quota still mutes the connection (Kafka: the request quota is not applied to acks=0).
+    throttleProduce(b, ctx, false);
     const failed = responses.flatMap((t) =>
       t.partitionResponses
         .filter((p) => p.errorCode !== 0)
@@ -102,6 +105,7 @@ export async function handleProduce(
     // Appended: the next request on this connection may be appended while this one waits for its
     // followers (Kafka keeps the channel muted; the answers keep their order either way).
     ctx.releaseConnection();
+    ctx.localComplete();
     const codes = await awaitAcks(
       b.replicaManager.replication.purgatory,
       b.scheduler,
@@ -113,5 +117,26 @@ export async function handleProduce(
       if (code !== 0) Object.assign(pending[i]!.response, { errorCode: code, baseOffset: -1n });
     });
   }
-  return { responses, throttleTimeMs: 0, nodeEndpoints: [] };
+  return { responses, throttleTimeMs: throttleProduce(b, ctx, true), nodeEndpoints: [] };
+}
+
+/**
+ * Kafka's handleProduceRequest once the partitions are answered: the request's bytes are recorded
+ * against producer_byte_rate and (unless acks=0) its handling time against request_percentage;
+ * over either, the connection is muted for the longer throttle, which the response carries.
+ */
+function throttleProduce(b: BrokerServices, ctx: RequestContext, withRequestQuota: boolean): number {
+  const quotas = b.clientQuotas;
+  if (quotas === undefined) return 0;
+  const nowMs = b.clock.nowMs();
+  const bandwidthMs = quotas.produce.recordAndGetThrottleTimeMs(
+    ANONYMOUS_USER,
+    ctx.clientId ?? '',
+    ctx.sizeBytes,
+    nowMs,
+  );
+  const requestMs = withRequestQuota ? quotas.recordRequestTime(ctx, ctx.handlingMs(), nowMs) : 0;
+  const ms = Math.max(bandwidthMs, requestMs);
+  if (ms > 0) quotas.throttle(bandwidthMs > requestMs ? quotas.produce : quotas.request, ctx, ms, nowMs);
+  return ms;
 }
