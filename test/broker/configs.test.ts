@@ -4,7 +4,10 @@ import { after, before, describe, it } from 'node:test';
 import { brokerConfigFromProperties, parseProperties } from '../../src/broker/config.js';
 import type { ClientConnection } from '../../src/network/client-connection.js';
 import type { AlterConfigsResponse } from '../../src/protocol/generated/AlterConfigsResponse.js';
-import type { CreateTopicsResponse } from '../../src/protocol/generated/CreateTopicsResponse.js';
+import type {
+  CreatableTopicConfigs,
+  CreateTopicsResponse,
+} from '../../src/protocol/generated/CreateTopicsResponse.js';
 import type { DescribeConfigsResponse } from '../../src/protocol/generated/DescribeConfigsResponse.js';
 import type { DescribeLogDirsResponse } from '../../src/protocol/generated/DescribeLogDirsResponse.js';
 import type { IncrementalAlterConfigsResponse } from '../../src/protocol/generated/IncrementalAlterConfigsResponse.js';
@@ -54,6 +57,7 @@ describe('server.properties through the config table', () => {
 describe('configs: DescribeConfigs, AlterConfigs, IncrementalAlterConfigs; DescribeLogDirs', () => {
   let b: TestBroker;
   let conn: ClientConnection;
+  let created: CreatableTopicConfigs[] = [];
   const describe4 = (resourceType: number, resourceName: string, keys: string[] | null, synonyms = true) =>
     b.call<DescribeConfigsResponse>(conn, 32, 4, {
       resources: [{ resourceType, resourceName, configurationKeys: keys }],
@@ -87,9 +91,25 @@ describe('configs: DescribeConfigs, AlterConfigs, IncrementalAlterConfigs; Descr
       ],
     });
     assert.equal(r.topics[0]!.errorCode, 0);
+    created = r.topics[0]!.configs ?? [];
   });
   after(async () => {
     await b.stop();
+  });
+
+  it("CreateTopics answers the topic's resulting configs, sorted by name, each value's source (KIP-525)", () => {
+    const names = created.map((c) => c.name);
+    assert.deepEqual(names, [...names].sort());
+    const byName = new Map(created.map((c) => [c.name, c]));
+    const row = (n: string) => {
+      const c = byName.get(n)!;
+      return [c.value, c.configSource, c.readOnly, c.isSensitive];
+    };
+    assert.deepEqual(row('cleanup.policy'), ['compact', 1, false, false]);
+    // Unlike DescribeConfigs' synonyms, the source is the layer the value comes from (the controller's
+    // KafkaConfigSchema): log.retention.hours in server.properties.
+    assert.deepEqual(row('retention.ms'), [String(2 * 3_600_000), 4, false, false]);
+    assert.deepEqual(row('segment.bytes'), ['1073741824', 5, false, false]);
   });
 
   it('describes a topic: sources, synonyms, documentation, types, the key filter', async () => {

@@ -28,7 +28,17 @@ describe('@platformatic/kafka against skiff broker', () => {
   it('admin: createTopics, metadata, describeConfigs', async () => {
     const admin = new Admin({ clientId: 'skiff-platformatic-admin', bootstrapBrokers });
     try {
-      await admin.createTopics({ topics: ['pk-topic'], partitions: 3, replicas: 1 });
+      // CreateTopics v5+ answers the created topic's resulting configs (KIP-525).
+      const [created] = await admin.createTopics({
+        topics: ['pk-topic'],
+        partitions: 3,
+        replicas: 1,
+        configs: [{ name: 'retention.ms', value: '100000' }],
+      });
+      assert.deepEqual([created!.partitions, created!.replicas], [3, 1]);
+      assert.equal(created!.configuration['retention.ms'], '100000');
+      assert.equal(created!.configuration['cleanup.policy'], 'delete');
+      assert.equal(created!.configuration['segment.bytes'], '1073741824');
       const md = await admin.metadata({ topics: ['pk-topic'] });
       const topic = md.topics.get('pk-topic')!;
       assert.equal(topic.partitionsCount, 3);
@@ -37,6 +47,11 @@ describe('@platformatic/kafka against skiff broker', () => {
       });
       assert.equal(configs[0]!.configs[0]!.name, 'cleanup.policy');
       assert.equal(configs[0]!.configs[0]!.value, 'delete');
+      // An empty list of names asks for every config, as null does.
+      const all = await admin.describeConfigs({
+        resources: [{ resourceType: 2, resourceName: 'pk-topic', configurationKeys: [] }],
+      });
+      assert.deepEqual(all[0]!.configs.map((c) => c.name).sort(), Object.keys(created!.configuration).sort());
     } finally {
       await admin.close();
     }

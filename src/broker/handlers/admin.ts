@@ -1,13 +1,16 @@
 /**
- * Topic administration (CreateTopics, DeleteTopics, CreatePartitions) through the controller, and
- * DeleteRecords on the partition leaders. Duplicate names in one request are refused with
- * INVALID_REQUEST for each copy, as Kafka does.
+ * Topic administration (CreateTopics, with the created topics' configs; DeleteTopics,
+ * CreatePartitions) through the controller, and DeleteRecords on the partition leaders. Duplicate
+ * names in one request are refused with INVALID_REQUEST for each copy, as Kafka does.
  */
 
+import { TOPIC_CONFIGS } from '../../metadata/config-defs.js';
+import { ConfigSource, layersFor, resolveTopicConfig } from '../../metadata/config-resolve.js';
 import type { CreatePartitionsRequest } from '../../protocol/generated/CreatePartitionsRequest.js';
 import type { CreatePartitionsResponse } from '../../protocol/generated/CreatePartitionsResponse.js';
 import type { CreateTopicsRequest } from '../../protocol/generated/CreateTopicsRequest.js';
 import type {
+  CreatableTopicConfigs,
   CreatableTopicResult,
   CreateTopicsResponse,
 } from '../../protocol/generated/CreateTopicsResponse.js';
@@ -38,6 +41,28 @@ function duplicates(names: readonly string[]): Set<string> {
   const dup = new Set<string>();
   for (const n of names) (seen.has(n) ? dup : seen).add(n);
   return dup;
+}
+
+/**
+ * The configs a created topic ends up with (KIP-525, CreateTopics v5+), as Kafka's controller
+ * answers them: every topic config, sorted by name, each with its effective value (the request's
+ * setting, else the broker layers' synonyms, scaled, else the default) and that value's source.
+ */
+function resultingConfigs(
+  b: BrokerServices,
+  requested: readonly { name: string; value: string | null }[],
+): CreatableTopicConfigs[] {
+  const topic = Object.fromEntries(requested.filter((c) => c.value !== null).map((c) => [c.name, c.value!]));
+  const layers = { ...layersFor(b.metadata.image(), b.config.nodeId, b.config.staticProps), topic };
+  return TOPIC_CONFIGS.map((d) => resolveTopicConfig(d.name, layers))
+    .sort((x, y) => (x.name < y.name ? -1 : x.name > y.name ? 1 : 0))
+    .map((c) => ({
+      name: c.name,
+      value: c.sensitive ? null : c.value,
+      readOnly: c.readOnly,
+      configSource: ConfigSource[c.source],
+      isSensitive: c.sensitive,
+    }));
 }
 
 export async function handleCreateTopics(
@@ -91,6 +116,7 @@ export async function handleCreateTopics(
         topicId: r.topicId,
         numPartitions: r.numPartitions,
         replicationFactor: r.replicationFactor,
+        configs: resultingConfigs(b, t.configs),
       }),
     });
   }
