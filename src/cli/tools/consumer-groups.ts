@@ -10,6 +10,7 @@ import { topicPartitionKey } from '../../common/topic-partition.js';
 import type { CliIo } from '../cli.js';
 import { commandInfo } from '../commands.js';
 import { ADMIN_FLAGS, adminClient, type Flags, runTool, type ToolDef, UsageError } from './common.js';
+import { resetOffsets } from './consumer-groups-reset.js';
 
 export const CONSUMER_GROUPS: ToolDef = {
   ...commandInfo('consumer-groups'),
@@ -37,22 +38,35 @@ export const CONSUMER_GROUPS: ToolDef = {
       help: 'with --reset-offsets: topic, or topic:partitions',
     },
     { name: 'all-topics', help: 'with --reset-offsets: every partition the group has an offset for' },
+    {
+      name: 'to-datetime',
+      arg: 'yyyy-MM-ddTHH:mm:ss.SSS',
+      help: 'reset to the first offset at or after this time (zone Z, +hh or +hh:mm; UTC if none)',
+    },
+    {
+      name: 'by-duration',
+      arg: 'PnDTnHnMnS',
+      help: 'reset to the first offset at or after now minus this ISO-8601 duration',
+    },
     { name: 'to-earliest', help: 'reset to the log start offset' },
     { name: 'to-latest', help: 'reset to the log end offset' },
     { name: 'to-current', help: 'reset to the committed offset' },
     { name: 'to-offset', arg: 'offset', help: 'reset to this offset (kept within the log)' },
     { name: 'shift-by', arg: 'n', help: 'move the committed offset by n (kept within the log)' },
+    {
+      name: 'from-file',
+      arg: 'file',
+      help: 'reset to the offsets of a CSV file: topic,partition,offset (group,topic,partition,offset for several groups), as --export writes it',
+    },
+    { name: 'export', help: 'with --reset-offsets: print the plan as CSV instead of the table' },
     { name: 'execute', help: 'with --reset-offsets: commit the new offsets' },
     { name: 'dry-run', help: 'with --reset-offsets: only print the new offsets (the default)' },
     { name: 'json', help: 'with --list or --describe (offsets): one JSON document instead of tables' },
   ],
-  notes: [
-    'Classic consumer groups only; --to-datetime, --by-duration, --from-file and --export are not supported yet.',
-  ],
+  notes: ['Classic consumer groups only.'],
 };
 
 const ACTIONS = ['list', 'describe', 'reset-offsets', 'delete'] as const;
-const SCENARIOS = ['to-earliest', 'to-latest', 'to-current', 'to-offset', 'shift-by'] as const;
 
 /** Java's %-Ns: left-justified, at least N wide. */
 const col = (s: string, width: number) => s.padEnd(width);
@@ -115,20 +129,6 @@ export function formatOffsetRows(rows: readonly OffsetRow[]): string[] {
   return out;
 }
 
-/** Kafka's reset table: a blank line, GROUP TOPIC PARTITION NEW-OFFSET. */
-export function formatResetRows(
-  group: string,
-  rows: readonly { tp: TopicPartition; offset: bigint }[],
-): string[] {
-  const line = (a: string, b: string, c: string, d: string) =>
-    `${col(a, 30)} ${col(b, 30)} ${col(c, 10)} ${col(d, 15)}`;
-  return [
-    '',
-    line('GROUP', 'TOPIC', 'PARTITION', 'NEW-OFFSET'),
-    ...rows.map((r) => line(group, r.tp.topic, String(r.tp.partition), String(r.offset))),
-  ];
-}
-
 export function runConsumerGroups(
   args: string[],
   io: CliIo,
@@ -170,7 +170,11 @@ export function runConsumerGroups(
         case 'delete':
           return await remove(groups, await ids(), io);
         case 'reset-offsets':
-          return await reset(client, groups, await ids(), flags, io);
+          return await resetOffsets(
+            { client, admin: new Admin(client), groups, io, nowMs: () => runtime.clock.nowMs() },
+            await ids(),
+            flags,
+          );
       }
     } finally {
       client.close();
@@ -309,90 +313,4 @@ async function remove(groups: GroupAdmin, ids: string[], io: CliIo): Promise<num
   for (const id of failed) io.out(`* Group '${id}' could not be deleted due to: ${results.get(id)!.message}`);
   if (ok.length > 0) io.out(`These consumer groups were deleted successfully: '${ok.join("', '")}'`);
   return 1;
-}
-
-function parseTopicArgs(topics: readonly string[], client: KafkaClient): Promise<TopicPartition[]> {
-  return (async () => {
-    const out: TopicPartition[] = [];
-    for (const t of topics) {
-      const colon = t.indexOf(':');
-      if (colon >= 0) {
-        const name = t.slice(0, colon);
-        for (const p of t.slice(colon + 1).split(',')) {
-          if (!/^\d+$/.test(p.trim())) throw new UsageError(`invalid partition '${p}' in --topic ${t}`);
-          out.push({ topic: name, partition: Number(p) });
-        }
-      } else {
-        const md = await client.retry(() => client.fetchMetadata([t]));
-        const tm = md.topics.get(t);
-        if (tm?.errorCode !== 0) throw new ClientError(`Topic '${t}' does not exist`);
-        for (const p of tm.partitions) out.push({ topic: t, partition: p.partition });
-      }
-    }
-    return out;
-  })();
-}
-
-async function reset(
-  client: KafkaClient,
-  groups: GroupAdmin,
-  ids: string[],
-  flags: Flags,
-  io: CliIo,
-): Promise<number> {
-  const scenarios = SCENARIOS.filter((s) => flags.has(s));
-  if (scenarios.length !== 1) {
-    throw new UsageError(`--reset-offsets needs exactly one of ${SCENARIOS.map((s) => `--${s}`).join(', ')}`);
-  }
-  if (flags.has('topic') === flags.has('all-topics')) {
-    throw new UsageError('--reset-offsets needs one of --topic, --all-topics');
-  }
-  if (flags.has('execute') && flags.has('dry-run'))
-    throw new UsageError('--execute and --dry-run cannot be combined');
-  const scenario = scenarios[0]!;
-  const target =
-    scenario === 'to-offset' ? flags.int('to-offset')! : scenario === 'shift-by' ? flags.int('shift-by')! : 0;
-  const admin = new Admin(client);
-  if (!flags.has('execute') && !flags.has('dry-run')) {
-    io.out('WARN: No action will be performed as the --execute option is missing.');
-  }
-  let status = 0;
-  for (const id of ids) {
-    const d = await groups.describe(id);
-    if (d.state !== 'Empty' && d.state !== 'Dead') {
-      io.err(
-        `Error: Assignments can only be reset if the group '${id}' is inactive, but the current state is ${d.state}.`,
-      );
-      status = 1;
-      continue;
-    }
-    const committed = await groups.committedOffsets(id);
-    const tps = flags.has('all-topics')
-      ? [...committed.values()].map((c) => c.tp)
-      : await parseTopicArgs(flags.all('topic'), client);
-    if (tps.length === 0) continue;
-    const [earliest, latest] = await Promise.all([admin.listOffsets(tps, -2n), admin.listOffsets(tps, -1n)]);
-    const rows: { tp: TopicPartition; offset: bigint }[] = [];
-    for (const tp of tps) {
-      const key = topicPartitionKey(tp.topic, tp.partition);
-      const lo = earliest.get(key);
-      const hi = latest.get(key);
-      if (!lo?.ok) throw lo?.error ?? new ClientError(`no log start offset for ${key}`);
-      if (!hi?.ok) throw hi?.error ?? new ClientError(`no log end offset for ${key}`);
-      const current = committed.get(key)?.offset;
-      let offset: bigint;
-      if (scenario === 'to-earliest') offset = lo.value;
-      else if (scenario === 'to-latest') offset = hi.value;
-      else if (scenario === 'to-current') offset = current ?? hi.value;
-      else if (scenario === 'to-offset') offset = BigInt(target);
-      else offset = (current ?? lo.value) + BigInt(target);
-      // As Kafka: an offset outside the log moves to its nearest end.
-      if (offset < lo.value) offset = lo.value;
-      if (offset > hi.value) offset = hi.value;
-      rows.push({ tp, offset });
-    }
-    if (flags.has('execute')) await groups.commitOffsets(id, rows);
-    for (const l of formatResetRows(id, rows)) io.out(l);
-  }
-  return status;
 }
