@@ -65,8 +65,8 @@ export interface BrokerDeps {
    * serves it). Absent: no metrics are kept, not even the hot-path counters.
    */
   readonly metrics?: Metrics;
-  /** A monotonic clock with sub-millisecond resolution (the request quota's measure); absent: `clock`. */
-  readonly monotonicMs?: () => number;
+  /** A monotonic clock with sub-millisecond resolution: the request quota's measure of handling time. */
+  readonly monotonicMs: () => number;
 }
 
 function statfsSpace(dir: string): { totalBytes: bigint; usableBytes: bigint } {
@@ -182,7 +182,7 @@ export class Broker {
     this.router = new RequestRouter(
       services,
       deps.groupApi === undefined ? this.groups!.coordinator : deps.groupApi,
-      deps.monotonicMs ?? deps.metrics?.monotonicMs,
+      deps.monotonicMs,
     );
     this.server = new SocketServer(
       {

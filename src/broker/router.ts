@@ -98,7 +98,7 @@ export class RequestRouter implements RequestHandler {
     b: BrokerServices,
     groupApi: GroupApi | null,
     /** A monotonic clock with sub-millisecond resolution: the request quota's measure of handling time. */
-    private readonly monotonicMs: () => number = () => b.clock.nowMs(),
+    private readonly monotonicMs: () => number,
   ) {
     this.services = b;
     const metricsOf = (apiKey: number): ApiMetrics | null => {

@@ -53,8 +53,8 @@ export interface StoreBrokerDeps {
    * `http.listeners` is refused (there would be nothing to serve).
    */
   readonly metrics?: Metrics;
-  /** A monotonic clock with sub-millisecond resolution (the request quota's measure); absent: `clock`. */
-  readonly monotonicMs?: () => number;
+  /** A monotonic clock with sub-millisecond resolution: the request quota's measure of handling time. */
+  readonly monotonicMs: () => number;
 }
 
 /**
@@ -179,7 +179,7 @@ export class StoreBroker {
       logger,
       randomBytes: deps.randomBytes,
       ...(deps.metrics && { metrics: deps.metrics }),
-      ...(deps.monotonicMs && { monotonicMs: deps.monotonicMs }),
+      monotonicMs: deps.monotonicMs,
     });
     const controller = new Controller({
       store,

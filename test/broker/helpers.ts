@@ -86,6 +86,7 @@ export async function startBroker(
     logger,
     randomBytes,
     randomInt: (n) => random(4).readUInt32BE(0) % n,
+    monotonicMs: () => performance.now(),
   });
   const port = sb.address.port;
   const conns: ClientConnection[] = [];
