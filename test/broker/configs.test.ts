@@ -253,6 +253,22 @@ describe('configs: DescribeConfigs, AlterConfigs, IncrementalAlterConfigs; Descr
       [42, 'Null value not supported for : frob, log.retention.ms'],
     );
     await incremental(BROKER, '1', [{ name: 'frob', configOperation: 1, value: null }]);
+    const sameResource = await b.call<IncrementalAlterConfigsResponse>(conn, 44, 1, {
+      resources: [
+        { resourceType: BROKER, resourceName: '1', configs: [] },
+        { resourceType: TOPIC, resourceName: 'cfg', configs: [] },
+        { resourceType: BROKER, resourceName: '1', configs: [] },
+      ],
+      validateOnly: true,
+    });
+    assert.deepEqual(
+      sameResource.responses.map((r) => [r.resourceName, r.errorCode, r.errorMessage]),
+      [
+        ['1', 42, 'Each resource must appear at most once.'],
+        ['cfg', 0, null],
+        ['1', 42, 'Each resource must appear at most once.'],
+      ],
+    );
     const lag = await incremental(BROKER, '1', [
       { name: 'replica.lag.time.max.ms', configOperation: 0, value: '5000' },
     ]);

@@ -115,6 +115,11 @@ describe('data tools against skiff broker', () => {
     r = await skiff(['delete-records', ...bs, '--offset-json-file', file]);
     assert.equal(r.status, 1);
     assert.match(r.stdout, /\npartition: rt-1\terror: .+\n$/);
+    // A negative offset other than -1 (the high watermark) is out of range too, as in Kafka.
+    fs.writeFileSync(file, '{"version":1,"partitions":[{"topic":"rt","partition":1,"offset":-1001}]}');
+    r = await skiff(['delete-records', ...bs, '--offset-json-file', file]);
+    assert.equal(r.status, 1);
+    assert.match(r.stdout, /\npartition: rt-1\terror: The requested offset .+\n$/);
   });
 
   it("producer-perf-test prints Kafka's summary line; consumer-perf-test its header and CSV", async () => {

@@ -249,15 +249,29 @@ function validateCleanerThreads(
   );
 }
 
+const resourceKey = (type: number, name: string): string => `${type}:${name}`;
+
+/** Resources named more than once in one alter request: Kafka refuses every copy. */
+function repeatedResources(
+  resources: readonly { resourceType: number; resourceName: string }[],
+): Set<string> {
+  const keys = resources.map((r) => resourceKey(r.resourceType, r.resourceName));
+  return new Set(keys.filter((k, i) => keys.indexOf(k) !== i));
+}
+
 async function alter(
   b: BrokerServices,
   resourceType: number,
   resourceName: string,
   validateOnly: boolean,
   incremental: boolean,
+  twice: ReadonlySet<string>,
   plan: (resource: ConfigResource) => ConfigAlteration[] | ApiResult,
 ): Promise<{ errorCode: number; errorMessage: string | null; resourceType: number; resourceName: string }> {
   const base = { resourceType, resourceName };
+  if (twice.has(resourceKey(resourceType, resourceName))) {
+    return { ...base, ...fail(ErrorCode.INVALID_REQUEST, 'Each resource must appear at most once.') };
+  }
   const resolved = resolveResource(b, resourceType, resourceName, true);
   if ('error' in resolved) return { ...base, ...resolved.error };
   const alterations = plan(resolved.resource);
@@ -286,9 +300,10 @@ export async function handleAlterConfigs(
   _ctx: RequestContext,
   req: AlterConfigsRequest,
 ): Promise<AlterConfigsResponse> {
+  const twice = repeatedResources(req.resources);
   const responses = await Promise.all(
     req.resources.map((r) =>
-      alter(b, r.resourceType, r.resourceName, req.validateOnly, false, () => {
+      alter(b, r.resourceType, r.resourceName, req.validateOnly, false, twice, () => {
         const pre = preprocess(r.configs.map((c) => ({ ...c, deletes: false })));
         if (pre.errorCode !== 0) return pre;
         return r.configs.map((c) => ({ name: c.name, value: c.value }));
@@ -333,9 +348,10 @@ export async function handleIncrementalAlterConfigs(
   _ctx: RequestContext,
   req: IncrementalAlterConfigsRequest,
 ): Promise<IncrementalAlterConfigsResponse> {
+  const twice = repeatedResources(req.resources);
   const responses = await Promise.all(
     req.resources.map((r) =>
-      alter(b, r.resourceType, r.resourceName, req.validateOnly, true, (resource) => {
+      alter(b, r.resourceType, r.resourceName, req.validateOnly, true, twice, (resource) => {
         const image = b.metadata.image();
         const current =
           (resource.type === 'topic'
