@@ -4,11 +4,12 @@
  * randomness; the metadata store is the launcher's, reached over the IPC channel (RemoteStore).
  *
  * Messages to the launcher (besides the store's own traffic): `ready` once listening, `failed`
- * with the reason when start-up fails. SIGTERM or SIGINT stop the broker gracefully; so does the
+ * with the reason when start-up fails, `progress` with each line of its logs' recovery (a start
+ * after a crash: Kafka's "Recovering N logs ..." and "(k/N completed in DIR)" lines). SIGTERM or SIGINT stop the broker gracefully; so does the
  * channel closing (the launcher is gone: with no metadata store left, flush the logs and exit).
  */
 import { SystemClock } from '../common/clock.js';
-import { lineLogger, parseLogFormat } from '../common/logger.js';
+import { type Logger, lineLogger, parseLogFormat } from '../common/logger.js';
 import { tuneMallocForBroker } from '../common/malloc-tuning.js';
 import { TimerScheduler } from '../common/scheduler.js';
 import { ipcChannel, RemoteStore } from '../metadata/remote-store.js';
@@ -45,11 +46,19 @@ async function main(): Promise<number> {
   tuneMallocForBroker();
   const clock = new SystemClock();
   const props = new Map(Object.entries(JSON.parse(process.env[PROPS_ENV] ?? '{}') as Record<string, string>));
-  const logger = lineLogger(
+  const lines = lineLogger(
     clock,
     (line) => process.stdout.write(`${line}\n`),
     parseLogFormat(props.get('log.format')),
   );
+  const logger: Logger = {
+    info: (line, fields) => {
+      lines.info(line, fields);
+      if (fields?.event === 'log-load' && fields.recovering === true)
+        send({ skiffLauncher: 'progress', line });
+    },
+    warn: (line, fields) => lines.warn(line, fields),
+  };
   const scheduler = new TimerScheduler();
   const store = new RemoteStore(ipcChannel(process), scheduler);
   // Always kept: the launcher serves every child's at its /metrics (skiff up --http-port).

@@ -9,7 +9,9 @@ export const PROPS_ENV = 'SKIFF_BROKER_PROPS';
 export type ChildMessage =
   | { readonly skiffLauncher: 'ready'; readonly host: string; readonly port: number }
   /** `code`: the error's errno-style code when it has one (EADDRINUSE: the port is taken). */
-  | { readonly skiffLauncher: 'failed'; readonly message: string; readonly code?: string };
+  | { readonly skiffLauncher: 'failed'; readonly message: string; readonly code?: string }
+  /** A line of the broker's log the launcher shows on its console: its logs' recovery at start-up. */
+  | { readonly skiffLauncher: 'progress'; readonly line: string };
 
 /** The launcher asks a running child for its metrics (`skiff up --http-port`'s /metrics). */
 export interface ScrapeRequest {
@@ -40,7 +42,8 @@ export function isChildMessage(m: unknown): m is ChildMessage {
     typeof m === 'object' &&
     m !== null &&
     ((m as { skiffLauncher?: unknown }).skiffLauncher === 'ready' ||
-      (m as { skiffLauncher?: unknown }).skiffLauncher === 'failed')
+      (m as { skiffLauncher?: unknown }).skiffLauncher === 'failed' ||
+      (m as { skiffLauncher?: unknown }).skiffLauncher === 'progress')
   );
 }
 

@@ -321,7 +321,8 @@ export class Launcher implements LauncherControl {
       child.on('error', (e) => fail(e.message));
       child.on('message', (m) => {
         if (!isChildMessage(m)) return;
-        if (m.skiffLauncher === 'failed') {
+        if (m.skiffLauncher === 'progress') this.options.log(`broker ${id}: ${m.line}`);
+        else if (m.skiffLauncher === 'failed') {
           if (m.code === 'EADDRINUSE') {
             clearTimeout(timer);
             reject(new PortInUseError(`broker ${id} did not start: ${m.message}`));

@@ -9,6 +9,7 @@ import {
   RECOVERY_POINT_CHECKPOINT,
   REPLICATION_OFFSET_CHECKPOINT,
 } from './checkpoint.js';
+import { LoadProgress } from './load-progress.js';
 import type { StorageContext } from './local-log.js';
 import { Log } from './log.js';
 import { type CleanerConfig, LogCleaner } from './log-cleaner.js';
@@ -131,6 +132,7 @@ export class LogManager {
     const startMs = clock.nowMs();
     let loaded = 0;
     const futures: { dir: string; name: string; hadCleanShutdown: boolean }[] = [];
+    const toLoad: { full: string; tp: TopicPartition }[] = [];
     for (const name of fs.list(dir)) {
       const full = path.join(dir, name);
       if (parseFutureDir(name) !== null && fs.isDirectory(full)) {
@@ -143,8 +145,12 @@ export class LogManager {
         continue;
       }
       const tp = parseTopicPartitionDir(name);
-      if (!tp || !fs.isDirectory(full)) continue;
+      if (tp && fs.isDirectory(full)) toLoad.push({ full, tp });
+    }
+    const progress = new LoadProgress(logger, clock, dir, toLoad.length, !hadCleanShutdown);
+    for (const { full, tp } of toLoad) {
       const key = topicPartitionKey(tp.topic, tp.partition);
+      const logStartMs = clock.nowMs();
       if (this.logs.has(key))
         throw new Error(`duplicate log directories for ${key}: ${this.logs.get(key)!.logDir} and ${dir}`);
       const log = Log.open({
@@ -161,6 +167,7 @@ export class LogManager {
       if (hw !== undefined) log.updateHighWatermark(hw);
       this.logs.set(key, { log: this.watch(log), logDir: dir });
       loaded++;
+      progress.loaded(log, clock.nowMs() - logStartMs);
     }
     // From here on a crash must be detected as one.
     if (hadCleanShutdown) fs.unlink(marker);

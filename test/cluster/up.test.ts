@@ -206,6 +206,19 @@ describe('skiff up --brokers 3 and skiff cluster', () => {
     assert.deepEqual(await consumeAll(bootstrap, 'rf3'), lines('rf3'));
     const start = await cluster('start', '2');
     assert.equal(start.status, 0, start.stderr);
+    // Its logs are recovered (no clean-shutdown marker): skiff up's console says so, with how far.
+    const logDir = path.join(dir, 'broker-2');
+    const recovering = new RegExp(
+      `\\[skiff\\] broker 2: Recovering (\\d+) logs from ${logDir} since no clean shutdown file was found\n`,
+    );
+    const m = recovering.exec(up!.output());
+    assert.ok(m, up!.output());
+    assert.match(
+      up!.output().slice(m.index),
+      new RegExp(
+        `\\[skiff\\] broker 2: Completed load of log \\S+ with \\d+ segments, log-start-offset \\d+ and log-end-offset \\d+ in \\d+ms \\(${m[1]}/${m[1]} completed in ${logDir}\\)\n`,
+      ),
+    );
   });
 
   it('SIGTERM stops the whole cluster cleanly; cluster commands then say no launcher runs', async () => {

@@ -266,3 +266,57 @@ test('deleting a log renames its directory -delete and removes it after the dela
     cleanup();
   }
 });
+
+test("loading after a kill says how far recovery has got, in Kafka's LogManager lines", () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const d = path.join(dir, 'd1');
+    const m = manager([d], testContext());
+    m.startup();
+    for (let p = 0; p < 5; p++)
+      m.getOrCreateLog('t', p).appendAsLeader(makeBatch({ count: 2, valueBytes: 10 }), 1);
+    m.abandon();
+    const load = (clockStepMs: number) => {
+      const ctx = testContext();
+      // Every reading of the clock moves it on: loading each log takes a few such steps.
+      const clock = {
+        nowMs: () => {
+          ctx.clock.advance(clockStepMs);
+          return ctx.clock.nowMs();
+        },
+      };
+      const again = new LogManager([d], logConfig({ segmentBytes: 3000 }), { ...ctx, clock });
+      again.startup();
+      again.abandon();
+      return ctx.logger.events.filter((e) => e.fields.event === 'log-load');
+    };
+    // Fast: the start and the last log only.
+    let events = load(0);
+    assert.equal(events.length, 2);
+    assert.equal(events[0]!.line, `Recovering 5 logs from ${d} since no clean shutdown file was found`);
+    assert.match(
+      events[1]!.line,
+      new RegExp(
+        `^Completed load of log t-\\d with 1 segments, log-start-offset 0 and log-end-offset 2 in 0ms \\(5/5 completed in ${d}\\)$`,
+      ),
+    );
+    assert.deepEqual(events[1]!.fields, {
+      event: 'log-load',
+      logDir: d,
+      loaded: 5,
+      total: 5,
+      recovering: true,
+    });
+    // Slow (each clock reading 400 ms later): a line whenever a second has passed, counting up.
+    events = load(400);
+    const counts = events.slice(1).map((e) => e.fields.loaded as number);
+    assert.ok(counts.length > 2, `progress lines: ${counts}`);
+    assert.deepEqual(
+      counts,
+      [...counts].sort((a, b) => a - b),
+    );
+    assert.equal(counts.at(-1), 5);
+  } finally {
+    cleanup();
+  }
+});
