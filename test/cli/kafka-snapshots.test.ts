@@ -11,6 +11,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { verifyPartition } from '../../src/cli/tools/replica-verification.js';
+import { emptyBatchHeader } from '../../src/protocol/records/batch.js';
 import { type BrokerProcess, startBrokerProcess } from '../support/broker-process.js';
 import { skiff } from './in-process.js';
 
@@ -235,6 +236,8 @@ describe("tool output matches Kafka's lines field for field", () => {
       lastOffset: last,
       nextOffset: last + 1n,
       checksum,
+      header: emptyBatchHeader(),
+      bytes: Buffer.alloc(0),
     });
     const p = {
       name: 't-0',
@@ -245,6 +248,7 @@ describe("tool output matches Kafka's lines field for field", () => {
       divergence: null,
       stopped: false,
       errorsSeen: new Set<string>(),
+      compacted: null,
     };
     const out = verifyPartition(
       p,
@@ -254,6 +258,7 @@ describe("tool output matches Kafka's lines field for field", () => {
           {
             errorCode: 0,
             highWatermark: 10n,
+            recordBytes: 0,
             batches: [batch(0n, 2n, 7), batch(3n, 5n, 123), batch(6n, 9n, 9)],
           },
         ],
@@ -262,6 +267,7 @@ describe("tool output matches Kafka's lines field for field", () => {
           {
             errorCode: 0,
             highWatermark: 10n,
+            recordBytes: 0,
             batches: [batch(0n, 2n, 7), batch(3n, 5n, 456), batch(6n, 9n, 9)],
           },
         ],

@@ -13,7 +13,7 @@ import {
   verifyPartition,
 } from '../../src/cli/tools/replica-verification.js';
 import { humanBytes, humanDuration, kafkaTimestamp } from '../../src/cli/tools/replication-tools.js';
-import { readBatchHeader } from '../../src/protocol/records/batch.js';
+import { emptyBatchHeader, readBatchHeader } from '../../src/protocol/records/batch.js';
 import { batch } from '../broker/helpers.js';
 import { skiff } from './in-process.js';
 
@@ -53,18 +53,21 @@ describe('replication tools, pure parts', () => {
       divergence: null,
       stopped: false,
       errorsSeen: new Set<string>(),
+      compacted: null,
     };
     const info = (base: bigint, last: bigint) => ({
       baseOffset: base,
       lastOffset: last,
       nextOffset: last + 1n,
       checksum: 1,
+      header: emptyBatchHeader(),
+      bytes: Buffer.alloc(0),
     });
     const out = verifyPartition(
       p,
       new Map([
-        [1, { errorCode: 0, highWatermark: 10n, batches: [info(0n, 4n)] }],
-        [2, { errorCode: 0, highWatermark: 10n, batches: [info(0n, 6n)] }],
+        [1, { errorCode: 0, highWatermark: 10n, recordBytes: 0, batches: [info(0n, 4n)] }],
+        [2, { errorCode: 0, highWatermark: 10n, recordBytes: 0, batches: [info(0n, 6n)] }],
       ]),
       () => 'TS',
     );
@@ -78,8 +81,8 @@ describe('replication tools, pure parts', () => {
     const none = verifyPartition(
       q,
       new Map([
-        [1, { errorCode: 0, highWatermark: 10n, batches: [info(0n, 4n)] }],
-        [2, { errorCode: 6, highWatermark: -1n, batches: [] }],
+        [1, { errorCode: 0, highWatermark: 10n, recordBytes: 0, batches: [info(0n, 4n)] }],
+        [2, { errorCode: 6, highWatermark: -1n, recordBytes: 0, batches: [] }],
       ]),
       () => 'TS',
     );
@@ -159,6 +162,7 @@ describe('replica-verification verdict', () => {
     divergence: null,
     stopped: false,
     errorsSeen: new Set(),
+    compacted: null,
   });
   const now = () => 'T';
 

@@ -21,6 +21,7 @@ import { API_MESSAGES } from '../../src/protocol/generated/index.js';
 import { ISR_EXPIRATION_MAX_INTERVAL_MS } from '../../src/replication/leader-state.js';
 import {
   adminFor,
+  createLedBy1,
   describe1,
   freePorts,
   kcat,
@@ -83,18 +84,7 @@ describe('replica.lag.time.max.ms is dynamic on skiff up --brokers 3', () => {
   it('configs --alter of the cluster default takes effect: a stopped follower leaves the ISR in seconds, then rejoins', async () => {
     const { admin, close } = adminFor(bootstrap);
     try {
-      const [r] = await admin.createTopics([
-        { name: TOPIC, numPartitions: -1, replicationFactor: -1, assignments: [[1, 2, 3]] },
-      ]);
-      assert.equal(r!.error, null, r!.error?.message);
-      await waitUntil(
-        'led by 1 with ISR 1,2,3',
-        async () => {
-          const p = (await describe1(admin, TOPIC)).partitions[0];
-          return p?.leader === 1 && p.isr.length === 3 ? true : undefined;
-        },
-        10_000,
-      );
+      await createLedBy1(admin, TOPIC, new Map(), 10_000);
     } finally {
       close();
     }

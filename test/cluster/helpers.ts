@@ -177,3 +177,30 @@ export async function describe1(admin: Admin, topic: string): Promise<TopicMetad
   if (t === undefined || t instanceof Error) throw t ?? new Error(`no topic ${topic}`);
   return t;
 }
+
+/** Creates `topic` with one partition on brokers 1, 2 and 3 and waits until 1 leads it with all three in the ISR. */
+export async function createLedBy1(
+  admin: Admin,
+  topic: string,
+  configs: ReadonlyMap<string, string> = new Map(),
+  timeoutMs = 15_000,
+): Promise<void> {
+  const [r] = await admin.createTopics([
+    {
+      name: topic,
+      numPartitions: -1,
+      replicationFactor: -1,
+      assignments: [[1, 2, 3]],
+      configs: new Map(configs),
+    },
+  ]);
+  if (r!.error !== null) throw r!.error;
+  await waitUntil(
+    `${topic} led by 1 with ISR 1,2,3`,
+    async () => {
+      const p = (await describe1(admin, topic)).partitions[0];
+      return p?.leader === 1 && p.isr.length === 3 ? true : undefined;
+    },
+    timeoutMs,
+  );
+}

@@ -5,10 +5,11 @@
  * lockstep, comparing each batch's last offset and checksum across replicas. Unlike Kafka's tool
  * it exits by itself: once every partition has been compared up to the high watermark it had at
  * start (0 when all replicas agree, 1 naming the first divergent offset and both checksums per
- * partition), or after --max-duration-ms (3).
+ * partition), or after --max-duration-ms (3). A compacted topic's replicas are compared record by
+ * record where one has compacted a batch (replica-compacted.ts).
  */
 
-import { Admin } from '../../client/admin.js';
+import { Admin, ConfigResourceType } from '../../client/admin.js';
 import { Apis } from '../../client/apis.js';
 import { ClientError } from '../../client/errors.js';
 import type { KafkaClient, TopicMetadata } from '../../client/kafka-client.js';
@@ -17,10 +18,16 @@ import { type ClientRuntime, systemRuntime } from '../../client/runtime.js';
 import { topicPartitionKey } from '../../common/topic-partition.js';
 import { errorByCode } from '../../protocol/generated/errors.js';
 import type { FetchResponse } from '../../protocol/generated/FetchResponse.js';
-import { computeCrc, LOG_OVERHEAD, readBatchHeader } from '../../protocol/records/batch.js';
+import { type BatchHeader, computeCrc, LOG_OVERHEAD, readBatchHeader } from '../../protocol/records/batch.js';
 import type { CliIo } from '../cli.js';
 import { commandInfo } from '../commands.js';
 import { type Flags, openClient, readPropertiesFile, runTool, type ToolDef, UsageError } from './common.js';
+import {
+  COMPACTED_COMPARISON,
+  type MissingRecords,
+  unsettled,
+  verifyCompactedRound,
+} from './replica-compacted.js';
 import { kafkaTimestamp } from './replication-tools.js';
 
 export const REPLICA_VERIFICATION: ToolDef = {
@@ -68,14 +75,22 @@ export const REPLICA_VERIFICATION: ToolDef = {
     'tool compares the CRC field stored in the batch, blind to a corrupted payload); for an intact',
     "batch the two are the same number. Why: Kafka's tool runs until it is killed and never says",
     'that the replicas agree; an answer and an exit code make the check scriptable.',
+    'A topic with cleanup.policy compact is named at the start with what is compared: each replica',
+    'compacts its own log, so where a replica has compacted a batch the records compare instead of',
+    'the bytes — the same offset must hold the same record, and a record one replica lacks must be a',
+    'tombstone or have a later record of its key on that replica (Kafka reports compaction as',
+    'divergence).',
   ],
 };
 
-interface BatchInfo {
+export interface BatchInfo {
   readonly baseOffset: bigint;
   readonly lastOffset: bigint;
   readonly nextOffset: bigint;
   readonly checksum: number;
+  readonly header: BatchHeader;
+  /** The whole batch, for a record-by-record comparison (compacted topics). */
+  readonly bytes: Buffer;
 }
 
 /** Whole batches of a fetch answer (a trailing partial batch is left out, as Kafka's iterator does). */
@@ -93,16 +108,20 @@ export function batchesOf(records: Buffer): BatchInfo[] {
       lastOffset,
       nextOffset: lastOffset + 1n,
       checksum: computeCrc(records, pos, size),
+      header: h,
+      bytes: records.subarray(pos, pos + size),
     });
     pos += size;
   }
   return out;
 }
 
-interface ReplicaRead {
+export interface ReplicaRead {
   readonly errorCode: number;
   readonly highWatermark: bigint;
   readonly batches: BatchInfo[];
+  /** Bytes of records in the answer, whole batches or not. */
+  readonly recordBytes: number;
 }
 
 export interface Divergence {
@@ -116,6 +135,8 @@ export interface Divergence {
   readonly checksumB: number | bigint;
   /** An offset mismatch (Kafka exits at once on one), not a checksum mismatch. */
   readonly offsets: boolean;
+  /** What differs, where checksums do not say it (a compacted topic's records). */
+  readonly detail?: string;
 }
 
 export interface PartitionState {
@@ -127,6 +148,8 @@ export interface PartitionState {
   divergence: Divergence | null;
   stopped: boolean;
   readonly errorsSeen: Set<string>;
+  /** For a compacted topic (compared record by record where compacted): what replicas still lack. */
+  readonly compacted: MissingRecords | null;
 }
 
 /**
@@ -146,6 +169,11 @@ export function verifyPartition(
     if (r && r.highWatermark > maxHw) maxHw = r.highWatermark;
   }
   if (ids.some((id) => !reads.has(id) || reads.get(id)!.errorCode !== 0)) return { lines, maxHw };
+  if (p.compacted !== null) {
+    lines.push(...verifyCompactedRound(p, p.compacted, ids, reads, now));
+    if (p.fetchOffset >= p.target) lines.push(...unsettled(p, p.compacted, now));
+    return { lines, maxHw };
+  }
   const cursors = new Map(ids.map((id) => [id, 0]));
   for (;;) {
     let first: { id: number; b: BatchInfo } | null = null;
@@ -290,6 +318,7 @@ async function readRound(
               errorCode: d.errorCode,
               highWatermark: d.highWatermark,
               batches: d.errorCode === 0 && d.records ? batchesOf(d.records) : [],
+              recordBytes: d.records?.length ?? 0,
             });
             if (d.errorCode !== 0) {
               const p = round.find((x) => x.name === name)!;
@@ -334,9 +363,11 @@ export function verdict(
   for (const p of divergent) {
     const d = p.divergence!;
     lines.push(
-      d.offsets
-        ? `${now()}: partition ${p.name} diverges first at offset ${d.offset}: replica ${d.replicaA}'s batch ends at offset ${d.checksumA}; replica ${d.replicaB}'s at offset ${d.checksumB}`
-        : `${now()}: partition ${p.name} diverges first at offset ${d.offset} (the batch ${d.offset}..${d.lastOffset}); replica ${d.replicaA}'s checksum ${d.checksumA}; replica ${d.replicaB}'s checksum ${d.checksumB}`,
+      d.detail !== undefined
+        ? `${now()}: partition ${p.name} diverges first at offset ${d.offset}: ${d.detail}`
+        : d.offsets
+          ? `${now()}: partition ${p.name} diverges first at offset ${d.offset}: replica ${d.replicaA}'s batch ends at offset ${d.checksumA}; replica ${d.replicaB}'s at offset ${d.checksumB}`
+          : `${now()}: partition ${p.name} diverges first at offset ${d.offset} (the batch ${d.offset}..${d.lastOffset}); replica ${d.replicaA}'s checksum ${d.checksumA}; replica ${d.replicaB}'s checksum ${d.checksumB}`,
     );
   }
   if (stoppedAfterMs !== null) {
@@ -369,6 +400,7 @@ function startStates(
   replicasOf: ReadonlyMap<string, readonly number[]>,
   starts: ReadonlyMap<string, bigint>,
   targets: ReadonlyMap<string, bigint>,
+  compacted: ReadonlySet<string>,
 ): PartitionState[] {
   return tps.map((tp) => {
     const name = topicPartitionKey(tp.topic, tp.partition);
@@ -384,6 +416,7 @@ function startStates(
       divergence: null,
       stopped: false,
       errorsSeen: new Set(),
+      compacted: compacted.has(tp.topic) ? new Map() : null,
     };
   });
 }
@@ -461,9 +494,20 @@ export function runReplicaVerification(
       };
       const targets = await offsetsAt(-1n);
       const starts = time === -1 ? targets : await offsetsAt(BigInt(time));
-      const parts = startStates(tps, replicasOf, starts, targets);
+      const compacted = new Set<string>();
+      for (const t of topics) {
+        const configs = await admin.describeConfigs({ type: ConfigResourceType.topic, name: t.name }, false);
+        const policy = configs.find((c) => c.name === 'cleanup.policy')?.value ?? '';
+        if (policy.split(',').some((v) => v.trim() === 'compact')) compacted.add(t.name);
+      }
+      const parts = startStates(tps, replicasOf, starts, targets, compacted);
       const startedMs = clock.nowMs();
       io.out(`${now()}: verification process is started`);
+      if (compacted.size > 0) {
+        io.out(
+          `${now()}: compacted topics, each replica compacting its own log: ${[...compacted].join(', ')}; ${COMPACTED_COMPARISON}`,
+        );
+      }
       let lastReportMs = startedMs;
       let maxLag = -1n;
       let maxLagPartition = '';
