@@ -20,7 +20,7 @@ import {
   type TopicRecord,
 } from '../metadata/keys.js';
 import type { Compare, Op } from '../metadata/store.js';
-import { validateTopicName } from '../metadata/topic-name.js';
+import { isInternalTopic, validateTopicName } from '../metadata/topic-name.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { randomUuid } from '../protocol/uuid.js';
 import { changeRecord } from './isr-change.js';
@@ -247,7 +247,7 @@ export function planCreateTopic(
   if (validateOnly) return { result, chunks: [] };
   const record: TopicRecord = {
     topicId,
-    internal: INTERNAL_TOPICS.has(spec.name),
+    internal: isInternalTopic(spec.name),
     assignment,
     requestId: ctx.requestId,
   };
@@ -258,9 +258,6 @@ export function planCreateTopic(
   const first: Chunk = { compare: [{ key: ctx.keys.topic(spec.name), target: 'absent' }], ops: head };
   return { result, chunks: chunked(first, partitionOps(ctx, spec.name, assignment, 0)) };
 }
-
-/** Kafka's internal topics: the only ones created with the internal flag. */
-const INTERNAL_TOPICS = new Set(['__consumer_offsets', '__transaction_state']);
 
 function collidingTopic(ctx: AdminContext, name: string): string | null {
   const norm = name.replaceAll('.', '_');

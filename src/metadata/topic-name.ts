@@ -6,6 +6,17 @@
 import { ErrorCode } from '../protocol/generated/errors.js';
 import type { ApiResult } from './cluster-metadata.js';
 
+/** Kafka's internal topics (Topic.INTERNAL_TOPICS): created with the internal flag, records never deleted by clients. */
+const INTERNAL_TOPICS: ReadonlySet<string> = new Set([
+  '__consumer_offsets',
+  '__transaction_state',
+  '__share_group_state',
+]);
+
+export function isInternalTopic(name: string): boolean {
+  return INTERNAL_TOPICS.has(name);
+}
+
 /** Kafka's limit on topic name length (Topic.MAX_NAME_LENGTH). */
 const MAX_TOPIC_NAME = 249;
 

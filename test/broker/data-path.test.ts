@@ -277,6 +277,36 @@ describe('broker data path: produce, fetch, offsets, idempotence, sessions', () 
     assert.equal(beyond.topics[0]!.partitions[0]!.errorCode, 1);
   });
 
+  it("DeleteRecords refuses what Kafka's deleteRecordsOnLeader refuses: bad offsets, compacted logs, internal topics", async () => {
+    const created = await b.call<CreateTopicsResponse>(conn, 19, 7, {
+      timeoutMs: 1000,
+      validateOnly: false,
+      topics: [
+        {
+          name: 'dr-compact',
+          numPartitions: 1,
+          replicationFactor: 1,
+          assignments: [],
+          configs: [{ name: 'cleanup.policy', value: 'compact' }],
+        },
+      ],
+    });
+    assert.equal(created.topics[0]!.errorCode, 0);
+    const answer = async (name: string, offset: bigint) => {
+      const r = await b.call<DeleteRecordsResponse>(conn, 21, 2, {
+        timeoutMs: 1000,
+        topics: [{ name, partitions: [{ partitionIndex: 0, offset }] }],
+      });
+      const p = r.topics[0]!.partitions[0]!;
+      return [p.errorCode, p.lowWatermark];
+    };
+    assert.deepEqual(await answer('dr', -1001n), [1, -1n]); // OFFSET_OUT_OF_RANGE
+    assert.deepEqual(await answer('dr', -2n), [1, -1n]);
+    assert.deepEqual(await answer('dr-compact', 0n), [44, -1n]); // POLICY_VIOLATION
+    // By name, as Kafka's Topic.isInternal: before looking for the partition.
+    assert.deepEqual(await answer('__consumer_offsets', 0n), [17, -1n]); // INVALID_TOPIC_EXCEPTION
+  });
+
   it('idempotent producer: a retried batch gets its original offset, a gap is OUT_OF_ORDER_SEQUENCE_NUMBER', async () => {
     const init = await b.call<InitProducerIdResponse>(conn, 22, 4, {
       transactionalId: null,

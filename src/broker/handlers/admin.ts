@@ -6,6 +6,7 @@
 
 import { TOPIC_CONFIGS } from '../../metadata/config-defs.js';
 import { ConfigSource, layersFor, resolveTopicConfig } from '../../metadata/config-resolve.js';
+import { isInternalTopic } from '../../metadata/topic-name.js';
 import type { CreatePartitionsRequest } from '../../protocol/generated/CreatePartitionsRequest.js';
 import type { CreatePartitionsResponse } from '../../protocol/generated/CreatePartitionsResponse.js';
 import type { CreateTopicsRequest } from '../../protocol/generated/CreateTopicsRequest.js';
@@ -207,7 +208,7 @@ export async function handleDeleteRecords(
         partitions: await Promise.all(
           t.partitions.map(async (rp) => {
             const base = { partitionIndex: rp.partitionIndex, lowWatermark: -1n, errorCode: 0 };
-            if (b.metadata.image().topics.get(t.name)?.internal === true) {
+            if (isInternalTopic(t.name)) {
               // Kafka refuses to delete records of an internal topic before looking at the partition.
               return { ...base, errorCode: INVALID_TOPIC_EXCEPTION };
             }
