@@ -9,8 +9,12 @@
  * measured. A Rate divides the retained sum by its window size, which counts at least
  * `samples` - 1 whole sample spans (a young or idle meter is padded, so one large value does not
  * read as a huge rate). That padding is what lets a fresh client through at once and what the
- * throttle time is computed from, so client quotas use this and not replication's unpadded
- * observed meter (replication/quota.ts's WindowedRate, for operators' readings).
+ * throttle time is computed from, so client quotas use this and not replication's observed meter
+ * (replication/quota.ts's WindowedRate, for operators' readings): that one's samples are aligned
+ * to multiples of the span so that every meter of a quota covers the same span — the partitions
+ * add up to the broker's total, a leader's and its follower's readings agree — which samples
+ * begun at their first value cannot give (measured: the seed 13.3 pair's partitions no longer
+ * summed to the follower's line).
  */
 
 export interface SampleWindow {
