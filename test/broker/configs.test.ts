@@ -145,7 +145,12 @@ describe('configs: DescribeConfigs, AlterConfigs, IncrementalAlterConfigs; Descr
     });
     assert.equal(v0.results[0]!.configs[0]!.isDefault, true);
     const missing = await describe4(TOPIC, 'nope', null);
-    assert.equal(missing.results[0]!.errorCode, 3);
+    assert.deepEqual([missing.results[0]!.errorCode, missing.results[0]!.errorMessage], [3, null]);
+    const notId = await describe4(BROKER, 'one', null);
+    assert.deepEqual(
+      [notId.results[0]!.errorCode, notId.results[0]!.errorMessage],
+      [42, 'Broker id must be an integer, but it is: one'],
+    );
   });
 
   it('describes this broker (static, read-only flags) and refuses another broker id', async () => {

@@ -77,14 +77,18 @@ function resolveResource(b: BrokerServices, type: number, name: string, forAlter
     const bad = validateTopicName(name);
     if (bad.errorCode !== ErrorCode.NONE) return { error: bad };
     if (!b.metadata.image().topics.has(name)) {
-      return { error: fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `The topic '${name}' does not exist.`) };
+      // The controller's message on a change; DescribeConfigs answers the code alone (ConfigHelper).
+      const message = forAlter ? `The topic '${name}' does not exist.` : null;
+      return { error: { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: message } };
     }
     return { resource: { type: 'topic', name } };
   }
   if (type === ResourceType.BROKER) {
     if (name === '') return { resource: { type: 'broker', id: DEFAULT_BROKER_ENTITY } };
     if (!/^\d+$/.test(name)) {
-      return { error: fail(ErrorCode.INVALID_REQUEST, `Broker id must be an integer, but it is: ${name}`) };
+      // ConfigHelper's word on a describe, ConfigAdminManager's on a change.
+      const what = forAlter ? 'Node id' : 'Broker id';
+      return { error: fail(ErrorCode.INVALID_REQUEST, `${what} must be an integer, but it is: ${name}`) };
     }
     // Describing is answered by the broker asked (it knows its own static configs); a change may
     // name any broker, since the controller stores it for that broker to apply. A broker that is
