@@ -275,19 +275,36 @@ export class LogCleaner {
     this.ctx.logger.warn(
       `log cleaner thread ${thread.cleaner.id} stopped on an unexpected error: ${message}`,
     );
+    this.watchWhileDead(thread);
+  }
+
+  /** A dead thread cleans nothing, but a reconfiguration still restarts it, as in Kafka. */
+  private watchWhileDead(thread: CleanerThread): void {
+    if (!this.running) return;
+    const id = thread.cleaner.id;
+    thread.cancel = this.ctx.scheduler.schedule(`log-cleaner-${id}-dead`, this.config().backoffMs, () => {
+      thread.cancel = null;
+      if (!this.restartIfReconfigured()) this.watchWhileDead(thread);
+    });
+  }
+
+  /**
+   * As Kafka's LogCleaner.reconfigure: a dynamic change of the threads or buffers restarts every
+   * thread with it, dead ones too (a cleaning in progress is abandoned and starts again on the new
+   * maps). True when it did.
+   */
+  private restartIfReconfigured(): boolean {
+    const shape = shapeOf(this.config());
+    if (shape === this.shape) return false;
+    this.ctx.logger.info(`log cleaner reconfigured (${this.shape} → ${shape}): restarting its threads`);
+    this.shutdown();
+    this.startup();
+    return true;
   }
 
   /** One turn of a thread: start a run if idle, then one slice of it. */
   private work(thread: CleanerThread): void {
-    const shape = shapeOf(this.config());
-    if (shape !== this.shape) {
-      // As Kafka's LogCleaner.reconfigure: a dynamic change of the threads or buffers restarts the
-      // threads with it (a cleaning in progress is abandoned and starts again on the new maps).
-      this.ctx.logger.info(`log cleaner reconfigured (${this.shape} → ${shape}): restarting its threads`);
-      this.shutdown();
-      this.startup();
-      return;
-    }
+    if (this.restartIfReconfigured()) return;
     if (thread.run === null) {
       const found = this.grabFilthiestCompactedLog(thread);
       if (found === null) {

@@ -154,7 +154,7 @@ test('a cleaning that fails marks its partition uncleanable in its log dir, with
   assert.match(ctx.logger.lines.join('\n'), /Marking its partition \(c-0\) as uncleanable/);
 });
 
-test('an error outside a cleaning stops the thread (a dead thread), not the broker', (t) => {
+test('an error outside a cleaning stops the thread (a dead thread), not the broker, until a reconfiguration', (t) => {
   const { dir, cleanup } = tempDir();
   const ctx = testContext();
   const log = compactedLog(dir, ctx);
@@ -163,8 +163,9 @@ test('an error outside a cleaning stops the thread (a dead thread), not the brok
     cleanup();
   });
   let broken = true;
+  let numThreads = 1;
   const cleaner = new LogCleaner(
-    () => ({ ...DEFAULT_CLEANER_CONFIG, numThreads: 2 }),
+    () => ({ ...DEFAULT_CLEANER_CONFIG, numThreads }),
     ctx,
     () => {
       if (broken) {
@@ -178,7 +179,14 @@ test('an error outside a cleaning stops the thread (a dead thread), not the brok
   ctx.scheduler.runDue();
   const g = cleanerGauges(cleaner, [dir], ctx.clock.nowMs());
   assert.equal(g.deadThreadCount, 1);
-  assert.equal(cleaner.history.length, 1, 'the other thread cleaned the log');
+  assert.equal(cleaner.history.length, 0, 'its only thread is dead');
   assert.match(ctx.logger.lines.join('\n'), /log cleaner thread 0 stopped on an unexpected error/);
+  // As Kafka's reconfiguration: a change of log.cleaner.threads restarts every thread, the dead one too.
+  numThreads = 2;
+  ctx.clock.advance(DEFAULT_CLEANER_CONFIG.backoffMs);
+  ctx.scheduler.runDue();
+  assert.equal(cleanerGauges(cleaner, [dir], ctx.clock.nowMs()).deadThreadCount, 0);
+  assert.equal(cleaner.threadStates().length, 2);
+  assert.equal(cleaner.history.length, 1, 'the restarted threads cleaned the log');
   cleaner.shutdown();
 });
