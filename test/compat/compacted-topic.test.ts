@@ -23,7 +23,11 @@ import { runPython, startCompatBroker } from './clients.js';
 
 const REFUSING = 'compacted-js';
 const TOPIC = 'compacted-e2e';
-const DELETE_RETENTION_MS = 2000;
+/**
+ * Long enough that the cleanings while the clients produce (every 100 ms) keep the tombstones
+ * they first see until the first reads are done, even on a slow machine.
+ */
+const DELETE_RETENTION_MS = 5000;
 
 /** What was produced at an offset, as its producer was told. */
 interface Written {
@@ -224,6 +228,7 @@ describe('a compacted topic with KafkaJS, kcat and python3-confluent-kafka', () 
     /** Every acknowledged record by offset. */
     const written = new Map<bigint, Written>();
     const tombstoned = new Set<string>();
+    let horizonsBy = 0;
     const producer = () => kafka.producer({ allowAutoTopicCreation: false });
     const partitionDir = () => path.join(broker.dir, 'logs', `${TOPIC}-0`);
 
@@ -376,70 +381,58 @@ describe('a compacted topic with KafkaJS, kcat and python3-confluent-kafka', () 
       }
     };
 
-    it('KafkaJS, python3-confluent-kafka and kcat produce keyed records and tombstones', async () => {
-      for (let v = 0; v < 20; v++)
-        await sendJs(
-          Array.from({ length: 10 }, (_, k) => ({ key: `js-${k}`, value: `js-${k}-v${v}`.padEnd(60, '.') })),
-        );
-      await sendJs([
-        { key: 'js-8', value: null },
-        { key: 'js-9', value: null },
-      ]);
-      tombstoned.add('js-8').add('js-9');
-
-      const py: [string, string | null][] = [];
-      for (let v = 0; v < 10; v++)
-        for (let k = 0; k < 5; k++) py.push([`py-${k}`, `py-${k}-v${v}`.padEnd(60, '.')]);
-      py.push(['py-4', null]);
+    const producePython = async (records: [string, string | null][]): Promise<void> => {
       const deliveries = await runPython<PyDelivery[]>(
-        script(PY_PRODUCE, TOPIC, py),
+        script(PY_PRODUCE, TOPIC, records),
         broker.bootstrap,
         'confluent_kafka',
         'python3-confluent-kafka',
       );
-      assert.equal(deliveries.length, py.length);
+      assert.equal(deliveries.length, records.length);
       for (const d of deliveries) {
         assert.equal(d.error, null);
         written.set(BigInt(d.offset), { key: d.key!, value: d.value });
       }
-      tombstoned.add('py-4');
+    };
 
-      // kcat: one line per record, key:value (-Z: an empty value is a tombstone), acks=all, in order
-      // from the high watermark (one partition, one producer, nothing else writing).
-      const lines: [string, string | null][] = [];
-      for (let v = 0; v < 5; v++)
-        for (let k = 0; k < 5; k++) lines.push([`kc-${k}`, `kc-${k}-v${v}`.padEnd(60, '.')]);
-      lines.push(['kc-4', null]);
+    /**
+     * kcat: one line per record, key:value (-Z: an empty value is a tombstone), acks=all, one in
+     * flight, so at offsets from the high watermark on in line order (nothing else writing).
+     */
+    const produceKcat = async (records: [string, string | null][]): Promise<void> => {
       const from = await highWatermark(TOPIC);
-      const w = spawnSync(
-        'kcat',
-        [
-          '-b',
-          broker.bootstrap,
-          '-P',
-          '-t',
-          TOPIC,
-          '-p',
-          '0',
-          '-K',
-          ':',
-          '-Z',
-          '-X',
-          'acks=all',
-          '-X',
-          'max.in.flight=1',
-        ],
-        {
-          input: `${lines.map(([k, v]) => `${k}:${v ?? ''}`).join('\n')}\n`,
-          encoding: 'utf8',
-          timeout: 30_000,
-        },
-      );
+      const args = ['-b', broker.bootstrap, '-P', '-t', TOPIC, '-p', '0', '-K', ':', '-Z'];
+      const w = spawnSync('kcat', [...args, '-X', 'acks=all', '-X', 'max.in.flight=1'], {
+        input: `${records.map(([k, v]) => `${k}:${v ?? ''}`).join('\n')}\n`,
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
       assert.equal(w.status, 0, w.stderr);
-      assert.equal(await highWatermark(TOPIC), from + BigInt(lines.length));
-      for (const [i, [key, value]] of lines.entries()) written.set(from + BigInt(i), { key, value });
-      tombstoned.add('kc-4');
+      assert.equal(await highWatermark(TOPIC), from + BigInt(records.length));
+      for (const [i, [key, value]] of records.entries()) written.set(from + BigInt(i), { key, value });
+    };
 
+    const versions = (prefix: string, keys: number, count: number): [string, string][] =>
+      Array.from({ length: keys * count }, (_, i) => {
+        const key = `${prefix}-${i % keys}`;
+        return [key, `${key}-v${Math.floor(i / keys)}`.padEnd(60, '.')];
+      });
+
+    it('KafkaJS, python3-confluent-kafka and kcat produce keyed records and tombstones', async () => {
+      const js = versions('js', 10, 20);
+      for (let i = 0; i < js.length; i += 50)
+        await sendJs(js.slice(i, i + 50).map(([key, value]) => ({ key, value })));
+      await producePython(versions('py', 5, 10));
+      await produceKcat(versions('kc', 5, 5));
+      // The tombstones last, close together: their delete horizon is set by the first cleaning
+      // that reads them, and the reads after the next test's cleaning must still see them.
+      await producePython([['py-4', null]]);
+      await produceKcat([['kc-4', null]]);
+      await sendJs([
+        { key: 'js-8', value: null },
+        { key: 'js-9', value: null },
+      ]);
+      for (const key of ['py-4', 'kc-4', 'js-8', 'js-9']) tombstoned.add(key);
       await filler();
     });
 
@@ -449,13 +442,15 @@ describe('a compacted topic with KafkaJS, kcat and python3-confluent-kafka', () 
         'cleaned past the data',
         (s) => s.at(-1)!.baseOffset > lastData,
       );
+      // Every tombstone's delete horizon was set by a cleaning before now.
+      horizonsBy = Date.now() + DELETE_RETENTION_MS;
       check('kcat', readKcat(), activeBase, false);
       check('KafkaJS', await readKafkaJs(), activeBase, false);
       check('python3-confluent-kafka', await readPython(), activeBase, false);
     });
 
     it('after delete.retention.ms and another cleaning the tombstones are gone, with their keys', async () => {
-      await new Promise((r) => setTimeout(r, DELETE_RETENTION_MS + 100));
+      await new Promise((r) => setTimeout(r, Math.max(horizonsBy + 100 - Date.now(), 0)));
       await filler();
       const activeBase = await waitForCleaning('tombstones removed', (s) =>
         s.slice(0, -1).every((segment) => segment.records.every((r) => r.value !== null)),
