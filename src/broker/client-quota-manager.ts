@@ -304,6 +304,14 @@ export class ClientQuotas {
   }
 
   /**
+   * Kafka's recordNetworkThreadTimeCallback: the time spent producing a request's response,
+   * recorded against request_percentage without throttling this request (it counts for the next).
+   */
+  recordResponseTime(req: ThrottledRequest, ms: number, nowMs: number): void {
+    this.request.recordNoThrottle(ANONYMOUS_USER, req.clientId ?? '', ms / 10, nowMs);
+  }
+
+  /**
    * Kafka's ClientQuotaManager.throttle: counts `ms` in the entity's throttle time and mutes the
    * request's connection for it (the response itself goes out at once, KIP-219).
    */

@@ -235,13 +235,24 @@ export class RequestRouter implements RequestHandler {
     // Fetch is exempt, as in Kafka (no other API Skiff serves is a cluster action).
     if (apiKey !== ApiKey.Produce && apiKey !== ApiKey.Fetch)
       requestQuotaThrottle(this.services, ctx, response);
-    return encodeResponse(
+    const encodeStartMs = this.monotonicMs();
+    const encoded = encodeResponse(
       header.correlationId,
       apiKey,
       apiVersion,
       api.response as MessageCodec<unknown>,
       response,
     );
+    // Kafka records the network thread's time on a response without throttling it (it weighs on
+    // the client's next request); encoding is that part of a request's cost here.
+    if (!replicaFetch) {
+      this.services.clientQuotas?.recordResponseTime(
+        ctx,
+        this.monotonicMs() - encodeStartMs,
+        this.services.clock.nowMs(),
+      );
+    }
+    return encoded;
   }
 }
 
