@@ -65,11 +65,21 @@ interface Route {
   readonly metrics: ApiMetrics | null;
 }
 
+/**
+ * The client's address as Kafka's DescribeGroups reports it: Java's InetAddress.toString() of an
+ * unresolved address, `/127.0.0.1` (no port; an IPv4-mapped IPv6 address as its IPv4 form).
+ */
+export function kafkaClientHost(remoteAddress: string): string {
+  const colon = remoteAddress.lastIndexOf(':');
+  const host = colon < 0 ? remoteAddress : remoteAddress.slice(0, colon);
+  return `/${host.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/i, '')}`;
+}
+
 function groupHandler(g: GroupApi, apiKey: number): Handler {
   const gctx = (ctx: RequestContext): GroupRequestContext => ({
     apiVersion: ctx.apiVersion,
     clientId: ctx.clientId,
-    clientHost: ctx.connection.remoteAddress,
+    clientHost: kafkaClientHost(ctx.connection.remoteAddress),
   });
   const table: Record<number, Handler> = {
     [ApiKey.FindCoordinator]: (c, r) => g.findCoordinator(gctx(c), r),

@@ -132,6 +132,23 @@ export const Apis = {
     request: (await import('../protocol/generated/OffsetCommitRequest.js')).OffsetCommitRequestCodec,
     response: (await import('../protocol/generated/OffsetCommitResponse.js')).OffsetCommitResponseCodec,
   })),
+  // The classic group membership of a consumer (JoinGroup v4+ asks for the member id first).
+  JoinGroup: lazyApi(11, 'JoinGroup', 0, 9, async () => ({
+    request: (await import('../protocol/generated/JoinGroupRequest.js')).JoinGroupRequestCodec,
+    response: (await import('../protocol/generated/JoinGroupResponse.js')).JoinGroupResponseCodec,
+  })),
+  SyncGroup: lazyApi(14, 'SyncGroup', 0, 5, async () => ({
+    request: (await import('../protocol/generated/SyncGroupRequest.js')).SyncGroupRequestCodec,
+    response: (await import('../protocol/generated/SyncGroupResponse.js')).SyncGroupResponseCodec,
+  })),
+  Heartbeat: lazyApi(12, 'Heartbeat', 0, 4, async () => ({
+    request: (await import('../protocol/generated/HeartbeatRequest.js')).HeartbeatRequestCodec,
+    response: (await import('../protocol/generated/HeartbeatResponse.js')).HeartbeatResponseCodec,
+  })),
+  LeaveGroup: lazyApi(13, 'LeaveGroup', 0, 5, async () => ({
+    request: (await import('../protocol/generated/LeaveGroupRequest.js')).LeaveGroupRequestCodec,
+    response: (await import('../protocol/generated/LeaveGroupResponse.js')).LeaveGroupResponseCodec,
+  })),
   DeleteGroups: lazyApi(42, 'DeleteGroups', 0, 2, async () => ({
     request: (await import('../protocol/generated/DeleteGroupsRequest.js')).DeleteGroupsRequestCodec,
     response: (await import('../protocol/generated/DeleteGroupsResponse.js')).DeleteGroupsResponseCodec,

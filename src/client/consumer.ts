@@ -69,16 +69,38 @@ export class Consumer {
       for (const tp of tps) this.positions.set(tpKey(tp), { tp, offset: start });
       return;
     }
-    await this.seek(tps, start);
+    await this.resetPositions(tps, start);
   }
 
   position(tp: TopicPartition): bigint | undefined {
     return this.positions.get(tpKey(tp))?.offset;
   }
 
+  /** auto.offset.reset: where a partition without a position starts. */
+  get resetTo(): 'earliest' | 'latest' {
+    return this.options.resetTo;
+  }
+
+  /** Every assigned partition with its position (the next offset to read). */
+  assignment(): { tp: TopicPartition; offset: bigint }[] {
+    return [...this.positions.values()].map((p) => ({ tp: p.tp, offset: p.offset }));
+  }
+
+  /** Moves an assigned partition's position (Kafka's seek); an unassigned one is ignored. */
+  seek(tp: TopicPartition, offset: bigint): void {
+    const p = this.positions.get(tpKey(tp));
+    if (p) p.offset = offset;
+  }
+
+  /** Drops every assignment (a group rebalance revokes them). */
+  unassign(): void {
+    this.positions.clear();
+  }
+
   /** One fetch round: records from every leader that had some within fetch.max.wait.ms. */
   async poll(): Promise<ConsumedRecord[]> {
     const out: ConsumedRecord[] = [];
+    if (this.positions.size === 0) return out;
     const reset: TopicPartition[] = [];
     const tps = [...this.positions.values()].map((p) => p.tp);
     const results = await sendToLeaders(this.client, tps, (leader, group) =>
@@ -92,11 +114,11 @@ export class Consumer {
         else if (!isRetriable(r.error)) throw r.error;
       }
     }
-    if (reset.length > 0) await this.seek(reset, this.options.resetTo);
+    if (reset.length > 0) await this.resetPositions(reset, this.options.resetTo);
     return out;
   }
 
-  private async seek(tps: readonly TopicPartition[], to: 'earliest' | 'latest'): Promise<void> {
+  private async resetPositions(tps: readonly TopicPartition[], to: 'earliest' | 'latest'): Promise<void> {
     const ts = to === 'earliest' ? -2n : -1n;
     const results = await sendToLeaders(this.client, tps, async (leader, group) => {
       const resp = await this.client.send({ kind: 'node', id: leader }, Apis.ListOffsets, () => ({

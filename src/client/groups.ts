@@ -6,6 +6,7 @@
 import { topicPartitionKey } from '../common/topic-partition.js';
 import { ConsumerProtocolAssignmentCodec } from '../protocol/generated/ConsumerProtocolAssignment.js';
 import type { ListGroupsResponse } from '../protocol/generated/ListGroupsResponse.js';
+import type { OffsetCommitRequest } from '../protocol/generated/OffsetCommitRequest.js';
 import { Reader } from '../protocol/reader.js';
 import { Apis } from './apis.js';
 import { ClientError, checkCode, KafkaResponseError, kafkaError } from './errors.js';
@@ -53,6 +54,46 @@ export function decodeAssignment(bytes: Buffer): TopicPartition[] {
   } catch {
     return [];
   }
+}
+
+/** Who commits: a member of a generation, or (generation -1, no member id) an admin. */
+export interface Committer {
+  readonly generationId: number;
+  readonly memberId: string;
+  readonly groupInstanceId: string | null;
+}
+
+const ADMIN_COMMIT: Committer = { generationId: -1, memberId: '', groupInstanceId: null };
+
+/** An OffsetCommit of `offsets` (no metadata, no leader epoch, the broker's retention). */
+export function offsetCommitRequest(
+  groupId: string,
+  by: Committer,
+  offsets: readonly { tp: TopicPartition; offset: bigint }[],
+): OffsetCommitRequest {
+  const byTopic = new Map<string, { partitionIndex: number; offset: bigint }[]>();
+  for (const o of offsets)
+    byTopic.set(o.tp.topic, [
+      ...(byTopic.get(o.tp.topic) ?? []),
+      { partitionIndex: o.tp.partition, offset: o.offset },
+    ]);
+  return {
+    groupId,
+    generationIdOrMemberEpoch: by.generationId,
+    memberId: by.memberId,
+    groupInstanceId: by.groupInstanceId,
+    retentionTimeMs: -1n,
+    topics: [...byTopic].map(([name, parts]) => ({
+      name,
+      partitions: parts.map((p) => ({
+        partitionIndex: p.partitionIndex,
+        committedOffset: p.offset,
+        committedLeaderEpoch: -1,
+        commitTimestamp: -1n,
+        committedMetadata: '',
+      })),
+    })),
+  };
 }
 
 export class GroupAdmin {
@@ -167,32 +208,11 @@ export class GroupAdmin {
     groupId: string,
     offsets: readonly { tp: TopicPartition; offset: bigint }[],
   ): Promise<void> {
-    const byTopic = new Map<string, { partitionIndex: number; offset: bigint }[]>();
-    for (const o of offsets) {
-      byTopic.set(o.tp.topic, [
-        ...(byTopic.get(o.tp.topic) ?? []),
-        { partitionIndex: o.tp.partition, offset: o.offset },
-      ]);
-    }
     await this.client.retry(async () => {
       const coordinator = await this.coordinator(groupId);
-      const resp = await this.client.send({ kind: 'node', id: coordinator }, Apis.OffsetCommit, () => ({
-        groupId,
-        generationIdOrMemberEpoch: -1,
-        memberId: '',
-        groupInstanceId: null,
-        retentionTimeMs: -1n,
-        topics: [...byTopic].map(([name, parts]) => ({
-          name,
-          partitions: parts.map((p) => ({
-            partitionIndex: p.partitionIndex,
-            committedOffset: p.offset,
-            committedLeaderEpoch: -1,
-            commitTimestamp: -1n,
-            committedMetadata: '',
-          })),
-        })),
-      }));
+      const resp = await this.client.send({ kind: 'node', id: coordinator }, Apis.OffsetCommit, () =>
+        offsetCommitRequest(groupId, ADMIN_COMMIT, offsets),
+      );
       for (const t of resp.topics) for (const p of t.partitions) checkCode(p.errorCode);
     });
   }

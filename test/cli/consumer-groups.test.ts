@@ -9,11 +9,8 @@ import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { formatOffsetRows } from '../../src/cli/tools/consumer-groups.js';
 import { parseDateTime, parseDuration } from '../../src/cli/tools/consumer-groups-reset.js';
-import { KafkaClient } from '../../src/client/kafka-client.js';
-import { Producer } from '../../src/client/producer.js';
-import { parseBootstrap, systemRuntime } from '../../src/client/runtime.js';
 import { type BrokerProcess, startBrokerProcess } from '../support/broker-process.js';
-import { skiff } from './in-process.js';
+import { produceRecords, skiff } from './in-process.js';
 
 describe('skiff consumer-groups', () => {
   let broker: BrokerProcess;
@@ -144,25 +141,16 @@ describe('skiff consumer-groups', () => {
     const hourMs = 3_600_000;
     const nowMs = Date.now();
     const stamps = [6, 5, 4, 3, 2, 1].map((h) => nowMs - h * hourMs);
-    const client = new KafkaClient({
-      bootstrap: parseBootstrap(broker.bootstrap),
-      clientId: 't',
-      runtime: systemRuntime(),
-    });
-    try {
-      const producer = new Producer(client, { idempotence: false, acks: -1 });
-      for (const [i, timestampMs] of stamps.entries())
-        await producer.produce({
-          topic: 'events',
-          partition: 0,
-          key: null,
-          value: Buffer.from(`e${i}`),
-          timestampMs,
-        });
-      await producer.flush();
-    } finally {
-      client.close();
-    }
+    await produceRecords(
+      broker.bootstrap,
+      stamps.map((timestampMs, i) => ({
+        topic: 'events',
+        partition: 0,
+        key: null,
+        value: Buffer.from(`e${i}`),
+        timestampMs,
+      })),
+    );
     const reset = (...args: string[]) =>
       groups('--reset-offsets', '--group', 'audit', '--topic', 'events', ...args);
     const newOffsets = (stdout: string) =>

@@ -6,6 +6,9 @@
 import { Readable } from 'node:stream';
 import { runCli } from '../../src/cli/cli.js';
 import { runConsoleProducer } from '../../src/cli/tools/console-producer.js';
+import { KafkaClient } from '../../src/client/kafka-client.js';
+import { Producer, type ProducerRecord } from '../../src/client/producer.js';
+import { parseBootstrap, systemRuntime } from '../../src/client/runtime.js';
 import type { ToolRun } from '../support/broker-process.js';
 
 export async function skiff(args: readonly string[], input = ''): Promise<ToolRun> {
@@ -25,4 +28,20 @@ export async function skiff(args: readonly string[], input = ''): Promise<ToolRu
       ? await runConsoleProducer(rest, io, Readable.from([input]))
       : await runCli([...args], io);
   return { status, stdout, stderr };
+}
+
+/** Writes `records` with the client's producer (explicit partitions and timestamps where given). */
+export async function produceRecords(bootstrap: string, records: readonly ProducerRecord[]): Promise<void> {
+  const client = new KafkaClient({
+    bootstrap: parseBootstrap(bootstrap),
+    clientId: 'test',
+    runtime: systemRuntime(),
+  });
+  try {
+    const producer = new Producer(client, { idempotence: false, acks: -1 });
+    for (const r of records) await producer.produce(r);
+    await producer.flush();
+  } finally {
+    client.close();
+  }
 }

@@ -1,6 +1,7 @@
 /** Kafka client properties (producer.config, --producer-property, ...) mapped onto the client's options. */
 import type { ConsumerOptions } from '../../client/consumer.js';
 import { ClientError } from '../../client/errors.js';
+import type { GroupConsumerOptions } from '../../client/group-consumer.js';
 import {
   DEFAULT_PRODUCER_OPTIONS,
   idempotenceConflict,
@@ -128,5 +129,22 @@ export function consumerOptionsFrom(props: ReadonlyMap<string, string>): Partial
     o.resetTo = reset;
   }
   for (const k of Object.keys(o) as (keyof ConsumerOptions)[]) if (o[k] === undefined) delete o[k];
+  return o;
+}
+
+/** The group membership settings of a consumer (group.id is the caller's: Kafka's tools check it). */
+export function groupOptionsFrom(
+  props: ReadonlyMap<string, string>,
+): Partial<Omit<GroupConsumerOptions, 'groupId'>> {
+  const o: { -readonly [K in keyof GroupConsumerOptions]?: GroupConsumerOptions[K] } = {
+    sessionTimeoutMs: intProp(props, 'session.timeout.ms'),
+    rebalanceTimeoutMs: intProp(props, 'max.poll.interval.ms'),
+    heartbeatIntervalMs: intProp(props, 'heartbeat.interval.ms'),
+    autoCommit: boolProp(props, 'enable.auto.commit'),
+    autoCommitIntervalMs: intProp(props, 'auto.commit.interval.ms'),
+  };
+  const instance = props.get('group.instance.id');
+  if (instance !== undefined) o.groupInstanceId = instance;
+  for (const k of Object.keys(o) as (keyof GroupConsumerOptions)[]) if (o[k] === undefined) delete o[k];
   return o;
 }

@@ -1,11 +1,12 @@
 /** `skiff console-consumer`: Kafka's kafka-console-consumer, reading partitions by assignment. */
 import { type ConsumedRecord, Consumer, type StartAt } from '../../client/consumer.js';
 import { ClientError } from '../../client/errors.js';
+import { GroupConsumer } from '../../client/group-consumer.js';
 import type { TopicPartition } from '../../client/partitions.js';
 import { type ClientRuntime, systemRuntime } from '../../client/runtime.js';
 import type { CliIo } from '../cli.js';
 import { commandInfo } from '../commands.js';
-import { consumerOptionsFrom } from './client-props.js';
+import { consumerOptionsFrom, groupOptionsFrom } from './client-props.js';
 import {
   type Flags,
   openClient,
@@ -22,9 +23,12 @@ export const CONSOLE_CONSUMER: ToolDef = {
   flags: [
     { name: 'bootstrap-server', arg: 'host:port', help: 'REQUIRED: the broker(s) to connect to' },
     { name: 'topic', arg: 'topic', help: 'REQUIRED: the topic to read' },
-    { name: 'partition', arg: 'n', help: 'read only this partition' },
+    { name: 'partition', arg: 'n', help: 'read only this partition (not with --group)' },
     { name: 'offset', arg: 'offset', help: 'with --partition: earliest, latest (default) or an offset' },
-    { name: 'from-beginning', help: 'start at the earliest offset rather than the latest' },
+    {
+      name: 'from-beginning',
+      help: 'start at the earliest offset rather than the latest (in a group: only where it has no committed offset)',
+    },
     { name: 'max-messages', arg: 'n', help: 'exit after this many records' },
     { name: 'timeout-ms', arg: 'ms', help: 'exit when no record arrives for this long' },
     {
@@ -44,11 +48,12 @@ export const CONSOLE_CONSUMER: ToolDef = {
     {
       name: 'group',
       arg: 'id',
-      help: 'not supported yet: consumer groups (partitions are assigned directly)',
+      help: 'consume as a member of this consumer group (or --consumer-property group.id=...): partitions assigned by the group, offsets committed (enable.auto.commit)',
     },
   ],
   notes: [
-    'Partitions are assigned directly (no consumer group): every partition of the topic, or --partition.',
+    'Without a group, partitions are assigned directly (every partition of the topic, or --partition) and',
+    "no offsets are committed (Kafka's tool joins a throw-away group console-consumer-NNNNN instead).",
   ],
 };
 
@@ -104,6 +109,29 @@ export function formatRecord(r: ConsumedRecord, c: FormatterConfig): string {
   return fields.join(c.keySeparator) + (c.printValue ? c.lineSeparator : '');
 }
 
+/** Kafka's checkConsumerGroup: --group, group.id in --consumer-property and in --consumer.config agree. */
+function groupIdOf(
+  flags: Flags,
+  fromFile: ReadonlyMap<string, string>,
+  extra: ReadonlyMap<string, string>,
+): string | null {
+  const ids = new Set<string>();
+  const g = flags.get('group');
+  if (g !== undefined) ids.add(g);
+  const inFile = fromFile.get('group.id');
+  if (inFile !== undefined) ids.add(inFile);
+  const inExtra = extra.get('group.id');
+  if (inExtra !== undefined) ids.add(inExtra);
+  if (ids.size > 1) {
+    throw new UsageError(
+      `The group ids provided in different places (directly using '--group', via '--consumer-property', or via '--consumer.config') do not match. Detected group ids: ${[...ids].map((id) => `'${id}'`).join(', ')}`,
+    );
+  }
+  if (ids.size > 0 && flags.has('partition'))
+    throw new UsageError('Options group and partition cannot be specified together.');
+  return ids.size === 0 ? null : [...ids][0]!;
+}
+
 function startAt(flags: Flags): StartAt {
   const offset = flags.get('offset');
   if (offset !== undefined) {
@@ -128,20 +156,24 @@ export function runConsoleConsumer(
   stop: AbortSignal = stopSignal(),
 ): Promise<number> {
   return runTool(CONSOLE_CONSUMER, args, io, async (flags) => {
-    if (flags.has('group')) {
-      throw new UsageError(
-        '--group is not supported yet: the console consumer reads by assignment, without a group',
-      );
-    }
     const topic = flags.require('topic');
     const start = startAt(flags);
     const maxMessages = flags.int('max-messages');
     const timeoutMs = flags.int('timeout-ms');
-    const props = new Map<string, string>();
+    const fromFile = new Map<string, string>();
     const cfgFile = flags.get('consumer.config');
-    if (cfgFile !== undefined) for (const [k, v] of readPropertiesFile(cfgFile)) props.set(k, v);
-    for (const [k, v] of parseKeyValues(flags.all('consumer-property'), '--consumer-property'))
-      props.set(k, v);
+    if (cfgFile !== undefined) for (const [k, v] of readPropertiesFile(cfgFile)) fromFile.set(k, v);
+    const extra = parseKeyValues(flags.all('consumer-property'), '--consumer-property');
+    const groupId = groupIdOf(flags, fromFile, extra);
+    const props = new Map([...fromFile, ...extra]);
+    // Kafka's setAutoOffsetResetValue: --from-beginning is auto.offset.reset=earliest.
+    const reset = props.get('auto.offset.reset');
+    if (reset !== undefined && flags.has('from-beginning') && reset !== 'earliest') {
+      throw new ClientError(
+        `Can't simultaneously specify --from-beginning and 'auto.offset.reset=${reset}', please remove one option`,
+      );
+    }
+    if (!props.has('client.id')) props.set('client.id', 'console-consumer');
     const fmtProps = new Map<string, string>();
     const fmtFile = flags.get('formatter-config');
     if (fmtFile !== undefined) for (const [k, v] of readPropertiesFile(fmtFile)) fmtProps.set(k, v);
@@ -162,29 +194,30 @@ export function runConsoleConsumer(
       if (only !== undefined && !t.partitions.some((p) => p.partition === only)) {
         throw new ClientError(`partition ${only} of topic ${topic} does not exist`);
       }
-      const tps: TopicPartition[] = t.partitions
-        .filter((p) => only === undefined || p.partition === only)
-        .map((p) => ({ topic, partition: p.partition }));
-      const consumer = new Consumer(client, {
-        resetTo: start === 'earliest' ? 'earliest' : 'latest',
+      const consumerOptions = {
+        resetTo: start === 'earliest' ? ('earliest' as const) : ('latest' as const),
         // A short --timeout-ms must not be outlasted by one long-polling fetch.
         maxWaitMs: Math.min(500, timeoutMs ?? 500),
         ...consumerOptionsFrom(props),
-      });
-      await consumer.assign(tps, start);
-      // Records come partition by partition within a poll; --max-messages cuts across them in order.
-      const write = io.write ?? ((s: string) => io.out(s.endsWith('\n') ? s.slice(0, -1) : s));
-      let lastRecordMs = runtime.clock.nowMs();
-      while (!stop.aborted && (maxMessages === undefined || count < maxMessages)) {
-        const records = await consumer.poll();
-        for (const r of records) {
-          if (maxMessages !== undefined && count >= maxMessages) break;
-          write(formatRecord(r, format));
-          count++;
-        }
-        const now = runtime.clock.nowMs();
-        if (records.length > 0) lastRecordMs = now;
-        else if (timeoutMs !== undefined && now - lastRecordMs >= timeoutMs) break;
+      };
+      let source: { poll(): Promise<ConsumedRecord[]>; seek(tp: TopicPartition, offset: bigint): void };
+      let group: GroupConsumer | null = null;
+      if (groupId === null) {
+        const consumer = new Consumer(client, consumerOptions);
+        const tps: TopicPartition[] = t.partitions
+          .filter((p) => only === undefined || p.partition === only)
+          .map((p) => ({ topic, partition: p.partition }));
+        await consumer.assign(tps, start);
+        source = consumer;
+      } else {
+        group = new GroupConsumer(client, { groupId, ...groupOptionsFrom(props) }, consumerOptions);
+        group.subscribe([topic]);
+        source = group;
+      }
+      try {
+        count = await consume(source, io, format, runtime, stop, maxMessages, timeoutMs);
+      } finally {
+        await group?.close();
       }
     } finally {
       client.close();
@@ -192,6 +225,44 @@ export function runConsoleConsumer(
     io.err(`Processed a total of ${count} messages`);
     return 0;
   });
+}
+
+/**
+ * Prints records until --max-messages, --timeout-ms without a record, or a stop. Records a poll
+ * returned past --max-messages are sought back (Kafka's resetUnconsumedOffsets), so a group's
+ * commit on close covers exactly what was printed.
+ */
+async function consume(
+  source: { poll(): Promise<ConsumedRecord[]>; seek(tp: TopicPartition, offset: bigint): void },
+  io: CliIo & { write?(chunk: string): void },
+  format: FormatterConfig,
+  runtime: ClientRuntime,
+  stop: AbortSignal,
+  maxMessages: number | undefined,
+  timeoutMs: number | undefined,
+): Promise<number> {
+  // Records come partition by partition within a poll; --max-messages cuts across them in order.
+  const write = io.write ?? ((s: string) => io.out(s.endsWith('\n') ? s.slice(0, -1) : s));
+  let count = 0;
+  let lastRecordMs = runtime.clock.nowMs();
+  while (!stop.aborted && (maxMessages === undefined || count < maxMessages)) {
+    const records = await source.poll();
+    const unconsumed = new Map<string, { tp: TopicPartition; offset: bigint }>();
+    for (const r of records) {
+      if (maxMessages !== undefined && count >= maxMessages) {
+        const key = `${r.topic}-${r.partition}`;
+        if (!unconsumed.has(key)) unconsumed.set(key, { tp: r, offset: r.offset });
+        continue;
+      }
+      write(formatRecord(r, format));
+      count++;
+    }
+    for (const u of unconsumed.values()) source.seek(u.tp, u.offset);
+    const now = runtime.clock.nowMs();
+    if (records.length > 0) lastRecordMs = now;
+    else if (timeoutMs !== undefined && now - lastRecordMs >= timeoutMs) break;
+  }
+  return count;
 }
 
 /**
