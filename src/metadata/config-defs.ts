@@ -378,7 +378,7 @@ export const BROKER_CONFIGS: readonly ConfigDef[] = [
     { min: 0 },
   ),
   broker('log.cleaner.enable', 'boolean', 'true', 'Run the log cleaner (compaction).'),
-  dyn('log.cleaner.threads', 'int', '1', 'Threads of the log cleaner.', { min: 0 }),
+  dyn('log.cleaner.threads', 'int', '1', 'Cleaner threads; changed at most ×2 or ÷2, to ≥ 1.', { min: 0 }),
   dyn(
     'log.cleaner.dedupe.buffer.size',
     'long',
