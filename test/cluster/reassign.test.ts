@@ -164,6 +164,11 @@ describe('skiff reassign-partitions on skiff up --brokers 3', () => {
     assert.equal(out[4], 'Save this to use as the --reassignment-json-file option during rollback');
     assert.ok(ex.stdout.includes(`The inter-broker throttle limit was set to ${THROTTLE} B/s`), ex.stdout);
     assert.ok(ex.stdout.includes('Successfully started partition reassignment for grow-0'), ex.stdout);
+    // Beside Kafka's lines: how much the new replica has to copy, from its leader's view.
+    assert.match(
+      ex.stdout,
+      /\nSuccessfully started partition reassignment for grow-0\n {2}Adding replica 3: (not fetching yet; \d+ bytes \(.+\) to copy from leader 1 \(LEO 2000\)|at offset \d+ of 2000, \d+ bytes \(.+\) left to copy from leader 1(, in the ISR)?)\n/,
+    );
     // Kafka's two layers: the rates on every broker involved, the replica lists on the topic.
     for (const b of ['1', '2', '3']) {
       const c = await configs('brokers', b);
@@ -280,7 +285,13 @@ describe('skiff reassign-partitions on skiff up --brokers 3', () => {
       );
       const v = await tool('--verify', '--reassignment-json-file', plan);
       assert.equal(v.status, 0, v.stderr);
-      assert.ok(v.stdout.includes('Reassignment of partition held-0 is still in progress.'), v.stdout);
+      // Kafka's line, then what is left: the stopped new replica has fetched nothing.
+      assert.match(
+        v.stdout,
+        new RegExp(
+          `\nReassignment of partition held-0 is still in progress\\.\n {2}Adding replica ${victim}: not fetching yet; \\d+ bytes \\(.+\\) to copy from leader \\d \\(LEO 100\\)\n`,
+        ),
+      );
       assert.ok(!v.stdout.includes('Clearing'), v.stdout);
 
       // A second --execute while one runs needs --additional.

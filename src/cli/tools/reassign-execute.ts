@@ -21,6 +21,7 @@ import {
   throttledReplicaLists,
   tpName,
 } from './reassign-plan.js';
+import { additionProgress } from './reassign-progress.js';
 
 export async function execute(
   ctx: ReassignContext,
@@ -82,6 +83,13 @@ export async function execute(
       .map(tpName)
       .join(',')}`,
   );
+  const started = await ctx.admin
+    .listPartitionReassignments(plan.map((p) => ({ topic: p.topic, partition: p.partition })))
+    .catch((e: unknown) => e as Error);
+  if (started instanceof Error)
+    ctx.io.err(`skiff reassign-partitions: no progress to show: ${started.message}`);
+  else
+    for (const lines of (await additionProgress(ctx, started)).values()) for (const l of lines) ctx.io.out(l);
   if (moves.length > 0) await executeMoves(ctx, moves, opts.timeoutMs);
   return 0;
 }

@@ -67,6 +67,9 @@ export const REASSIGN_PARTITIONS: ToolDef = {
   notes: [
     "Differences from Kafka: --cancel also cancels moves that only add replicas (Kafka's tool skips",
     'those); a multi-line Kafka error is printed as one line, partitions separated by "; ".',
+    "Under Kafka's lines, --execute and --verify say how much is left of each replica being added, as",
+    'its leader sees it: "  Adding replica N: at offset O of LEO, B bytes left to copy from leader L"',
+    '(or "not fetching yet; B bytes to copy" before its first fetch) — Kafka says only "in progress".',
   ],
 };
 
@@ -99,7 +102,7 @@ export function runReassignPartitions(
     const client = adminClient('reassign-partitions', flags, runtime);
     try {
       const admin = new Admin(client);
-      const ctx: ReassignContext = { admin, io, runtime };
+      const ctx: ReassignContext = { admin, client, io, runtime };
       switch (action) {
         case 'generate':
           return await generate(

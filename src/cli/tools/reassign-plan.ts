@@ -7,6 +7,7 @@
  */
 import type { Admin, PartitionReassignment } from '../../client/admin.js';
 import { ClientError } from '../../client/errors.js';
+import type { KafkaClient } from '../../client/kafka-client.js';
 import type { ClientRuntime } from '../../client/runtime.js';
 import { topicPartitionKey } from '../../common/topic-partition.js';
 import type { CliIo } from '../cli.js';
@@ -14,6 +15,8 @@ import type { CliIo } from '../cli.js';
 /** What each mode of the tool runs with: the admin client, the output, the clock and sleep. */
 export interface ReassignContext {
   readonly admin: Admin;
+  /** The admin's connection, for Skiff's own API (SkiffDescribeReplication: how much is left). */
+  readonly client: KafkaClient;
   readonly io: CliIo;
   readonly runtime: ClientRuntime;
 }

@@ -17,6 +17,7 @@ import {
   replicaMovesOf,
   tpName,
 } from './reassign-plan.js';
+import { additionProgress } from './reassign-progress.js';
 
 const BROKER_THROTTLES = [
   'leader.replication.throttled.rate',
@@ -49,10 +50,12 @@ export async function verify(
       for (const p of t.partitions) replicasNow.set(topicPartitionKey(name, p.partition), p.replicas);
     }
   }
+  const progress = await additionProgress(ctx, inProgress);
   ctx.io.out('Status of partition reassignment:');
   for (const p of [...plan].sort(compareTp)) {
     if (inProgress.has(tpName(p))) {
       ctx.io.out(`Reassignment of partition ${tpName(p)} is still in progress.`);
+      for (const l of progress.get(tpName(p)) ?? []) ctx.io.out(l);
       continue;
     }
     const now = replicasNow.get(tpName(p)) ?? [];

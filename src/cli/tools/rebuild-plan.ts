@@ -11,14 +11,11 @@ import { ClientError } from '../../client/errors.js';
 import type { TopicMetadata } from '../../client/kafka-client.js';
 import { type ClientRuntime, systemRuntime } from '../../client/runtime.js';
 import { describeReplicationAll } from '../../client/skiff-admin.js';
-import type {
-  DescribeReplicationPartitionResult,
-  SkiffDescribeReplicationResponse,
-} from '../../protocol/generated/SkiffDescribeReplicationResponse.js';
+import type { DescribeReplicationPartitionResult } from '../../protocol/generated/SkiffDescribeReplicationResponse.js';
 import type { CliIo } from '../cli.js';
 import { commandInfo } from '../commands.js';
 import { ADMIN_FLAGS, adminClient, runTool, type ToolDef, UsageError } from './common.js';
-import { humanBytes, humanDuration, requireTopic } from './replication-tools.js';
+import { humanBytes, humanDuration, partitionOf, requireTopic } from './replication-tools.js';
 
 export const REBUILD_PLAN: ToolDef = {
   ...commandInfo('rebuild-plan'),
@@ -127,17 +124,6 @@ function formatRow(r: PlanRow): string {
     `ETA: ${eta}`,
     `Observed: ${r.observedBytesPerSec === null ? 'n/a' : `${r.observedBytesPerSec} B/s`}`,
   ].join('\t');
-}
-
-function partitionOf(
-  resp: SkiffDescribeReplicationResponse | Error | undefined,
-  topic: string,
-  partition: number,
-): DescribeReplicationPartitionResult | undefined {
-  if (resp === undefined || resp instanceof Error) return undefined;
-  return resp.topics
-    .find((t) => t.name === topic)
-    ?.partitions.find((p) => p.partitionIndex === partition && p.errorCode === 0);
 }
 
 /** One replica to plan for: which partition, on which broker, and its leader now. */

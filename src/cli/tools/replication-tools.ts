@@ -2,6 +2,10 @@
 import type { Admin } from '../../client/admin.js';
 import { ClientError } from '../../client/errors.js';
 import type { TopicMetadata } from '../../client/kafka-client.js';
+import type {
+  DescribeReplicationPartitionResult,
+  SkiffDescribeReplicationResponse,
+} from '../../protocol/generated/SkiffDescribeReplicationResponse.js';
 import { UsageError } from './common.js';
 
 const pad = (n: number, w = 2): string => String(n).padStart(w, '0');
@@ -10,6 +14,18 @@ const pad = (n: number, w = 2): string => String(n).padStart(w, '0');
 export function kafkaTimestamp(ms: number): string {
   const d = new Date(ms);
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())},${pad(d.getMilliseconds(), 3)}`;
+}
+
+/** A partition of one broker's SkiffDescribeReplication answer, when it described it without error. */
+export function partitionOf(
+  resp: SkiffDescribeReplicationResponse | Error | undefined,
+  topic: string,
+  partition: number,
+): DescribeReplicationPartitionResult | undefined {
+  if (resp === undefined || resp instanceof Error) return undefined;
+  return resp.topics
+    .find((t) => t.name === topic)
+    ?.partitions.find((p) => p.partitionIndex === partition && p.errorCode === 0);
 }
 
 /** One topic's metadata; an unknown topic is one clear error. */
