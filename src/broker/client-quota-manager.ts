@@ -198,7 +198,7 @@ export class ClientQuotaManager {
     if (!this.enabled) return Number.POSITIVE_INFINITY;
     const limit = this.quotaLimit(this.sensorsOf(user, clientId, nowMs).tags);
     if (limit === null) return Number.POSITIVE_INFINITY;
-    return (limit * (this.window.samples - 1) * this.window.sampleMs) / 1000;
+    return Math.floor((limit * (this.window.samples - 1) * this.window.sampleMs) / 1000);
   }
 
   /** The client was throttled for `ms` (Kafka's throttle-time sensor). */

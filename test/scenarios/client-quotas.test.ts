@@ -129,7 +129,7 @@ describe('client quotas enforced (kafka-python against skiff broker)', () => {
 
   it('slows a consumer to consumer_byte_rate, with throttle_time_ms in its responses', async (t) => {
     const ratio = await measure(t, 'consume', FETCH_QUOTA);
-    // Never above the quota; at times below it by what Kafka's fetch throttling costs (0.92-1.06 seen):
+    // Never above the quota; at times below it by what Kafka's fetch throttling costs (0.88-1.06 seen):
     // a throttled Fetch is answered empty and its bytes un-recorded, yet its throttle time counts
     // them, and Kafka's Rate window shrinks by a sample span at each sample roll (by a third of it
     // with 3 samples), so a greedy consumer loses a throttle period now and then.
