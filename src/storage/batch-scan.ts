@@ -126,6 +126,28 @@ export class LogFileReader {
     return Math.min(want, this.chunkLength);
   }
 
+  /**
+   * Makes `[pos, pos+length)` resident and returns where `pos` is in `bytes` (its DataView in
+   * `dataView`), with the count of bytes available there in `located`: view() without a Buffer
+   * per call, for a scan that reads every batch of a segment. Valid until the next call.
+   */
+  locate(pos: number, length: number): number {
+    this.located = this.ensure(pos, length);
+    return pos - this.chunkStart;
+  }
+
+  /** Bytes resident at the position locate() returned. */
+  located = 0;
+
+  /** The chunk locate() points into. */
+  get bytes(): Buffer {
+    return this.chunk;
+  }
+
+  get dataView(): DataView {
+    return this.chunkView;
+  }
+
   /** A view of the bytes at `[pos, pos+length)`, shorter when the file ends first. Valid until the next call. */
   view(pos: number, length: number): Buffer {
     const n = this.ensure(pos, length);

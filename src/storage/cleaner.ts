@@ -236,25 +236,46 @@ const YIELD_BYTES = 64 * 1024;
 /** Offsets the cleaner handles as numbers: every offset of a log whose LEO is at most this. */
 const MAX_CLEANABLE_OFFSET = BigInt(Number.MAX_SAFE_INTEGER);
 
-/** The batch's base offset as a number (exact: the log's offsets are safe integers). */
-function baseOffsetOf(batch: Buffer): number {
-  return batch.readInt32BE(BASE_OFFSET_OFFSET) * 2 ** 32 + batch.readUInt32BE(BASE_OFFSET_OFFSET + 4);
+/**
+ * The batch the cleaner is at: `size` bytes at `at` in `buf` (the segment reader's chunk, valid
+ * until its next read), its header fields read in place — no Buffer per batch, which for
+ * one-record batches (offset commits) was much of the cost. Offsets are numbers (exact: the log's
+ * offsets are safe integers).
+ */
+class BatchRef {
+  buf: Buffer = Buffer.alloc(0);
+  view: DataView = new DataView(new ArrayBuffer(0));
+  at = 0;
+  size = 0;
+
+  get baseOffset(): number {
+    return (
+      this.view.getInt32(this.at + BASE_OFFSET_OFFSET) * 2 ** 32 +
+      this.view.getUint32(this.at + BASE_OFFSET_OFFSET + 4)
+    );
+  }
+  get lastOffset(): number {
+    return this.baseOffset + this.view.getInt32(this.at + LAST_OFFSET_DELTA_OFFSET);
+  }
+  get attributes(): number {
+    return this.view.getInt16(this.at + ATTRIBUTES_OFFSET);
+  }
+  get recordsCount(): number {
+    return this.view.getInt32(this.at + RECORDS_COUNT_OFFSET);
+  }
+  /** The batch as a Buffer of its own (a view): for the rare batches that are rebuilt. */
+  bytes(): Buffer {
+    return this.buf.subarray(this.at, this.at + this.size);
+  }
 }
 
-function lastOffsetOf(batch: Buffer): number {
-  return baseOffsetOf(batch) + batch.readInt32BE(LAST_OFFSET_DELTA_OFFSET);
-}
-
-function recordsCountOf(batch: Buffer): number {
-  return batch.readInt32BE(RECORDS_COUNT_OFFSET);
-}
-
-function attributesOf(batch: Buffer): number {
-  return batch.readInt16BE(ATTRIBUTES_OFFSET);
-}
+/** filterBatch's verdicts besides a rebuilt batch. */
+const DROP = 0;
+const KEEP = 1;
 
 export class Cleaner {
   private readonly walker = new RecordWalker();
+  private readonly batch = new BatchRef();
   /** Per record of the batch being filtered: 1 when it stays. */
   private keep = new Uint8Array(1024);
   /** Kept batches gathered for one write (Kafka's writeBuffer), and the last offset they cover. */
@@ -318,13 +339,20 @@ export class Cleaner {
    * within the segment and magic 2, else the reader's reason for refusing it. The batches were
    * validated when appended (or recovered); the records are walked, not checked again.
    */
-  private batchAt(log: Log, segment: LogSegment, reader: LogFileReader, pos: number): Buffer {
-    const head = reader.view(pos, LOG_OVERHEAD);
-    if (head.length === LOG_OVERHEAD) {
-      const size = head.readInt32BE(BATCH_LENGTH_OFFSET) + LOG_OVERHEAD;
+  private batchAt(log: Log, segment: LogSegment, reader: LogFileReader, pos: number): BatchRef {
+    const head = reader.locate(pos, LOG_OVERHEAD);
+    if (reader.located === LOG_OVERHEAD) {
+      const size = reader.dataView.getInt32(head + BATCH_LENGTH_OFFSET) + LOG_OVERHEAD;
       if (size >= BATCH_HEADER_SIZE && size <= reader.end - pos) {
-        const batch = reader.view(pos, size);
-        if (batch[MAGIC_OFFSET] === CURRENT_MAGIC) return batch;
+        const at = reader.locate(pos, size);
+        if (reader.located === size && reader.bytes[at + MAGIC_OFFSET] === CURRENT_MAGIC) {
+          const b = this.batch;
+          b.buf = reader.bytes;
+          b.view = reader.dataView;
+          b.at = at;
+          b.size = size;
+          return b;
+        }
       }
     }
     const check = reader.check(pos, false);
@@ -334,14 +362,16 @@ export class Cleaner {
   }
 
   /** Starts the walker on the batch's records, decompressed if it is compressed. */
-  private walk(log: Log, batch: Buffer): Buffer {
+  private walk(log: Log, b: BatchRef): Buffer {
     try {
-      const codec = compressionCodec(attributesOf(batch));
-      const records =
-        codec === 0
-          ? batch.subarray(RECORDS_OFFSET)
-          : decompress(codec, batch.subarray(RECORDS_OFFSET), DEFAULT_MAX_UNCOMPRESSED_BYTES);
-      this.walker.reset(records, 0, records.length, recordsCountOf(batch));
+      const codec = compressionCodec(b.attributes);
+      if (codec === 0) {
+        this.walker.reset(b.buf, b.at + RECORDS_OFFSET, b.at + b.size, b.recordsCount);
+        return b.buf;
+      }
+      const section = b.buf.subarray(b.at + RECORDS_OFFSET, b.at + b.size);
+      const records = decompress(codec, section, DEFAULT_MAX_UNCOMPRESSED_BYTES);
+      this.walker.reset(records, 0, records.length, b.recordsCount);
       return records;
     } catch (e) {
       throw readError(log, e);
@@ -375,8 +405,8 @@ export class Cleaner {
       let unreported = 0;
       for (let pos = segment.offsetIndex.lookup(BigInt(start)).position; pos < segment.size; ) {
         const batch = this.batchAt(log, segment, reader, pos);
-        const base = baseOffsetOf(batch);
-        if ((attributesOf(batch) & CONTROL_FLAG_MASK) === 0) {
+        const base = batch.baseOffset;
+        if ((batch.attributes & CONTROL_FLAG_MASK) === 0) {
           const records = this.walk(log, batch);
           while (this.nextRecord(log)) {
             const offset = base + walker.offsetDelta;
@@ -387,11 +417,11 @@ export class Cleaner {
             stats.mapMessagesRead++;
           }
         }
-        const last = base + batch.readInt32BE(LAST_OFFSET_DELTA_OFFSET);
+        const last = batch.lastOffset;
         if (last >= start) map.updateLatestOffset(last);
-        pos += batch.length;
-        stats.mapBytesRead += batch.length;
-        unreported += batch.length;
+        pos += batch.size;
+        stats.mapBytesRead += batch.size;
+        unreported += batch.size;
         if (unreported >= YIELD_BYTES) {
           yield unreported;
           unreported = 0;
@@ -467,18 +497,22 @@ export class Cleaner {
     stats: CleanerStats,
   ): Generator<number, void> {
     const reader = source.reader(source.size, this.ioBufferBytes);
-    const size = source.size;
+    const end = source.size;
     let unreported = 0;
-    for (let pos = 0; pos < size; ) {
+    for (let pos = 0; pos < end; ) {
       const batch = this.batchAt(log, source, reader, pos);
-      stats.bytesRead += batch.length;
+      const size = batch.size;
+      stats.bytesRead += size;
       const kept = this.filterBatch(log, batch, currentMs, upperBound, activeProducerLastOffsets, stats);
-      if (kept !== null) {
-        this.write(dest, kept, lastOffsetOf(batch));
+      if (kept === KEEP) {
+        this.write(dest, batch.buf, batch.at, size, batch.lastOffset);
+        stats.bytesWritten += size;
+      } else if (kept !== DROP) {
+        this.write(dest, kept, 0, kept.length, batch.lastOffset);
         stats.bytesWritten += kept.length;
       }
-      pos += batch.length;
-      unreported += batch.length;
+      pos += size;
+      unreported += size;
       if (unreported >= YIELD_BYTES) {
         yield unreported;
         unreported = 0;
@@ -488,15 +522,15 @@ export class Cleaner {
     if (unreported > 0) yield unreported;
   }
 
-  /** Adds a kept batch to the write buffer (written out when full). */
-  private write(dest: LogSegment, batch: Buffer, lastOffset: number): void {
-    if (this.writeLength + batch.length > this.writeBuffer.length) this.flush(dest);
-    if (batch.length > this.writeBuffer.length) {
-      dest.append(batch, BigInt(lastOffset));
+  /** Adds a kept batch, `src[start..start+size)`, to the write buffer (written out when full). */
+  private write(dest: LogSegment, src: Buffer, start: number, size: number, lastOffset: number): void {
+    if (this.writeLength + size > this.writeBuffer.length) this.flush(dest);
+    if (size > this.writeBuffer.length) {
+      dest.append(src.subarray(start, start + size), BigInt(lastOffset));
       return;
     }
-    batch.copy(this.writeBuffer, this.writeLength);
-    this.writeLength += batch.length;
+    src.copy(this.writeBuffer, this.writeLength, start, start + size);
+    this.writeLength += size;
     this.writeLastOffset = lastOffset;
   }
 
@@ -508,31 +542,32 @@ export class Cleaner {
   }
 
   /**
-   * One batch through Kafka's filter: the bytes to write (the batch itself when every record
-   * stays and no delete horizon is due, else a rebuilt one, possibly empty), or null to drop it.
+   * One batch through Kafka's filter: KEEP (as it is, when every record stays and no delete
+   * horizon is due), DROP, or the batch to write instead (rebuilt, possibly empty).
    * The records are walked to decide; only a batch that loses records or gets a delete horizon
    * is decoded and encoded again.
    */
   private filterBatch(
     log: Log,
-    batch: Buffer,
+    batch: BatchRef,
     currentMs: number,
     upperBound: number,
     activeProducerLastOffsets: ReadonlyMap<bigint, number>,
     stats: CleanerStats,
-  ): Buffer | null {
-    const attributes = attributesOf(batch);
-    const count = recordsCountOf(batch);
+  ): Buffer | typeof DROP | typeof KEEP {
+    const attributes = batch.attributes;
+    const count = batch.recordsCount;
     if ((attributes & CONTROL_FLAG_MASK) !== 0) {
       stats.messagesRead += count;
       stats.messagesWritten += count;
-      return batch;
+      return KEEP;
     }
     const horizonSet = hasDeleteHorizon(attributes);
-    const retainDeletes = !horizonSet || currentMs < Number(batch.readBigInt64BE(BASE_TIMESTAMP_OFFSET));
+    const retainDeletes =
+      !horizonSet || currentMs < Number(batch.view.getBigInt64(batch.at + BASE_TIMESTAMP_OFFSET));
     const records = this.walk(log, batch);
     const keep = this.keepFlags(count);
-    const base = baseOffsetOf(batch);
+    const base = batch.baseOffset;
     const latest = this.map.latestOffset;
     const walker = this.walker;
     let retained = 0;
@@ -559,17 +594,21 @@ export class Cleaner {
     if (retained === 0) {
       // Batches with a producer's last sequence stay (empty) so its state survives; so does the
       // last batch of the cleaning round, which keeps the log's last offset.
-      const last = lastOffsetOf(batch);
-      const producerId = batch.readBigInt64BE(PRODUCER_ID_OFFSET);
+      const last = batch.lastOffset;
       const retainEmpty =
-        (producerId >= 0n && activeProducerLastOffsets.get(producerId) === last) || last + 1 === upperBound;
-      return retainEmpty ? emptyBatch(readBatchHeader(batch, 0)) : null;
+        last + 1 === upperBound ||
+        // Without a producer id (-1) the high word is negative: no BigInt for that common case.
+        (batch.view.getInt32(batch.at + PRODUCER_ID_OFFSET) >= 0 &&
+          activeProducerLastOffsets.get(batch.view.getBigInt64(batch.at + PRODUCER_ID_OFFSET)) === last);
+      return retainEmpty ? emptyBatch(readBatchHeader(batch.bytes(), 0)) : DROP;
     }
     stats.messagesWritten += retained;
     const needToSetDeleteHorizon = tombstones && !horizonSet;
-    if (retained === count && !needToSetDeleteHorizon) return batch;
-    const h = readBatchHeader(batch, 0);
-    const all = decodeRecords(log, records, count);
+    if (retained === count && !needToSetDeleteHorizon) return KEEP;
+    const h = readBatchHeader(batch.bytes(), 0);
+    // The records section: walked in place when uncompressed (`records` is then the read chunk).
+    const section = records === batch.buf ? batch.bytes().subarray(RECORDS_OFFSET) : records;
+    const all = decodeRecords(log, section, count);
     const kept = all.filter((_, i) => keep[i] === 1);
     const horizon = needToSetDeleteHorizon
       ? BigInt(currentMs + log.config.deleteRetentionMs)
