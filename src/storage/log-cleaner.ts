@@ -386,6 +386,17 @@ export class LogCleaner {
     return false;
   }
 
+  /**
+   * Kafka's maintainUncleanablePartitions, before each look for a log: a partition whose log was
+   * deleted is no longer uncleanable (a topic created again under its name is cleaned as any).
+   */
+  private maintainUncleanablePartitions(): void {
+    if (this.uncleanable.size === 0) return;
+    const live = new Set<string>();
+    for (const { log } of this.logs()) live.add(keyOf(log));
+    for (const key of this.uncleanable) if (!live.has(key)) this.uncleanable.delete(key);
+  }
+
   /** Kafka's grabFilthiestCompactedLog, noting what the gauges read. */
   private grabFilthiestCompactedLog(thread: CleanerThread): { ltc: LogToClean; logDir: string } | null {
     const now = this.ctx.clock.nowMs();
@@ -393,6 +404,7 @@ export class LogCleaner {
     let best: { ltc: LogToClean; logDir: string } | null = null;
     let dirtiest = 0;
     let maxDelayMs = 0;
+    this.maintainUncleanablePartitions();
     for (const { log, logDir } of this.logs()) {
       const key = keyOf(log);
       if (!log.config.compact || this.inProgress.has(key) || this.uncleanable.has(key)) continue;

@@ -453,6 +453,63 @@ for (const [point, crashAt] of CRASH_POINTS) {
   });
 }
 
+test('an uncleanable partition is skipped until its log is deleted; created again, it is cleaned', () => {
+  const { dir, cleanup } = tempDir();
+  let failWrites = true;
+  class FailingCleanedWrites extends NodeFileSystem {
+    override open(filePath: string, create: boolean): FileHandle {
+      const h = super.open(filePath, create);
+      const write = h.write.bind(h);
+      h.write = (buf, position) => {
+        if (failWrites && filePath.endsWith('.log.cleaned')) throw new Error('EIO: injected');
+        write(buf, position);
+      };
+      return h;
+    }
+  }
+  const ctx = { ...testContext(), fs: new FailingCleanedWrites() };
+  let logs = [{ log: openLog(dir, ctx, COMPACT), logDir: dir }];
+  produce(logs[0]!.log, 0, 2000, 10);
+  const sizes = () => logs[0]!.log.local.segments.values().map((s) => s.size);
+  const cleaner = new LogCleaner(
+    () => ({ ...DEFAULT_CLEANER_CONFIG, dedupeBufferSize: 1 << 20, backoffMs: 1000 }),
+    ctx,
+    () => logs,
+  );
+  try {
+    cleaner.startup();
+    ctx.scheduler.runDue();
+    assert.match(ctx.logger.lines.join('\n'), /Marking its partition \(c-0\) as uncleanable/);
+    assert.deepEqual(cleaner.uncleanableIn(dir).partitions, 1);
+    // The error is gone, but the partition stays uncleanable while its log lives (the groups
+    // before the failed one were swapped in; nothing changes any more).
+    const after = sizes();
+    failWrites = false;
+    ctx.clock.advance(1000);
+    ctx.scheduler.runDue();
+    assert.equal(cleaner.history.length, 0);
+    assert.deepEqual(sizes(), after);
+    // Deleted, then created again under the same name: the new log is cleaned.
+    logs[0]!.log.close();
+    fs.rmSync(path.join(dir, 'c-0'), { recursive: true });
+    logs = [];
+    ctx.clock.advance(1000);
+    ctx.scheduler.runDue();
+    assert.deepEqual(cleaner.uncleanableIn(dir).partitions, 0);
+    logs = [{ log: openLog(dir, ctx, COMPACT), logDir: dir }];
+    produce(logs[0]!.log, 0, 2000, 10);
+    const again = logs[0]!.log.size;
+    ctx.clock.advance(1000);
+    ctx.scheduler.runDue();
+    assert.equal(cleaner.history.length, 1);
+    assert.ok(logs[0]!.log.size < again);
+  } finally {
+    cleaner.shutdown();
+    for (const l of logs) l.log.close();
+    cleanup();
+  }
+});
+
 test('a dynamic change of log.cleaner.threads or its buffers restarts the threads with it, as Kafka reconfigures', () => {
   const { dir, cleanup } = tempDir();
   const ctx = testContext();
