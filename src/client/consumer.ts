@@ -100,7 +100,11 @@ export class Consumer {
   /** One fetch round: records from every leader that had some within fetch.max.wait.ms. */
   async poll(): Promise<ConsumedRecord[]> {
     const out: ConsumedRecord[] = [];
-    if (this.positions.size === 0) return out;
+    // Nothing assigned (a group member left without partitions): wait as a fetch would, not spin.
+    if (this.positions.size === 0) {
+      await this.client.runtime.sleep(this.options.maxWaitMs);
+      return out;
+    }
     const reset: TopicPartition[] = [];
     const tps = [...this.positions.values()].map((p) => p.tp);
     const results = await sendToLeaders(this.client, tps, (leader, group) =>

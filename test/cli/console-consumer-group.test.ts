@@ -116,6 +116,32 @@ describe('skiff console-consumer --group', () => {
     );
   });
 
+  it('shares the partitions with a second member after a rebalance', async () => {
+    const stop = new AbortController();
+    const args = ['--group', 'pair', '--consumer-property', 'heartbeat.interval.ms=300'];
+    const partitionsOf = async () =>
+      (await skiff(['consumer-groups', ...bs, '--describe', '--group', 'pair', '--members'])).stdout
+        .split('\n')
+        .filter((l) => l.startsWith('pair '))
+        .map((l) => Number(l.trim().split(/\s+/).at(-1)))
+        .sort();
+    const a = start(args, stop.signal);
+    await waitUntil(
+      'one member with both partitions',
+      async () => ((await partitionsOf()).join() === '2' ? true : undefined),
+      15_000,
+    );
+    // The first member notices the rebalance by its heartbeat, rejoins, and gives one partition up.
+    const b = start(args, stop.signal);
+    await waitUntil(
+      'two members with one partition each',
+      async () => ((await partitionsOf()).join() === '1,1' ? true : undefined),
+      15_000,
+    );
+    stop.abort();
+    for (const r of await Promise.all([a.done, b.done])) assert.equal(r.status, 0, r.stderr);
+  });
+
   it("refuses Kafka's invalid combinations with --group", async () => {
     let r = await consume(['--group', 'a', '--partition', '0']);
     assert.equal(r.status, 2);
