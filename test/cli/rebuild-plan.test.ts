@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
   applicableRate,
+  latestRebuild,
   needsNothing,
   type PlanTarget,
   planRow,
@@ -16,6 +17,7 @@ import {
   type DescribeReplicationPartitionResult,
   defaultDescribeReplicationPartitionResult,
   defaultReplicaView,
+  defaultSkiffDescribeReplicationResponse,
 } from '../../src/protocol/generated/SkiffDescribeReplicationResponse.js';
 
 const target: PlanTarget = { topic: 't', partition: 0, broker: 3, leader: 1 };
@@ -153,5 +155,47 @@ describe('rebuild-plan', () => {
     );
     const unknown = planRow(target, undefined, undefined, null);
     assert.deepEqual([caughtUp, behind, leader, unknown].map(needsNothing), [true, false, true, false]);
+  });
+
+  it('shows a rebuild in progress: REBUILDING while the rebuild its broker logged has not brought it back into the ISR', () => {
+    const event = (timeMs: bigint, topic: string, partition: number, bytesDiscarded: number) => ({
+      timeMs,
+      event: 'rebuild',
+      level: 'WARN',
+      message: 'Restarting partition ...',
+      fieldsJson: JSON.stringify({ event: 'rebuild', topic, partition, bytesDiscarded }),
+    });
+    const resp = {
+      ...defaultSkiffDescribeReplicationResponse(),
+      events: [
+        event(100n, 't', 0, 10),
+        event(200n, 't', 1, 20),
+        event(300n, 't', 0, 30),
+        { ...event(400n, 't', 0, 40), event: 'truncation' },
+      ],
+    };
+    assert.deepEqual(latestRebuild(resp, 't', 0), { timeMs: 300, bytesDiscarded: 30 });
+    assert.equal(latestRebuild(resp, 't', 2), null);
+    assert.equal(latestRebuild(new Error('down'), 't', 0), null);
+    const rebuilt = latestRebuild(resp, 't', 0);
+    const copying = planRow(
+      target,
+      leaderView(400n, 500n, { leo: 450n, bytesToCatchUp: 900n }),
+      undefined,
+      null,
+      rebuilt,
+    );
+    assert.deepEqual(
+      [copying.action, copying.rebuildingSinceMs, copying.bytesToCopy],
+      ['REBUILDING', 300, 900n],
+    );
+    const back = planRow(
+      target,
+      leaderView(400n, 500n, { leo: 500n, bytesToCatchUp: 0n, inIsr: true }),
+      undefined,
+      null,
+      rebuilt,
+    );
+    assert.deepEqual([back.action, back.rebuildingSinceMs, needsNothing(back)], ['CATCH UP', null, true]);
   });
 });

@@ -11,7 +11,10 @@ import { ClientError } from '../../client/errors.js';
 import type { TopicMetadata } from '../../client/kafka-client.js';
 import { type ClientRuntime, systemRuntime } from '../../client/runtime.js';
 import { describeReplicationAll } from '../../client/skiff-admin.js';
-import type { DescribeReplicationPartitionResult } from '../../protocol/generated/SkiffDescribeReplicationResponse.js';
+import type {
+  DescribeReplicationPartitionResult,
+  SkiffDescribeReplicationResponse,
+} from '../../protocol/generated/SkiffDescribeReplicationResponse.js';
 import type { CliIo } from '../cli.js';
 import { commandInfo } from '../commands.js';
 import { ADMIN_FLAGS, adminClient, runTool, type ToolDef, UsageError } from './common.js';
@@ -43,6 +46,9 @@ export const REBUILD_PLAN: ToolDef = {
     'its own configs: its dynamic configs stored in the cluster metadata (per broker, then cluster-',
     'wide) are used for it, as a live broker describes them (and said so). Observed: the bytes/s',
     'the leader measured to the replica (its replication quota window), n/a when not measured.',
+    "REBUILDING: a replica whose broker rebuilt its log (discarded it and restarted at the leader's",
+    "log start; in that broker's events since it started) and that is not back in the ISR: the",
+    'rebuild is in progress, BytesToCopy is what is left of it.',
     "Replicas with nothing to copy (the leader itself, or caught up to the leader's LEO) are left",
     'out, counted in an UP TO DATE line (upToDate in --json): they need no rebuild.',
   ],
@@ -51,7 +57,7 @@ export const REBUILD_PLAN: ToolDef = {
 /** Kafka's "unlimited" rate (Long.MAX_VALUE). */
 const UNLIMITED = 9223372036854775807n;
 
-export type PlanAction = 'CATCH UP' | 'REBUILD' | 'UNKNOWN' | 'LEADER';
+export type PlanAction = 'CATCH UP' | 'REBUILD' | 'REBUILDING' | 'UNKNOWN' | 'LEADER';
 
 export interface PlanRow {
   readonly topic: string;
@@ -72,6 +78,40 @@ export interface PlanRow {
   readonly etaSeconds: number | null;
   /** Replication bytes/s to this replica as its leader measured it; null when not measured. */
   readonly observedBytesPerSec: number | null;
+  /** REBUILDING: when its broker rebuilt the log (ms since the epoch, that broker's clock). */
+  readonly rebuildingSinceMs: number | null;
+}
+
+/** A replica's broker's latest rebuild of a partition's log (its SkiffDescribeReplication events). */
+export interface RebuildEvent {
+  readonly timeMs: number;
+  readonly bytesDiscarded: number;
+}
+
+/**
+ * The latest `rebuild` event for `topic`-`partition` among a broker's operator events (it
+ * discarded its log below the leader's log start and restarted there), or null.
+ */
+export function latestRebuild(
+  resp: SkiffDescribeReplicationResponse | Error | undefined,
+  topic: string,
+  partition: number,
+): RebuildEvent | null {
+  if (resp === undefined || resp instanceof Error) return null;
+  let latest: RebuildEvent | null = null;
+  for (const e of resp.events) {
+    if (e.event !== 'rebuild') continue;
+    let f: { topic?: unknown; partition?: unknown; bytesDiscarded?: unknown };
+    try {
+      f = JSON.parse(e.fieldsJson) as typeof f;
+    } catch {
+      continue;
+    }
+    if (f.topic !== topic || f.partition !== partition) continue;
+    if (latest === null || Number(e.timeMs) >= latest.timeMs)
+      latest = { timeMs: Number(e.timeMs), bytesDiscarded: Number(f.bytesDiscarded ?? -1) };
+  }
+  return latest;
 }
 
 /** Does a *.replication.throttled.replicas value list `partition:broker` (or `*`)? */
@@ -161,15 +201,22 @@ export function applicableRate(
  * when no leader described it), the replica's own (`own`, undefined when its broker did not
  * answer) and the throttle rate that applies: CATCH UP when the replica's LEO is at or past the
  * leader's log start, REBUILD below it, UNKNOWN when neither side knows its LEO, LEADER for the
- * leader itself.
+ * leader itself; REBUILDING instead of CATCH UP while a rebuild its broker made (`rebuilt`) has
+ * not brought it back into the ISR yet.
  */
 export function planRow(
   w: PlanTarget,
   leader: DescribeReplicationPartitionResult | undefined,
   own: DescribeReplicationPartitionResult | undefined,
   rate: bigint | null,
+  rebuilt: RebuildEvent | null = null,
 ): PlanRow {
-  const none = { throttleBytesPerSec: null, etaSeconds: null, observedBytesPerSec: null };
+  const none = {
+    throttleBytesPerSec: null,
+    etaSeconds: null,
+    observedBytesPerSec: null,
+    rebuildingSinceMs: null,
+  };
   if (leader === undefined) {
     return {
       ...w,
@@ -203,12 +250,14 @@ export function planRow(
   let bytesToCopy = known ? view.bytesToCatchUp : -1n;
   if (leo >= 0n && bytesToCopy < 0n && leo >= leader.logEndOffset) bytesToCopy = 0n;
   const rebuild = leo >= 0n && leo < leader.logStartOffset;
+  const rebuilding = rebuilt !== null && !(view?.inIsr ?? false) && bytesToCopy !== 0n;
   let bytesToDiscard = -1n;
   if (rebuild) bytesToDiscard = own ? own.sizeBytes : -1n;
   else if (leo >= 0n) bytesToDiscard = 0n;
   return {
     ...w,
-    action: leo < 0n ? 'UNKNOWN' : rebuild ? 'REBUILD' : 'CATCH UP',
+    action: leo < 0n ? 'UNKNOWN' : rebuild ? 'REBUILD' : rebuilding ? 'REBUILDING' : 'CATCH UP',
+    rebuildingSinceMs: rebuilding ? rebuilt.timeMs : null,
     inIsr: view?.inIsr ?? false,
     replicaLogEndOffset: leo,
     leaderLogStartOffset: leader.logStartOffset,
@@ -330,6 +379,7 @@ function printPlan(
           throttleBytesPerSec: r.throttleBytesPerSec === null ? null : Number(r.throttleBytesPerSec),
           etaSeconds: r.etaSeconds,
           observedBytesPerSec: r.observedBytesPerSec,
+          rebuildingSinceMs: r.rebuildingSinceMs,
         })),
         totals: [...totals].map(([broker, t]) => ({
           broker,
@@ -413,6 +463,7 @@ export function runRebuildPlan(
       for (const w of wanted) {
         const lp = w.leader >= 0 ? partitionOf(answers.get(w.leader), w.topic, w.partition) : undefined;
         const own = partitionOf(answers.get(w.broker), w.topic, w.partition);
+        const rebuilt = latestRebuild(answers.get(w.broker), w.topic, w.partition);
         if (lp?.role !== 0) {
           if (w.leader < 0) note.push(`${w.topic}-${w.partition} has no leader: nothing can be copied`);
           else note.push(`${w.topic}-${w.partition}: leader ${w.leader} did not describe the partition`);
@@ -421,7 +472,7 @@ export function runRebuildPlan(
           lp?.role === 0 && w.broker !== w.leader
             ? applicableRate(await brokerCfg(w.leader), await brokerCfg(w.broker), await topicCfg(w.topic), w)
             : null;
-        rows.push(planRow(w, lp?.role === 0 ? lp : undefined, own, rate));
+        rows.push(planRow(w, lp?.role === 0 ? lp : undefined, own, rate, rebuilt));
       }
       const listed = rows.filter((r) => !needsNothing(r));
       printPlan(io, flags.has('json'), target, live, listed, rows.length - listed.length, note);
