@@ -63,7 +63,12 @@ export const CONSUMER_GROUPS: ToolDef = {
     { name: 'dry-run', help: 'with --reset-offsets: only print the new offsets (the default)' },
     { name: 'json', help: 'with --list or --describe (offsets): one JSON document instead of tables' },
   ],
-  notes: ['Classic consumer groups only.'],
+  notes: [
+    'Classic consumer groups only.',
+    '--list and --all-groups leave out the groups of a broker that does not answer (stopped, not yet',
+    "fenced), naming it in a warning line; Kafka's tool waits out its timeout and fails. Why: a",
+    'broker is down exactly when an operator investigates, and the live brokers can still answer.',
+  ],
 };
 
 const ACTIONS = ['list', 'describe', 'reset-offsets', 'delete'] as const;

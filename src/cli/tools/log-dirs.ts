@@ -26,6 +26,9 @@ export const LOG_DIRS: ToolDef = {
     'follower has not heard from a leader yet (just started, or its leader is offline). Why: an',
     'operator deciding whether a follower may be stopped, or how far a restarted one is behind,',
     "needs its real distance; Kafka's 0 hid a follower ~100 MiB behind (seed 13.3).",
+    'A broker that does not answer (stopped, not yet fenced by the controller) is left out with a',
+    "warning line, the others' log dirs printed; Kafka's tool waits out its timeout and fails. Why:",
+    'a broker is down exactly when an operator looks at where the data still is.',
   ],
 };
 
