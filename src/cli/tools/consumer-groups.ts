@@ -155,7 +155,7 @@ export function runConsumerGroups(
       const groups = new GroupAdmin(client);
       const listAll = async () => {
         const { groups: listed, unreachable } = await groups.list();
-        for (const [id, e] of unreachable)
+        for (const [id, e] of [...unreachable].sort((x, y) => x[0] - y[0]))
           io.err(
             `Warning: broker ${id} did not answer (${e.message}); the groups it coordinates are left out.`,
           );
