@@ -1,5 +1,4 @@
 import * as path from 'node:path';
-import type { BatchHeader } from '../protocol/records/batch.js';
 import type { LeaderEpochFileCache } from './leader-epoch-cache.js';
 import { LocalLog, type StorageContext, segmentConfigOf } from './local-log.js';
 import type { LogConfig } from './log-config.js';
@@ -10,6 +9,7 @@ import {
   LOG_FILE_SUFFIX,
   LogSegment,
   offsetFromFileName,
+  type RecoveredBatchVisitor,
   type SegmentRecoveryResult,
   SWAP_FILE_SUFFIX,
   TIME_INDEX_FILE_SUFFIX,
@@ -32,7 +32,7 @@ export interface LoadParams {
    * Sees every batch the recovery replays (those whose epochs it replays), in order; the header
    * object is reused, read it during the call. Whether that was the whole log is `replayedAll`.
    */
-  readonly onReplayedBatch?: (header: BatchHeader) => void;
+  readonly onReplayedBatch?: RecoveredBatchVisitor;
 }
 
 export interface LoadedLog {
@@ -100,7 +100,7 @@ function load(p: LoadParams): LoadedLog {
   // first one replayed clears the cache from its offset, so an older epoch met again in the
   // replay does not wipe the entries of the later epochs (which the replay then re-adds).
   let replayFrom: bigint | null = null;
-  const assignEpochs = (h: BatchHeader): void => {
+  const assignEpochs: RecoveredBatchVisitor = (h, reader, position, size) => {
     if (replayFrom === null) {
       replayFrom = h.baseOffset;
       // Quiet: the replay re-adds what it clears; what the recovery really cut is logged by the
@@ -108,7 +108,7 @@ function load(p: LoadParams): LoadedLog {
       p.epochCache.truncateFromEnd(h.baseOffset, { quiet: true });
     }
     if (h.partitionLeaderEpoch >= 0) p.epochCache.assign(h.partitionLeaderEpoch, h.baseOffset);
-    p.onReplayedBatch?.(h);
+    p.onReplayedBatch?.(h, reader, position, size);
   };
   let replayedAll = true;
   const all = segments.values();

@@ -5,6 +5,7 @@ import type { KafkaError } from '../protocol/kafka-error.js';
 import {
   type BatchHeader,
   emptyBatchHeader,
+  isControl,
   lastOffset,
   setBaseOffset,
   setLogAppendTime,
@@ -12,6 +13,7 @@ import {
   viewOf,
 } from '../protocol/records/batch.js';
 import { decodeRecords } from '../protocol/records/codec.js';
+import { type EndTxnMarker, readEndTxnMarker } from '../protocol/records/end-txn-marker.js';
 import { recordOffset, recordTimestamp } from '../protocol/records/record.js';
 import { type BatchInvalid, validateBatch, validateBatchInPlace } from '../protocol/records/validate.js';
 import {
@@ -53,6 +55,12 @@ export interface LogAppendInfo {
 
 export type FetchIsolation = 'log-end' | 'high-watermark';
 
+/**
+ * Who appends as leader (Kafka's AppendOrigin): a client's batches are checked for sequences and
+ * may not be control batches; the coordinator writes the COMMIT/ABORT markers.
+ */
+export type AppendOrigin = 'client' | 'coordinator';
+
 export interface TimestampAndOffset {
   readonly timestamp: bigint;
   readonly offset: bigint;
@@ -84,6 +92,30 @@ const CORRUPT_REASONS = new Set(['truncated', 'batch-length-too-small', 'bad-mag
 function rejectBatch(name: string, v: BatchInvalid, pos: number): KafkaError {
   const message = `${name}: batch at byte ${pos} of the append is invalid: ${v.reason} (${v.detail})`;
   return CORRUPT_REASONS.has(v.reason) ? corruptRecord(message) : invalidRecord(message);
+}
+
+/** The marker of a control batch in an append: a malformed one refuses the append (INVALID_RECORD). */
+function leaderMarker(records: Buffer, pos: number, name: string): EndTxnMarker | null {
+  try {
+    return readEndTxnMarker(records, pos);
+  } catch (e) {
+    throw invalidRecord(
+      `${name}: control batch at byte ${pos}: ${e instanceof Error ? e.message : String(e)}`,
+    );
+  }
+}
+
+/**
+ * The marker of a control batch already in the log (recovery, rebuild): one that cannot be read
+ * (it passed its CRC, so a writer's bug) ends no transaction, with a warning.
+ */
+function storedMarker(batch: Buffer, name: string, ctx: StorageContext): EndTxnMarker | null {
+  try {
+    return readEndTxnMarker(batch);
+  } catch (e) {
+    ctx.logger.warn(`${name}: unreadable transaction marker: ${e instanceof Error ? e.message : String(e)}`);
+    return null;
+  }
 }
 
 /**
@@ -169,8 +201,12 @@ export class Log {
       recoveryPoint: rebuildEpochs ? 0n : (p.recoveryPoint ?? 0n),
       logStartOffsetCheckpoint: replayFrom,
       hadCleanShutdown: p.hadCleanShutdown && !rebuildEpochs,
-      onReplayedBatch: (h) => {
-        if (h.baseOffset + BigInt(h.lastOffsetDelta) >= replayFrom) producers.update(h);
+      onReplayedBatch: (h, reader, position, size) => {
+        if (h.baseOffset + BigInt(h.lastOffsetDelta) < replayFrom) return;
+        const marker = isControl(h.attributes)
+          ? storedMarker(reader.view(position, size), name, p.ctx)
+          : null;
+        producers.update(h, marker);
       },
     });
     return new Log(
@@ -276,6 +312,7 @@ export class Log {
     if (hw > this.logEndOffset) hw = this.logEndOffset;
     if (hw !== this.hw) this.hwMetadata = null;
     this.hw = hw;
+    this.producerState.onHighWatermarkUpdated(hw);
     return hw;
   }
 
@@ -291,9 +328,10 @@ export class Log {
    * checked as Kafka's leader does: size against max.message.bytes, CRC, and the records of an
    * uncompressed batch (offset deltas 0..n-1), and on a compacted topic that every record has a
    * key. Throws a KafkaError (CORRUPT_MESSAGE, INVALID_RECORD, MESSAGE_TOO_LARGE) or a
-   * RecordValidationError (keyless records) and appends nothing if any batch fails.
+   * RecordValidationError (keyless records) and appends nothing if any batch fails. Producer
+   * state checks follow (sequences, epochs, transactions; a marker's coordinator epoch).
    */
-  appendAsLeader(records: Buffer, leaderEpoch: number): LogAppendInfo {
+  appendAsLeader(records: Buffer, leaderEpoch: number, origin: AppendOrigin = 'client'): LogAppendInfo {
     const logAppendTime = this.config.messageTimestampType === 'LogAppendTime';
     const maxMessageBytes = this.config.maxMessageBytes;
     const compact = this.config.compact;
@@ -302,6 +340,8 @@ export class Log {
     const headers = this.appendHeaders;
     const positions = this.appendPositions;
     const view = viewOf(records);
+    // Allocated only when the append holds a control batch.
+    let markers: (EndTxnMarker | null)[] | null = null;
     let count = 0;
     for (let pos = 0; pos < records.length; count++) {
       let h = headers[count];
@@ -317,6 +357,13 @@ export class Log {
         );
       }
       if (compact) validateKeysForCompactedTopic(records, pos, h, `${this.topic}-${this.partition}`);
+      if (isControl(h.attributes)) {
+        if (origin === 'client') {
+          throw invalidRecord(`${this.name}: clients are not allowed to write control records`);
+        }
+        markers ??= [];
+        markers[count] = leaderMarker(records, pos, this.name);
+      }
       positions[count] = pos;
       pos += size;
     }
@@ -326,7 +373,7 @@ export class Log {
       // Batches without a producer id have no sequence to check (checkClientBatch's first test).
       if (h.producerId < 0n) continue;
       pending ??= new Map();
-      const duplicate = this.producerState.checkClientBatch(h, pending);
+      const duplicate = this.producerState.checkClientBatch(h, pending, markers?.[i] ?? null);
       if (duplicate) return this.duplicateInfo(duplicate);
     }
     const now = logAppendTime ? BigInt(this.ctx.clock.nowMs()) : -1n;
@@ -351,7 +398,7 @@ export class Log {
     this.write(records, scan, headers);
     // After the write: an epoch entry must never describe data that a failed write left out.
     if (leaderEpoch >= 0) this.leaderEpochCache.assign(leaderEpoch, scan.firstOffset);
-    for (let i = 0; i < count; i++) this.producerState.update(headers[i]!);
+    for (let i = 0; i < count; i++) this.applyToProducerState(headers[i]!, markers?.[i] ?? null);
     return this.appendInfo(scan, records.length, now);
   }
 
@@ -367,10 +414,12 @@ export class Log {
     let previousLast: bigint | null = null;
     const epochs: { epoch: number; baseOffset: bigint }[] = [];
     const headers: BatchHeader[] = [];
+    const markers: (EndTxnMarker | null)[] = [];
     for (let pos = 0; pos < records.length; ) {
       const v = validateBatch(records, pos, records.length - pos);
       if (!v.ok) throw rejectBatch(this.name, v, pos);
       const h = v.header;
+      markers.push(isControl(h.attributes) ? leaderMarker(records, pos, this.name) : null);
       if (previousLast !== null && h.baseOffset <= previousLast) {
         throw new OffsetsOutOfOrderError(
           `${this.name}: out of order offsets in append: ${h.baseOffset} after ${previousLast}`,
@@ -402,8 +451,13 @@ export class Log {
     }
     this.write(records, scan, headers);
     for (const e of epochs) if (e.epoch >= 0) this.leaderEpochCache.assign(e.epoch, e.baseOffset);
-    for (const h of headers) this.producerState.update(h);
+    for (let i = 0; i < headers.length; i++) this.applyToProducerState(headers[i]!, markers[i]!);
     return this.appendInfo(scan, records.length, -1n);
+  }
+
+  /** A batch now in the log, into producer state (the transaction index follows the markers). */
+  private applyToProducerState(h: BatchHeader, marker: EndTxnMarker | null): void {
+    this.producerState.update(h, marker);
   }
 
   private emptyScan(next: bigint): ScannedAppend {
@@ -490,7 +544,13 @@ export class Log {
       for (let pos = segment.offsetIndex.lookup(from).position; pos < segment.size; ) {
         const check = reader.check(pos, false);
         if (!check.ok) break;
-        if (lastOffset(check.header) >= from) ps.update(check.header);
+        const h = check.header;
+        if (lastOffset(h) >= from) {
+          const marker = isControl(h.attributes)
+            ? storedMarker(reader.view(pos, check.size), this.name, this.ctx)
+            : null;
+          ps.update(h, marker);
+        }
         pos += check.size;
       }
     }
@@ -574,11 +634,13 @@ export class Log {
   }
 
   /**
-   * The last stable offset: transactions are not tracked yet, so no offset is held back by an open
-   * transaction and it equals the HW.
+   * The last stable offset (Kafka's UnifiedLog.lastStableOffset): the first offset of the earliest
+   * transaction that is ongoing or whose marker is not yet below the HW, when that is below the HW;
+   * else the HW. read_committed consumers read up to it.
    */
   get lastStableOffset(): bigint {
-    return this.hw;
+    const firstUnstable = this.producerState.firstUnstableOffset();
+    return firstUnstable !== null && firstUnstable < this.hw ? firstUnstable : this.hw;
   }
 
   /** The end offset of `epoch` for OffsetsForLeaderEpoch and divergence checks. */
@@ -634,6 +696,7 @@ export class Log {
     if (this.logStart > targetOffset) this.logStart = targetOffset;
     this.rebuildProducerState();
     if (this.hw > this.logEndOffset) this.hw = this.logEndOffset;
+    this.producerState.onHighWatermarkUpdated(this.hw);
     this.hwMetadata = null;
     if (opts.quiet !== true) {
       this.ctx.logger.info(

@@ -3,7 +3,9 @@ import { crc32c } from '@node-rs/crc32';
 import type { Logger } from '../common/logger.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
-import { type BatchHeader, isTransactional, lastOffset } from '../protocol/records/batch.js';
+import { type BatchHeader, isControl, isTransactional, lastOffset } from '../protocol/records/batch.js';
+import type { EndTxnMarker } from '../protocol/records/end-txn-marker.js';
+import { ControlRecordType } from '../protocol/records/record.js';
 import type { FileSystem } from './fs.js';
 import { filenamePrefixFromOffset } from './segment.js';
 
@@ -33,6 +35,27 @@ export interface ProducerStateEntry {
   lastTimestamp: bigint;
 }
 
+/**
+ * A transaction a COMMIT or ABORT marker ended (Kafka's CompletedTxn): its first data offset, the
+ * marker's offset, and the LSO to record with it in the transaction index (Kafka's
+ * lastStableOffset(completedTxn): another producer's earliest ongoing transaction, else the
+ * offset after the marker).
+ */
+export interface CompletedTxn {
+  readonly producerId: bigint;
+  readonly firstOffset: bigint;
+  readonly lastOffset: bigint;
+  readonly isAborted: boolean;
+  readonly lastStableOffset: bigint;
+}
+
+/** A transaction not yet stable: ongoing (lastOffset -1) or ended by a marker not yet below the HW. */
+interface TxnMetadata {
+  readonly producerId: bigint;
+  readonly firstOffset: bigint;
+  lastOffset: bigint;
+}
+
 function inSequence(lastSeq: number, nextSeq: number): boolean {
   return nextSeq === lastSeq + 1 || (nextSeq === 0 && lastSeq === 0x7fffffff);
 }
@@ -44,15 +67,20 @@ function lastSequence(h: BatchHeader): number {
 }
 
 /**
- * The idempotent-producer state of one partition (Kafka's ProducerStateManager, without
- * transactions): per producer id its epoch and last five batches, for duplicate detection and
- * sequence checks on the leader. Persisted as `<offset>.snapshot` files in Kafka's binary layout
+ * The producer state of one partition (Kafka's ProducerStateManager): per producer id its epoch,
+ * last five batches (duplicate detection and sequence checks on the leader), coordinator epoch and
+ * the first offset of its ongoing transaction; and the unstable transactions, ongoing or ended by
+ * a marker the HW has not passed yet, whose earliest first offset bounds the LSO. Persisted as `<offset>.snapshot` files in Kafka's binary layout
  * (version 1, CRC-32C) when a segment rolls and when the log closes; rebuilt after a crash or a
  * truncation from the latest snapshot at or below the LEO plus the batch headers after it.
  * Owned by one Log; single-threaded.
  */
 export class ProducerStateManager {
   private producers = new Map<bigint, ProducerStateEntry>();
+  /** Ongoing transactions by first offset (Kafka's ongoingTxns). */
+  private readonly ongoingTxns = new Map<bigint, TxnMetadata>();
+  /** Ended transactions whose marker is at or above the HW (Kafka's unreplicatedTxns). */
+  private readonly unreplicatedTxns = new Map<bigint, TxnMetadata>();
   /** The state reflects every batch below this offset. */
   private mapEndOffset = 0n;
 
@@ -79,14 +107,26 @@ export class ProducerStateManager {
    * The leader's check of a client batch (Kafka's ProducerAppendInfo): a batch already written
    * returns its metadata (the duplicate is acknowledged, not appended); an older epoch is
    * INVALID_PRODUCER_EPOCH; a sequence gap is OUT_OF_ORDER_SEQUENCE_NUMBER. `pending` carries the
-   * effect of earlier batches of the same append.
+   * effect of earlier batches of the same append. A marker (written by the coordinator) has no
+   * sequence: only its epochs are checked (see checkMarker).
    */
   checkClientBatch(
     h: BatchHeader,
     pending: Map<bigint, { epoch: number; lastSeq: number }>,
+    marker: EndTxnMarker | null = null,
   ): BatchMetadata | null {
     if (h.producerId < 0n) return null;
     const current = this.producers.get(h.producerId);
+    if (isControl(h.attributes)) {
+      this.checkMarker(h, current, marker);
+      return null;
+    }
+    if (current && current.currentTxnFirstOffset >= 0n && !isTransactional(h.attributes)) {
+      throw KafkaError.fromCode(
+        ErrorCode.INVALID_TXN_STATE,
+        `${this.name}: expected a transactional write from producer ${h.producerId}: its transaction from offset ${current.currentTxnFirstOffset} is ongoing`,
+      );
+    }
     const before = pending.get(h.producerId);
     if (!before && current) {
       const dup = current.batches.find(
@@ -128,23 +168,44 @@ export class ProducerStateManager {
     return null;
   }
 
-  /** Applies a batch that is now in the log (leader, follower, recovery or replay). */
-  update(h: BatchHeader): void {
+  /**
+   * The leader's check of a COMMIT/ABORT marker (Kafka's appendEndTxnMarker): an epoch older than
+   * the producer's is INVALID_PRODUCER_EPOCH, a coordinator epoch older than the last marker's is
+   * TRANSACTION_COORDINATOR_FENCED (a zombie coordinator).
+   */
+  private checkMarker(
+    h: BatchHeader,
+    current: ProducerStateEntry | undefined,
+    marker: EndTxnMarker | null,
+  ): void {
+    if (!current || marker === null) return;
+    if (h.producerEpoch < current.producerEpoch) {
+      throw KafkaError.fromCode(
+        ErrorCode.INVALID_PRODUCER_EPOCH,
+        `${this.name}: epoch ${h.producerEpoch} of the marker of producer ${h.producerId} is older than the current ${current.producerEpoch}`,
+      );
+    }
+    if (current.coordinatorEpoch > marker.coordinatorEpoch) {
+      throw KafkaError.fromCode(
+        ErrorCode.TRANSACTION_COORDINATOR_FENCED,
+        `${this.name}: invalid coordinator epoch for producer ${h.producerId}: ${marker.coordinatorEpoch} (zombie), ${current.coordinatorEpoch} (current)`,
+      );
+    }
+  }
+
+  /**
+   * Applies a batch that is now in the log (leader, follower, recovery or replay); `marker` is the
+   * record of a control batch (null for data, or a control batch the cleaner emptied). Returns the
+   * transaction a marker ended, already moved to the unreplicated ones.
+   */
+  update(h: BatchHeader, marker: EndTxnMarker | null = null): CompletedTxn | null {
     const last = lastOffset(h);
     if (last >= this.mapEndOffset) this.mapEndOffset = last + 1n;
-    if (h.producerId < 0n) return;
-    let e = this.producers.get(h.producerId);
-    if (!e || h.producerEpoch > e.producerEpoch) {
-      e = {
-        producerId: h.producerId,
-        producerEpoch: h.producerEpoch,
-        batches: [],
-        coordinatorEpoch: e?.coordinatorEpoch ?? -1,
-        currentTxnFirstOffset: -1n,
-        lastTimestamp: -1n,
-      };
-      this.producers.set(h.producerId, e);
-    }
+    if (h.producerId < 0n) return null;
+    const control = isControl(h.attributes);
+    if (control && marker === null) return null;
+    const e = this.entryForEpoch(h.producerId, h.producerEpoch);
+    if (control && marker !== null) return this.endTransaction(e, h, marker);
     if (h.baseSequence >= 0) {
       e.batches.push({
         firstSeq: h.baseSequence,
@@ -156,15 +217,106 @@ export class ProducerStateManager {
       if (e.batches.length > BATCHES_KEPT) e.batches.shift();
     }
     e.lastTimestamp = h.maxTimestamp;
-    // Transactions are not tracked yet: a transactional batch only records its first offset.
-    if (isTransactional(h.attributes) && e.currentTxnFirstOffset < 0n) e.currentTxnFirstOffset = h.baseOffset;
+    if (isTransactional(h.attributes) && e.currentTxnFirstOffset < 0n) {
+      e.currentTxnFirstOffset = h.baseOffset;
+      this.ongoingTxns.set(h.baseOffset, {
+        producerId: h.producerId,
+        firstOffset: h.baseOffset,
+        lastOffset: -1n,
+      });
+    }
+    return null;
+  }
+
+  /**
+   * The producer's entry at `epoch`: a newer epoch forgets the batches (their sequences restart)
+   * but keeps the ongoing transaction and the coordinator epoch, as Kafka's maybeUpdateProducerEpoch
+   * does: the coordinator aborts a fenced producer's transaction with a bumped epoch.
+   */
+  private entryForEpoch(producerId: bigint, epoch: number): ProducerStateEntry {
+    let e = this.producers.get(producerId);
+    if (!e) {
+      e = {
+        producerId,
+        producerEpoch: epoch,
+        batches: [],
+        coordinatorEpoch: -1,
+        currentTxnFirstOffset: -1n,
+        lastTimestamp: -1n,
+      };
+      this.producers.set(producerId, e);
+    } else if (epoch > e.producerEpoch) {
+      e.producerEpoch = epoch;
+      e.batches = [];
+    }
+    return e;
+  }
+
+  private endTransaction(e: ProducerStateEntry, h: BatchHeader, marker: EndTxnMarker): CompletedTxn | null {
+    const first = e.currentTxnFirstOffset;
+    e.coordinatorEpoch = marker.coordinatorEpoch;
+    e.currentTxnFirstOffset = -1n;
+    e.lastTimestamp = h.maxTimestamp;
+    // A marker without data in this partition ends nothing here: no LSO, no index entry.
+    if (first < 0n) return null;
+    const markerOffset = h.baseOffset;
+    let lastStableOffset = markerOffset + 1n;
+    for (const t of this.ongoingTxns.values()) {
+      if (t.producerId !== e.producerId && t.firstOffset < lastStableOffset) lastStableOffset = t.firstOffset;
+    }
+    const txn = this.ongoingTxns.get(first) ?? {
+      producerId: e.producerId,
+      firstOffset: first,
+      lastOffset: -1n,
+    };
+    this.ongoingTxns.delete(first);
+    txn.lastOffset = markerOffset;
+    this.unreplicatedTxns.set(first, txn);
+    return {
+      producerId: e.producerId,
+      firstOffset: first,
+      lastOffset: markerOffset,
+      isAborted: marker.type === ControlRecordType.abort,
+      lastStableOffset,
+    };
+  }
+
+  /**
+   * The first offset that is not yet stable (Kafka's firstUnstableOffset): the earliest first
+   * offset of an ongoing transaction or of one whose marker the HW has not passed; null if none.
+   */
+  firstUnstableOffset(): bigint | null {
+    let first: bigint | null = null;
+    for (const m of [this.ongoingTxns, this.unreplicatedTxns]) {
+      for (const o of m.keys()) if (first === null || o < first) first = o;
+    }
+    return first;
+  }
+
+  /** The ongoing transactions, earliest first (producer id, first offset). */
+  ongoingTransactions(): { producerId: bigint; firstOffset: bigint }[] {
+    return [...this.ongoingTxns.values()]
+      .sort((a, b) => (a.firstOffset < b.firstOffset ? -1 : 1))
+      .map((t) => ({ producerId: t.producerId, firstOffset: t.firstOffset }));
+  }
+
+  /** The HW passed these markers: their transactions no longer hold the LSO back. */
+  onHighWatermarkUpdated(highWatermark: bigint): void {
+    this.removeUnreplicatedTransactions(highWatermark);
+  }
+
+  private removeUnreplicatedTransactions(offset: bigint): void {
+    for (const [first, t] of this.unreplicatedTxns)
+      if (t.lastOffset < offset) this.unreplicatedTxns.delete(first);
   }
 
   /** Forgets producers whose last batch is below the new log start offset (Kafka evicts them too). */
   onLogStartOffsetIncremented(logStartOffset: bigint): void {
+    this.removeUnreplicatedTransactions(logStartOffset);
     for (const [id, e] of this.producers) {
       const last = e.batches.at(-1)?.lastOffset ?? -1n;
-      if (last < logStartOffset) this.producers.delete(id);
+      // A producer in a transaction stays: its marker must find it.
+      if (last < logStartOffset && e.currentTxnFirstOffset < 0n) this.producers.delete(id);
     }
     if (this.mapEndOffset < logStartOffset) this.mapEndOffset = logStartOffset;
     for (const o of this.snapshotOffsets()) if (o < logStartOffset) this.deleteSnapshot(o);
@@ -173,6 +325,8 @@ export class ProducerStateManager {
   /** Empties the state and starts it at `offset` (truncate fully, or before a replay). */
   reset(offset: bigint): void {
     this.producers.clear();
+    this.ongoingTxns.clear();
+    this.unreplicatedTxns.clear();
     this.mapEndOffset = offset;
   }
 
@@ -219,6 +373,13 @@ export class ProducerStateManager {
       try {
         const entries = decodeSnapshot(this.fs.readFile(this.snapshotPath(o)));
         this.producers = new Map(entries.map((e) => [e.producerId, e]));
+        this.ongoingTxns.clear();
+        this.unreplicatedTxns.clear();
+        for (const e of entries) {
+          if (e.currentTxnFirstOffset < 0n) continue;
+          const first = e.currentTxnFirstOffset;
+          this.ongoingTxns.set(first, { producerId: e.producerId, firstOffset: first, lastOffset: -1n });
+        }
         this.mapEndOffset = o;
         return o;
       } catch (e) {
@@ -229,6 +390,8 @@ export class ProducerStateManager {
       }
     }
     this.producers.clear();
+    this.ongoingTxns.clear();
+    this.unreplicatedTxns.clear();
     return null;
   }
 }

@@ -51,6 +51,17 @@ export function offsetFromFileName(fileName: string): bigint {
   return BigInt(stem);
 }
 
+/**
+ * Called by a recovery scan for each valid batch: the header (reused, read it during the call) and
+ * the batch's bytes, `reader.view(position, size)`, valid only during the call.
+ */
+export type RecoveredBatchVisitor = (
+  header: BatchHeader,
+  reader: LogFileReader,
+  position: number,
+  size: number,
+) => void;
+
 export interface SegmentConfig {
   /** Bytes of appended batches between two offset index entries (index.interval.bytes, 4096). */
   readonly indexIntervalBytes: number;
@@ -499,7 +510,7 @@ export class LogSegment {
    * `onBatch` sees every valid batch in order (epoch cache, producer state); the header object
    * is reused from batch to batch, so it is read during the call, never kept.
    */
-  recover(onBatch?: (header: BatchHeader) => void): SegmentRecoveryResult {
+  recover(onBatch?: RecoveredBatchVisitor): SegmentRecoveryResult {
     this.forgetRecent();
     this.offsetIndex.reset();
     this.timeIndex.reset();
@@ -513,7 +524,7 @@ export class LogSegment {
    * indexes end up exactly as a full `recover` would build them. Falls back to a full recovery when
    * the index is empty or does not match the file.
    */
-  validateTail(onBatch?: (header: BatchHeader) => void): SegmentRecoveryResult {
+  validateTail(onBatch?: RecoveredBatchVisitor): SegmentRecoveryResult {
     this.forgetRecent();
     const fileSize = this.log.size();
     this.offsetIndex.truncateToPosition(fileSize);
@@ -552,7 +563,7 @@ export class LogSegment {
     lastIndexedPosition: number,
     maxTimestampBefore: { timestamp: bigint; offset: bigint },
     firstExpectedOffset: bigint,
-    onBatch: ((header: BatchHeader) => void) | undefined,
+    onBatch: RecoveredBatchVisitor | undefined,
   ): SegmentRecoveryResult {
     const fileSize = this.log.size();
     // One sequential pass in large reads; one header object for every batch (onBatch sees it
@@ -595,7 +606,7 @@ export class LogSegment {
         if (!this.timeIndex.isFull()) this.timeIndex.maybeAppend(maxTimestamp, maxTimestampOffset);
         lastIndexed = position;
       }
-      onBatch?.(h);
+      onBatch?.(h, reader, position, size);
       batches++;
       position += size;
       expectedRelative = lastRelative + 1;

@@ -1,0 +1,213 @@
+import * as assert from 'node:assert/strict';
+import * as path from 'node:path';
+import { test } from 'node:test';
+import { KafkaError } from '../../src/protocol/kafka-error.js';
+import { encodeBatch } from '../../src/protocol/records/codec.js';
+import { encodeEndTxnMarkerBatch, readEndTxnMarker } from '../../src/protocol/records/end-txn-marker.js';
+import { Log } from '../../src/storage/log.js';
+import { logConfig } from '../../src/storage/log-config.js';
+import { type TestContext, tempDir, testContext } from './helpers.js';
+
+const T0 = 1_700_000_000_000n;
+
+/** A transactional producer's batch of `count` records (ProducerAppendInfo's data batch). */
+function txnBatch(producerId: bigint, epoch: number, baseSequence: number, count = 1): Buffer {
+  return encodeBatch({
+    producerId,
+    producerEpoch: epoch,
+    baseSequence,
+    isTransactional: true,
+    baseTimestamp: T0,
+    records: Array.from({ length: count }, (_, i) => ({
+      key: null,
+      value: Buffer.from(`t${baseSequence + i}`),
+    })),
+  });
+}
+
+function idempotent(producerId: bigint, epoch: number, baseSequence: number): Buffer {
+  return encodeBatch({
+    producerId,
+    producerEpoch: epoch,
+    baseSequence,
+    baseTimestamp: T0,
+    records: [{ key: null, value: Buffer.from('i') }],
+  });
+}
+
+function marker(producerId: bigint, epoch: number, commit: boolean, coordinatorEpoch = 0): Buffer {
+  return encodeEndTxnMarkerBatch({
+    producerId,
+    producerEpoch: epoch,
+    coordinatorEpoch,
+    commit,
+    timestamp: T0,
+  });
+}
+
+function open(dir: string, ctx: TestContext, clean = true, segmentBytes = 1024 * 1024): Log {
+  return Log.open({
+    dir: path.join(dir, 't-0'),
+    topic: 't',
+    partition: 0,
+    config: logConfig({ segmentBytes }),
+    ctx,
+    hadCleanShutdown: clean,
+  });
+}
+
+const isCode = (code: number) => (e: unknown) => e instanceof KafkaError && e.code === code;
+
+test('a marker batch round-trips: type and coordinator epoch; an emptied control batch has none', () => {
+  assert.deepEqual(readEndTxnMarker(marker(3n, 1, true, 7)), { type: 1, coordinatorEpoch: 7 });
+  assert.deepEqual(readEndTxnMarker(marker(3n, 1, false, 0)), { type: 0, coordinatorEpoch: 0 });
+  const empty = encodeBatch({ isControl: true, isTransactional: true, producerId: 3n, records: [] });
+  assert.equal(readEndTxnMarker(empty), null);
+});
+
+test('the LSO stays at an ongoing transaction’s first offset until its marker is below the HW', () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const log = open(dir, testContext());
+    log.appendAsLeader(idempotent(9n, 0, 0), 0); // 0
+    log.appendAsLeader(txnBatch(1n, 0, 0, 2), 0); // 1-2
+    log.appendAsLeader(idempotent(9n, 0, 1), 0); // 3
+    log.appendAsLeader(txnBatch(2n, 0, 0), 0); // 4
+    log.updateHighWatermark(log.logEndOffset);
+    assert.equal(log.highWatermark, 5n);
+    assert.equal(log.lastStableOffset, 1n);
+    assert.deepEqual(log.producerState.ongoingTransactions(), [
+      { producerId: 1n, firstOffset: 1n },
+      { producerId: 2n, firstOffset: 4n },
+    ]);
+    log.appendAsLeader(marker(1n, 0, true), 0, 'coordinator'); // 5
+    assert.equal(log.lastStableOffset, 1n, 'the COMMIT is not yet below the HW');
+    log.updateHighWatermark(5n);
+    assert.equal(log.lastStableOffset, 1n, 'the HW at the marker is not past it');
+    log.updateHighWatermark(6n);
+    assert.equal(log.lastStableOffset, 4n, 'producer 2’s transaction holds it now');
+    log.appendAsLeader(txnBatch(2n, 0, 1), 0); // 6: same transaction
+    log.appendAsLeader(marker(2n, 0, false), 0, 'coordinator'); // 7
+    log.updateHighWatermark(log.logEndOffset);
+    assert.equal(log.lastStableOffset, 8n);
+    assert.equal(log.producerState.firstUnstableOffset(), null);
+    assert.equal(log.producerState.entry(2n)?.currentTxnFirstOffset, -1n);
+    assert.equal(log.producerState.entry(2n)?.coordinatorEpoch, 0);
+    // a marker for a producer without data here ends nothing
+    log.appendAsLeader(marker(2n, 0, true), 0, 'coordinator');
+    log.updateHighWatermark(log.logEndOffset);
+    assert.equal(log.lastStableOffset, log.highWatermark);
+    log.close();
+  } finally {
+    cleanup();
+  }
+});
+
+test('markers are checked as Kafka’s leader does: origin, producer epoch, coordinator epoch, transaction state', () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const log = open(dir, testContext());
+    assert.throws(
+      () => log.appendAsLeader(marker(1n, 0, true), 0),
+      isCode(87),
+      'clients write no control records',
+    );
+    log.appendAsLeader(txnBatch(1n, 1, 0), 0);
+    assert.throws(
+      () => log.appendAsLeader(idempotent(1n, 1, 1), 0),
+      isCode(48),
+      'a non-transactional write inside a transaction is INVALID_TXN_STATE',
+    );
+    assert.throws(() => log.appendAsLeader(marker(1n, 0, true, 3), 0, 'coordinator'), isCode(47));
+    log.appendAsLeader(marker(1n, 1, true, 3), 0, 'coordinator');
+    log.appendAsLeader(txnBatch(1n, 1, 1), 0);
+    assert.throws(
+      () => log.appendAsLeader(marker(1n, 1, false, 2), 0, 'coordinator'),
+      isCode(52),
+      'a zombie coordinator is TRANSACTION_COORDINATOR_FENCED',
+    );
+    // the coordinator fences the producer: ABORT at a bumped epoch ends the transaction of the old one
+    log.appendAsLeader(marker(1n, 2, false, 4), 0, 'coordinator');
+    const e = log.producerState.entry(1n)!;
+    assert.deepEqual([e.producerEpoch, e.coordinatorEpoch, e.currentTxnFirstOffset], [2, 4, -1n]);
+    assert.throws(() => log.appendAsLeader(txnBatch(1n, 1, 2), 0), isCode(47), 'the fenced epoch is refused');
+    log.updateHighWatermark(log.logEndOffset);
+    assert.equal(log.lastStableOffset, log.logEndOffset);
+    log.close();
+  } finally {
+    cleanup();
+  }
+});
+
+test('ongoing transactions survive a clean restart (snapshot), a crash (replay) and a truncation', () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const log = open(dir, testContext(), true, 300);
+    log.appendAsLeader(txnBatch(1n, 0, 0, 3), 0); // 0-2
+    for (let s = 0; s < 6; s++) log.appendAsLeader(idempotent(9n, 0, s), 0); // rolls segments
+    log.appendAsLeader(txnBatch(2n, 0, 0), 0);
+    const markerOffset = log.logEndOffset;
+    log.appendAsLeader(marker(2n, 0, true, 1), 0, 'coordinator');
+    log.close();
+
+    const again = open(dir, testContext(), true, 300);
+    again.updateHighWatermark(again.logEndOffset);
+    assert.equal(again.lastStableOffset, 0n, 'producer 1’s transaction came back from the snapshot');
+    assert.equal(again.producerState.entry(2n)?.coordinatorEpoch, 1);
+    again.appendAsLeader(marker(1n, 0, false), 0, 'coordinator');
+    again.local.abandon(); // crash after the ABORT: no snapshot holds it
+
+    const recovered = open(dir, testContext(), false, 300);
+    recovered.updateHighWatermark(recovered.logEndOffset);
+    assert.equal(recovered.lastStableOffset, recovered.logEndOffset, 'the replayed ABORT ended it');
+    recovered.truncateTo(markerOffset);
+    assert.deepEqual(recovered.producerState.ongoingTransactions(), [
+      { producerId: 1n, firstOffset: 0n },
+      { producerId: 2n, firstOffset: markerOffset - 1n },
+    ]);
+    assert.equal(recovered.lastStableOffset, 0n);
+    recovered.close();
+  } finally {
+    cleanup();
+  }
+});
+
+test('a follower appending the leader’s batches rebuilds the same transactions', () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const leader = open(path.join(dir), testContext());
+    const chunks: Buffer[] = [];
+    const append = (b: Buffer, origin: 'client' | 'coordinator' = 'client') => {
+      leader.appendAsLeader(b, 3, origin); // rewrites the offsets in b
+      chunks.push(b);
+    };
+    append(txnBatch(1n, 0, 0, 2));
+    append(txnBatch(2n, 0, 0));
+    append(marker(1n, 0, false, 5), 'coordinator');
+    append(txnBatch(1n, 0, 2));
+    const follower = Log.open({
+      dir: path.join(dir, 'f', 't-0'),
+      topic: 't',
+      partition: 0,
+      config: logConfig({}),
+      ctx: testContext(),
+      hadCleanShutdown: true,
+    });
+    follower.appendAsFollower(Buffer.concat(chunks));
+    for (const l of [leader, follower]) l.updateHighWatermark(l.logEndOffset);
+    assert.deepEqual(
+      follower.producerState.ongoingTransactions(),
+      leader.producerState.ongoingTransactions(),
+    );
+    assert.deepEqual(follower.producerState.ongoingTransactions(), [
+      { producerId: 2n, firstOffset: 2n },
+      { producerId: 1n, firstOffset: 4n },
+    ]);
+    assert.equal(follower.producerState.entry(1n)?.coordinatorEpoch, 5);
+    assert.equal(follower.lastStableOffset, 2n);
+    leader.close();
+    follower.close();
+  } finally {
+    cleanup();
+  }
+});
