@@ -82,3 +82,18 @@ export function median(xs: readonly number[]): number {
   const mid = s.length >> 1;
   return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
+
+/** Whether this process may drop the page cache (root, and /proc/sys/vm/drop_caches writable). */
+export function dropCachesPossible(): boolean {
+  try {
+    fs.accessSync('/proc/sys/vm/drop_caches', fs.constants.W_OK);
+    return process.getuid?.() === 0;
+  } catch {
+    return false;
+  }
+}
+
+/** Drops the page cache, dentries and inodes (sync first: dirty pages are not dropped). */
+export function dropCaches(): void {
+  fs.writeFileSync('/proc/sys/vm/drop_caches', '3');
+}

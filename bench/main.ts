@@ -1,4 +1,5 @@
 import { benchBroker } from './broker.js';
+import { benchCleaner } from './cleaner.js';
 import { benchFetchEncode } from './fetch-encode.js';
 import { benchMetadata } from './metadata.js';
 import { benchMetrics } from './metrics.js';
@@ -24,6 +25,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   tools: benchTools,
   'start-cluster': benchStartCluster,
   metrics: benchMetrics,
+  cleaner: benchCleaner,
 };
 
 const only = process.argv.slice(2);

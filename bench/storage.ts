@@ -13,6 +13,7 @@ import { type FileHandle, type FileSystem, NodeFileSystem } from '../src/storage
 import type { StorageContext } from '../src/storage/local-log.js';
 import { Log } from '../src/storage/log.js';
 import { DEFAULT_LOG_CONFIG, type LogConfig, logConfig } from '../src/storage/log-config.js';
+import { dropCaches, dropCachesPossible } from './baseline.js';
 
 /**
  * The storage engine against the disk it runs on (issue 3's performance targets), every baseline
@@ -82,20 +83,6 @@ function producerBatches(count: number, recordsPerBatch: number): Buffer[] {
       })),
     }),
   );
-}
-
-function dropCachesPossible(): boolean {
-  try {
-    fs.accessSync('/proc/sys/vm/drop_caches', fs.constants.W_OK);
-    return process.getuid?.() === 0;
-  } catch {
-    return false;
-  }
-}
-
-/** sync, then drop the page cache, dentries and inodes: the next read comes from the disk. */
-function dropCaches(): void {
-  fs.writeFileSync('/proc/sys/vm/drop_caches', '3');
 }
 
 function syncAll(): void {
