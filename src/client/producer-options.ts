@@ -59,10 +59,11 @@ export function idempotenceConflict(
   if (o.retries === 0) return 'Must set retries to non-zero when using the idempotent producer.';
   if (o.acks !== -1)
     return 'Must set acks to all in order to use the idempotent producer. Otherwise we cannot guarantee idempotence.';
-  if (o.maxInFlight > MAX_IN_FLIGHT_FOR_IDEMPOTENCE)
-    return `Must set max.in.flight.requests.per.connection to at most ${MAX_IN_FLIGHT_FOR_IDEMPOTENCE} to use the idempotent producer.`;
+  if (o.maxInFlight > MAX_IN_FLIGHT_FOR_IDEMPOTENCE) return MAX_IN_FLIGHT_CONFLICT;
   return null;
 }
+
+export const MAX_IN_FLIGHT_CONFLICT = `Must set max.in.flight.requests.per.connection to at most ${MAX_IN_FLIGHT_FOR_IDEMPOTENCE} to use the idempotent producer.`;
 
 /** acks as the tools accept it: all, -1, 0, 1. */
 export function parseAcks(s: string): number {

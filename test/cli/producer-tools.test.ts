@@ -128,5 +128,17 @@ describe('producer tools: auto-creation, idempotence, unused properties', () => 
       r.stderr,
       'skiff producer-perf-test: Must set acks to all in order to use the idempotent producer. Otherwise we cannot guarantee idempotence.\n',
     );
+    // Kafka 4 refuses max.in.flight above 5 unless idempotence is off, asked for or not.
+    const inFlight = 'max.in.flight.requests.per.connection=6';
+    const refused = await perf('refused', inFlight);
+    assert.deepEqual(
+      [refused.status, refused.stderr],
+      [
+        1,
+        'skiff producer-perf-test: Must set max.in.flight.requests.per.connection to at most 5 to use the idempotent producer.\n',
+      ],
+    );
+    const off = await perf('plain-inflight6', inFlight, 'enable.idempotence=false');
+    assert.equal(off.status, 0, off.stderr);
   });
 });

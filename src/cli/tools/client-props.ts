@@ -5,6 +5,8 @@ import type { GroupConsumerOptions } from '../../client/group-consumer.js';
 import {
   DEFAULT_PRODUCER_OPTIONS,
   idempotenceConflict,
+  MAX_IN_FLIGHT_CONFLICT,
+  MAX_IN_FLIGHT_FOR_IDEMPOTENCE,
   type ProducerOptions,
   parseAcks,
 } from '../../client/producer-options.js';
@@ -98,9 +100,10 @@ function defined<T extends object>(o: T): Partial<T> {
 }
 
 /**
- * enable.idempotence as Kafka's ProducerConfig settles it: on by default, quietly off when other
- * settings conflict (acks other than all, retries=0, max.in.flight above 5) unless it was asked for
- * explicitly, in which case the conflict is refused.
+ * enable.idempotence as Kafka 4's ProducerConfig settles it: on by default, quietly off when acks
+ * is not all or retries is 0 unless it was asked for explicitly, in which case the conflict is
+ * refused; max.in.flight above 5 is refused unless idempotence is turned off (KAFKA-17927: it had
+ * only turned idempotence off, with a warning, before 4.0).
  */
 function idempotenceFrom(
   asked: boolean | undefined,
@@ -109,6 +112,7 @@ function idempotenceFrom(
   if (asked === false) return false;
   const conflict = idempotenceConflict(o);
   if (conflict !== null && asked === true) throw new ClientError(conflict);
+  if (o.maxInFlight > MAX_IN_FLIGHT_FOR_IDEMPOTENCE) throw new ClientError(MAX_IN_FLIGHT_CONFLICT);
   return conflict === null;
 }
 
