@@ -209,6 +209,32 @@ describe('skiff consumer-groups', () => {
     r = await groups('--reset-offsets', '--group', 'audit', '--from-file', file, '--execute');
     assert.equal(r.status, 0, r.stderr);
     assert.deepEqual(newOffsets(r.stdout), ['0:5', '1:0']);
+    r = await groups(
+      '--reset-offsets',
+      '--group',
+      'audit',
+      '--topic',
+      'events:0',
+      '--shift-by',
+      '-2',
+      '--dry-run',
+    );
+    assert.deepEqual(newOffsets(r.stdout), ['0:3']);
+    r = await groups(
+      '--reset-offsets',
+      '--group',
+      'fresh',
+      '--topic',
+      'events:0',
+      '--shift-by',
+      '1',
+      '--dry-run',
+    );
+    assert.equal(r.status, 2);
+    assert.match(
+      r.stderr,
+      /Cannot shift offset for partition events-0 since there is no current committed offset/,
+    );
     fs.writeFileSync(file, 'audit,events,0,4\nother,events,0,1\n');
     r = await groups(
       '--reset-offsets',

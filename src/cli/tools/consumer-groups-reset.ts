@@ -280,7 +280,11 @@ async function offsetsFor(
     else if (scenario === 'to-latest') offset = hi;
     else if (scenario === 'to-current') offset = current ?? hi;
     else if (scenario === 'to-offset') offset = target;
-    else offset = (current ?? lo) + shift;
+    else if (current === undefined)
+      throw new UsageError(
+        `Cannot shift offset for partition ${key} since there is no current committed offset`,
+      );
+    else offset = current + shift;
     return { tp, offset: withinLog(offset, lo, hi) };
   });
 }
