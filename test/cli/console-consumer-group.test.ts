@@ -2,15 +2,18 @@
  * `skiff console-consumer --group` against a real `skiff broker` child process (issue 22): it joins
  * the group as Kafka's console consumer does (subscribe, range assignment, auto-commit), shows in
  * `consumer-groups --describe` with its member while it runs, commits exactly what it printed, and
- * a second run resumes from that commit (--from-beginning only applies without one). Also the
- * range assignor and Kafka's checks of --group against --partition and group.id.
+ * a second run resumes from that commit (--from-beginning only applies without one); it shares
+ * its group after a rebalance with another console consumer and with kcat (librdkafka, range).
+ * Also the range assignor and Kafka's checks of --group against --partition and group.id.
  */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
 import { runConsoleConsumer } from '../../src/cli/tools/console-consumer.js';
 import { rangeAssign } from '../../src/client/group-consumer.js';
 import { systemRuntime } from '../../src/client/runtime.js';
-import { waitUntil } from '../cluster/helpers.js';
+import { requireTool, waitUntil } from '../cluster/helpers.js';
 import { type BrokerProcess, startBrokerProcess } from '../support/broker-process.js';
 import { produceRecords, skiff } from './in-process.js';
 
@@ -140,6 +143,39 @@ describe('skiff console-consumer --group', () => {
     );
     stop.abort();
     for (const r of await Promise.all([a.done, b.done])) assert.equal(r.status, 0, r.stderr);
+  });
+
+  it('shares a group with kcat (librdkafka), both on the range assignor', async () => {
+    requireTool('kcat', '-V');
+    const stop = new AbortController();
+    const ours = start(['--group', 'mixed', '--consumer-property', 'heartbeat.interval.ms=300'], stop.signal);
+    const members = async () =>
+      (await skiff(['consumer-groups', ...bs, '--describe', '--group', 'mixed', '--members'])).stdout
+        .split('\n')
+        .filter((l) => l.startsWith('mixed '))
+        .map((l) => `${l.split(/\s+/)[3]}:${l.trim().split(/\s+/).at(-1)}`)
+        .sort();
+    await waitUntil(
+      'the console consumer in mixed',
+      async () => ((await members()).length === 1 ? true : undefined),
+      15_000,
+    );
+    // Consuming until stopped (no -e: it would leave the group once at the end of its partitions).
+    const theirs = spawn('kcat', ['-b', broker.bootstrap, '-G', 'mixed', TOPIC, '-q'], { stdio: 'ignore' });
+    const theirsExited = once(theirs, 'exit');
+    try {
+      await waitUntil(
+        'kcat and the console consumer with one partition each',
+        async () => ((await members()).join() === 'console-consumer:1,rdkafka:1' ? true : undefined),
+        20_000,
+      );
+      const d = await skiff(['consumer-groups', ...bs, '--describe', '--group', 'mixed', '--state']);
+      assert.match(d.stdout.split('\n')[2]!, /^mixed\s+\S+ \(1\)\s+range\s+Stable\s+2$/);
+    } finally {
+      stop.abort();
+      theirs.kill('SIGTERM');
+      await Promise.all([ours.done, theirsExited]);
+    }
   });
 
   it("refuses Kafka's invalid combinations with --group", async () => {
