@@ -4,15 +4,17 @@
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { Admin } from '../../src/client/admin.js';
 import { KafkaClient, type TopicMetadata } from '../../src/client/kafka-client.js';
 import { parseBootstrap, systemRuntime } from '../../src/client/runtime.js';
+import { freePorts } from '../../src/cluster/free-port.js';
 import { runProcess, SKIFF, type ToolRun } from '../support/broker-process.js';
 
-export { freePorts } from '../../src/cluster/free-port.js';
 export { runSkiff, SKIFF } from '../support/broker-process.js';
+export { freePorts };
 
 export function requireTool(name: string, versionArg: string): void {
   const r = spawnSync(name, [versionArg], { encoding: 'utf8' });
@@ -103,6 +105,34 @@ export async function launchSkiffUp(dir: string, port: number, brokers = 3): Pro
     throw e;
   }
   return up;
+}
+
+/**
+ * The brokers' settings of the cluster tests: a killed broker is fenced and out of the ISR within
+ * seconds. Broker N listens on the launcher's port + N - 1.
+ */
+export const FAST_FAILOVER_PROPS: readonly string[] = [
+  'listeners=PLAINTEXT://127.0.0.1:9092',
+  'broker.session.timeout.ms=3000',
+  'broker.heartbeat.interval.ms=500',
+  'replica.lag.time.max.ms=3000',
+];
+
+/** A new temporary data dir with server.properties (FAST_FAILOVER_PROPS, then `extra`) and `skiff up` on it. */
+export async function startTestCluster(
+  prefix: string,
+  extra: readonly string[] = [],
+  brokers = 3,
+): Promise<{ dir: string; port: number; up: SkiffProcess }> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
+  try {
+    writeFileSync(path.join(dir, 'server.properties'), [...FAST_FAILOVER_PROPS, ...extra, ''].join('\n'));
+    const port = await freePorts(brokers);
+    return { dir, port, up: await launchSkiffUp(dir, port, brokers) };
+  } catch (e) {
+    removeDataDir(dir);
+    throw e;
+  }
 }
 
 /** Removes a test's data dir; a broker that just exited may still be closing files (ENOTEMPTY): retried. */

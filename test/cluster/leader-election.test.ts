@@ -6,18 +6,16 @@
  */
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { skiff } from '../cli/in-process.js';
 import {
   adminFor,
   describe1,
-  freePorts,
-  launchSkiffUp,
   removeDataDir,
   runSkiff,
   type SkiffProcess,
+  startTestCluster,
   waitUntil,
 } from './helpers.js';
 
@@ -40,21 +38,11 @@ describe('skiff leader-election', () => {
     skiff(['leader-election', '--bootstrap-server', bootstrap, '--election-type', 'PREFERRED', ...args]);
 
   before(async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'skiff-leader-election-'));
-    fs.writeFileSync(
-      path.join(dir, 'server.properties'),
-      [
-        'listeners=PLAINTEXT://127.0.0.1:9092',
-        'broker.session.timeout.ms=3000',
-        'broker.heartbeat.interval.ms=500',
-        'replica.lag.time.max.ms=3000',
-        'auto.leader.rebalance.enable=false',
-        '',
-      ].join('\n'),
-    );
-    const port = await freePorts(3);
+    let port: number;
+    ({ dir, port, up } = await startTestCluster('skiff-leader-election-', [
+      'auto.leader.rebalance.enable=false',
+    ]));
     bootstrap = `127.0.0.1:${port},127.0.0.1:${port + 1},127.0.0.1:${port + 2}`;
-    up = await launchSkiffUp(dir, port);
     const { admin, close } = adminFor(bootstrap);
     try {
       const [r] = await admin.createTopics([

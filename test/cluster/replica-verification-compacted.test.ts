@@ -8,19 +8,17 @@
  */
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import {
   adminFor,
   createLedBy1,
   describe1,
-  freePorts,
   kcat,
-  launchSkiffUp,
   removeDataDir,
   runSkiff,
   type SkiffProcess,
+  startTestCluster,
   waitUntil,
 } from './helpers.js';
 
@@ -126,23 +124,13 @@ describe('replica-verification on a compacted topic, replicas cleaned at differe
     skiff('replica-verification', '--bootstrap-server', bootstrap, '--topics-include', TOPIC);
 
   before(async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'skiff-verify-compacted-'));
-    fs.writeFileSync(
-      path.join(dir, 'server.properties'),
-      [
-        'listeners=PLAINTEXT://127.0.0.1:9092',
-        'broker.session.timeout.ms=3000',
-        'broker.heartbeat.interval.ms=500',
-        'replica.lag.time.max.ms=3000',
-        'log.cleaner.backoff.ms=100',
-        // No broker cleans until told to (per broker, below).
-        `log.cleaner.min.compaction.lag.ms=${HOLD_MS}`,
-        '',
-      ].join('\n'),
-    );
-    const port = await freePorts(3);
+    let port: number;
+    ({ dir, port, up } = await startTestCluster('skiff-verify-compacted-', [
+      'log.cleaner.backoff.ms=100',
+      // No broker cleans until told to (per broker, below).
+      `log.cleaner.min.compaction.lag.ms=${HOLD_MS}`,
+    ]));
     bootstrap = `127.0.0.1:${port}`;
-    up = await launchSkiffUp(dir, port);
     const { admin, close } = adminFor(bootstrap);
     try {
       await createLedBy1(

@@ -9,7 +9,6 @@
  */
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { computeCrc } from '../../src/protocol/records/batch.js';
@@ -17,12 +16,11 @@ import { runProcess } from '../support/broker-process.js';
 import {
   adminFor,
   describe1,
-  freePorts,
-  launchSkiffUp,
   removeDataDir,
   runSkiff,
   SKIFF,
   type SkiffProcess,
+  startTestCluster,
   waitUntil,
 } from './helpers.js';
 
@@ -162,20 +160,8 @@ describe('replication tools on skiff up --brokers 3', () => {
   };
 
   before(async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'skiff-repl-tools-'));
-    fs.writeFileSync(
-      path.join(dir, 'server.properties'),
-      [
-        'listeners=PLAINTEXT://127.0.0.1:9092',
-        'broker.session.timeout.ms=3000',
-        'broker.heartbeat.interval.ms=500',
-        'replica.lag.time.max.ms=3000',
-        '',
-      ].join('\n'),
-    );
-    port = await freePorts(3);
+    ({ dir, port, up } = await startTestCluster('skiff-repl-tools-'));
     bootstrap = `127.0.0.1:${port}`;
-    up = await launchSkiffUp(dir, port);
     const { admin, close } = adminFor(bootstrap);
     try {
       for (const name of [VERIFY, PLAN]) {
