@@ -26,7 +26,7 @@ const COMMANDS = {
     load: async () => (await import('./broker-command.js')).runBroker,
   },
   'dump-log': {
-    summary: "print .log/.index/.timeindex/checkpoint files (Kafka's kafka-dump-log)",
+    summary: "print .log/.index/.timeindex/.txnindex/checkpoint files (Kafka's kafka-dump-log)",
     load: async () => (await import('./tools/dump-log.js')).runDumpLog,
   },
   topics: {

@@ -463,6 +463,9 @@ export class Cleaner {
       for (const segment of group) {
         yield* this.cleanInto(log, segment, cleaned, currentMs, upperBound, activeProducerLastOffsets, stats);
       }
+      // The markers stay (control batches are kept), and so do the aborted transactions they
+      // ended: a read_committed fetch of the cleaned range still needs them.
+      for (const segment of group) for (const t of segment.txnIndex.all()) cleaned.txnIndex.append(t);
       cleaned.onBecomeInactive();
       cleaned.flush();
       // Swapped in only if the group is still what was read: same segments, same sizes, none active.

@@ -32,9 +32,10 @@ import {
 import type { FileSystem } from './fs.js';
 import { OFFSET_INDEX_ENTRY_SIZE, TIME_INDEX_ENTRY_SIZE } from './index-file.js';
 import { decodeSnapshot, SNAPSHOT_FILE_SUFFIX } from './producer-state.js';
+import { decodeTransactionIndex, TXN_INDEX_FILE_SUFFIX } from './transaction-index.js';
 
 /**
- * `skiff dump-log`: Kafka's DumpLogSegments line formats for `.log`, `.index` and `.timeindex`,
+ * `skiff dump-log`: Kafka's DumpLogSegments line formats for `.log`, `.index`, `.timeindex`, `.txnindex`,
  * plus `leader-epoch-checkpoint` and the offset checkpoint files (the cleaner's among them: its
  * offset per partition is the first dirty offset, where the next cleaning starts). A cleaned
  * segment lists as Kafka lists it: each kept batch at its own offsets (a batch the cleaner
@@ -71,6 +72,7 @@ export function dumpLog(fs: FileSystem, files: readonly string[], options: DumpL
     else if (name.endsWith('.index')) dumpOffsetIndex(fs, file, options, output);
     else if (name.endsWith('.timeindex')) dumpTimeIndex(fs, file, options, output);
     else if (name.endsWith(SNAPSHOT_FILE_SUFFIX)) dumpProducerSnapshot(fs, file, output);
+    else if (name.endsWith(TXN_INDEX_FILE_SUFFIX)) dumpTxnIndex(fs, file, output);
     else if (name === LEADER_EPOCH_CHECKPOINT)
       dumpCheckpoint(
         fs,
@@ -352,6 +354,19 @@ function dumpCheckpoint<T>(
 }
 
 /** Kafka's producer snapshot lines: one per producer, with its last batch. */
+/** Kafka's dumpTxnIndex: one line per aborted transaction. */
+function dumpTxnIndex(fs: FileSystem, file: string, output: DumpOutput): void {
+  try {
+    for (const t of decodeTransactionIndex(fs.readFile(file), file)) {
+      output.out.push(
+        `version: 0 producerId: ${t.producerId} firstOffset: ${t.firstOffset} lastOffset: ${t.lastOffset} lastStableOffset: ${t.lastStableOffset}`,
+      );
+    }
+  } catch (e) {
+    output.err.push(`${file}: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
+
 function dumpProducerSnapshot(fs: FileSystem, file: string, output: DumpOutput): void {
   try {
     for (const e of decodeSnapshot(fs.readFile(file))) {

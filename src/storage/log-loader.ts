@@ -15,6 +15,7 @@ import {
   TIME_INDEX_FILE_SUFFIX,
 } from './segment.js';
 import { LogSegments } from './segments.js';
+import { TXN_INDEX_FILE_SUFFIX } from './transaction-index.js';
 
 export interface LoadParams {
   readonly dir: string;
@@ -203,14 +204,14 @@ function indexesPresent(p: LoadParams, segment: LogSegment): boolean {
   return p.ctx.fs.exists(segment.offsetIndex.path) && p.ctx.fs.exists(segment.timeIndex.path);
 }
 
-const SEGMENT_SUFFIXES = [LOG_FILE_SUFFIX, INDEX_FILE_SUFFIX, TIME_INDEX_FILE_SUFFIX];
+const SEGMENT_SUFFIXES = [LOG_FILE_SUFFIX, INDEX_FILE_SUFFIX, TIME_INDEX_FILE_SUFFIX, TXN_INDEX_FILE_SUFFIX];
 
 /**
  * Kafka's LogLoader recovery of the cleaner's two-phase swap: `.cleaned` files (a cleaning that
  * had not finished writing) are deleted, and so is any `.swap` file at or above the lowest
  * `.cleaned` base offset; every other `.swap` segment is complete (flushed before its rename), so
  * the live segment files in its offset range [base offset, next offset) are deleted and the
- * `.swap` files renamed live. Only segment files (.log, .index, .timeindex) are touched.
+ * `.swap` files renamed live. Only segment files (.log, .index, .timeindex, .txnindex) are touched.
  */
 function completeInterruptedSwaps(p: LoadParams): void {
   const { fs, logger } = p.ctx;
@@ -281,7 +282,9 @@ function removeLeftovers(p: LoadParams): void {
   let removed = 0;
   for (const f of files) {
     const orphanIndex =
-      (f.endsWith(INDEX_FILE_SUFFIX) || f.endsWith(TIME_INDEX_FILE_SUFFIX)) &&
+      (f.endsWith(INDEX_FILE_SUFFIX) ||
+        f.endsWith(TIME_INDEX_FILE_SUFFIX) ||
+        f.endsWith(TXN_INDEX_FILE_SUFFIX)) &&
       !logs.has(f.slice(0, f.indexOf('.')));
     if (f.endsWith(DELETED_FILE_SUFFIX) || f.endsWith('.tmp') || orphanIndex) {
       fs.unlink(path.join(p.dir, f));

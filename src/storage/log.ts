@@ -36,7 +36,8 @@ import type { LogConfig } from './log-config.js';
 import { loadLog } from './log-loader.js';
 import { validateKeysForCompactedTopic } from './log-validator.js';
 import { LogTopicId } from './partition-metadata.js';
-import { type BatchMetadata, ProducerStateManager } from './producer-state.js';
+import { type BatchMetadata, type CompletedTxn, ProducerStateManager } from './producer-state.js';
+import type { AbortedTxn } from './transaction-index.js';
 
 export interface LogAppendInfo {
   readonly firstOffset: bigint;
@@ -192,6 +193,7 @@ export class Log {
     const producers = new ProducerStateManager(p.ctx.fs, p.dir, p.ctx.logger, name);
     const replayFrom = p.logStartOffset ?? 0n;
     producers.reset(replayFrom);
+    const aborted: CompletedTxn[] = [];
     const loaded = loadLog({
       dir: p.dir,
       name,
@@ -206,9 +208,16 @@ export class Log {
         const marker = isControl(h.attributes)
           ? storedMarker(reader.view(position, size), name, p.ctx)
           : null;
-        producers.update(h, marker);
+        const completed = producers.update(h, marker);
+        if (completed?.isAborted) aborted.push(completed);
       },
     });
+    if (loaded.replayedAll) {
+      // Every marker was replayed: the `.txnindex` files from the replay's start are its result.
+      const replayed = loaded.local.segments.range(replayFrom, loaded.local.logEndOffset);
+      for (const segment of replayed) segment.txnIndex.truncateTo(replayFrom);
+      for (const t of aborted) loaded.local.segments.floor(t.lastOffset)?.txnIndex.append(t);
+    }
     return new Log(
       p.topic,
       p.partition,
@@ -455,9 +464,13 @@ export class Log {
     return this.appendInfo(scan, records.length, -1n);
   }
 
-  /** A batch now in the log, into producer state (the transaction index follows the markers). */
+  /**
+   * A batch now in the log, into producer state; an ABORT that ends a transaction goes into the
+   * `.txnindex` of the segment holding it (Kafka's updateTxnIndex), here the active one.
+   */
   private applyToProducerState(h: BatchHeader, marker: EndTxnMarker | null): void {
-    this.producerState.update(h, marker);
+    const completed = this.producerState.update(h, marker);
+    if (completed?.isAborted) this.local.segments.active().txnIndex.append(completed);
   }
 
   private emptyScan(next: bigint): ScannedAppend {
@@ -539,7 +552,11 @@ export class Log {
       ps.reset(this.logStart);
       from = this.logStart;
     }
-    for (const segment of this.local.segments.range(from, leo)) {
+    // The aborted transactions of the markers from `from` on are rebuilt with the state (the
+    // replay meets each marker with the transactions that were ongoing when it was appended).
+    const replayed = this.local.segments.range(from, leo);
+    for (const segment of replayed) segment.txnIndex.truncateTo(from);
+    for (const segment of replayed) {
       const reader = segment.reader();
       for (let pos = segment.offsetIndex.lookup(from).position; pos < segment.size; ) {
         const check = reader.check(pos, false);
@@ -549,7 +566,8 @@ export class Log {
           const marker = isControl(h.attributes)
             ? storedMarker(reader.view(pos, check.size), this.name, this.ctx)
             : null;
-          ps.update(h, marker);
+          const completed = ps.update(h, marker);
+          if (completed?.isAborted) segment.txnIndex.append(completed);
         }
         pos += check.size;
       }
@@ -641,6 +659,19 @@ export class Log {
   get lastStableOffset(): bigint {
     const firstUnstable = this.producerState.firstUnstableOffset();
     return firstUnstable !== null && firstUnstable < this.hw ? firstUnstable : this.hw;
+  }
+
+  /**
+   * The transactions aborted in [startOffset, upperBoundOffset) for a read_committed fetch
+   * (Kafka's collectAbortedTransactions): from the segment holding startOffset on, until a
+   * segment's index shows no later one can start below upperBoundOffset.
+   */
+  collectAbortedTransactions(startOffset: bigint, upperBoundOffset: bigint): AbortedTxn[] {
+    const out: AbortedTxn[] = [];
+    for (const segment of this.local.segments.range(startOffset, this.logEndOffset + 1n)) {
+      if (segment.txnIndex.collect(startOffset, upperBoundOffset, out)) break;
+    }
+    return out;
   }
 
   /** The end offset of `epoch` for OffsetsForLeaderEpoch and divergence checks. */

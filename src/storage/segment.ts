@@ -15,6 +15,7 @@ import { fileRegion } from './file-region.js';
 import type { FileHandle, FileSystem } from './fs.js';
 import { OffsetIndex, TimeIndex } from './index-file.js';
 import { readBuffers } from './read-buffers.js';
+import { TransactionIndex, TXN_INDEX_FILE_SUFFIX } from './transaction-index.js';
 
 export const LOG_FILE_SUFFIX = '.log';
 export const INDEX_FILE_SUFFIX = '.index';
@@ -150,6 +151,8 @@ export class LogSegment {
     private readonly log: FileHandle,
     readonly offsetIndex: OffsetIndex,
     readonly timeIndex: TimeIndex,
+    /** The transactions aborted by markers in this segment (`.txnindex`, created on first entry). */
+    readonly txnIndex: TransactionIndex,
     suffix: string,
   ) {
     this.sizeBytes = log.size();
@@ -185,7 +188,8 @@ export class LogSegment {
       offsetIndex.create();
       timeIndex.create();
     }
-    return new LogSegment(fs, dir, baseOffset, config, clock, log, offsetIndex, timeIndex, suffix);
+    const txnIndex = new TransactionIndex(fs, `${stem}${TXN_INDEX_FILE_SUFFIX}${suffix}`);
+    return new LogSegment(fs, dir, baseOffset, config, clock, log, offsetIndex, timeIndex, txnIndex, suffix);
   }
 
   get logPath(): string {
@@ -614,6 +618,9 @@ export class LogSegment {
     const expectedMinOffset = this.baseOffset + BigInt(expectedRelative);
     const truncatedBytes = fileSize - position;
     if (truncatedBytes > 0) this.truncateFile(position);
+    // Markers cut with the data take their aborted transactions along; the entries of what stays
+    // are the log's to rebuild where it replays producer state.
+    this.txnIndex.truncateTo(expectedMinOffset);
     this.sizeBytes = position;
     this.bytesSinceLastIndexEntry = position - lastIndexed;
     const max = { timestamp: maxTimestamp, offset: maxTimestampOffset };
@@ -633,6 +640,7 @@ export class LogSegment {
     this.forgetRecent();
     this.offsetIndex.truncateTo(offset);
     this.timeIndex.truncateTo(offset);
+    this.txnIndex.truncateTo(offset);
     if (!location) return 0;
     const removed = this.sizeBytes - location.position;
     this.truncateFile(location.position);
@@ -691,6 +699,7 @@ export class LogSegment {
     this.log.sync();
     this.offsetIndex.flush();
     this.timeIndex.flush();
+    this.txnIndex.flush();
   }
 
   /**
@@ -701,6 +710,7 @@ export class LogSegment {
     this.appendFinalTimeIndexEntry();
     this.offsetIndex.close();
     this.timeIndex.close();
+    this.txnIndex.closeHandle();
     this.trimPreallocated();
     this.log.close();
   }
@@ -709,22 +719,26 @@ export class LogSegment {
   closeHandles(): void {
     this.offsetIndex.closeHandle();
     this.timeIndex.closeHandle();
+    this.txnIndex.closeHandle();
     this.log.close();
   }
 
-  /** Renames all three files from the current suffix to `newSuffix` (e.g. '.deleted'). */
+  /** Renames all its files from the current suffix to `newSuffix` (e.g. '.deleted'). */
   changeFileSuffix(newSuffix: string): void {
     const stem = path.join(this.dir, filenamePrefixFromOffset(this.baseOffset));
     const logFrom = `${stem}${LOG_FILE_SUFFIX}${this.suffix}`;
     if (this.fs.exists(logFrom)) this.fs.rename(logFrom, `${stem}${LOG_FILE_SUFFIX}${newSuffix}`);
     this.offsetIndex.renameTo(`${stem}${INDEX_FILE_SUFFIX}${newSuffix}`);
     this.timeIndex.renameTo(`${stem}${TIME_INDEX_FILE_SUFFIX}${newSuffix}`);
+    this.txnIndex.renameTo(`${stem}${TXN_INDEX_FILE_SUFFIX}${newSuffix}`);
     this.suffix = newSuffix;
   }
 
   /** Paths of the segment's files as they are named now. */
   filePaths(): string[] {
-    return [this.logPath, this.offsetIndex.path, this.timeIndex.path];
+    const paths = [this.logPath, this.offsetIndex.path, this.timeIndex.path];
+    if (this.fs.exists(this.txnIndex.path)) paths.push(this.txnIndex.path);
+    return paths;
   }
 
   deleteFiles(): void {

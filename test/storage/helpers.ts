@@ -14,6 +14,8 @@ import { ManualScheduler } from '../../src/common/scheduler.js';
 import { encodeBatch } from '../../src/protocol/records/codec.js';
 import { type FileHandle, NodeFileSystem } from '../../src/storage/fs.js';
 import type { StorageContext } from '../../src/storage/local-log.js';
+import type { Log } from '../../src/storage/log.js';
+import { DEFAULT_CLEANER_CONFIG, LogCleaner } from '../../src/storage/log-cleaner.js';
 
 /** A producer-style batch: `count` records of `valueBytes` each, offsets from `baseOffset`. */
 export function makeBatch(opts: {
@@ -69,4 +71,17 @@ export function testContext(): TestContext {
     scheduler: new ManualScheduler(clock),
     logger: new MemoryLogger(),
   };
+}
+
+/** One pass of a LogCleaner over `log` (1 MiB offset map), run on the manual scheduler. */
+export function cleanOnce(log: Log, ctx: TestContext, logDir: string): LogCleaner {
+  const cleaner = new LogCleaner(
+    () => ({ ...DEFAULT_CLEANER_CONFIG, dedupeBufferSize: 1 << 20 }),
+    ctx,
+    () => [{ log, logDir }],
+  );
+  cleaner.startup();
+  ctx.scheduler.runDue();
+  cleaner.shutdown();
+  return cleaner;
 }

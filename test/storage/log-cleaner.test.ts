@@ -16,7 +16,7 @@ import {
 } from '../../src/storage/log-cleaner.js';
 import { type LogConfig, logConfig } from '../../src/storage/log-config.js';
 import { OffsetMap } from '../../src/storage/offset-map.js';
-import { type TestContext, tempDir, testContext } from './helpers.js';
+import { cleanOnce, type TestContext, tempDir, testContext } from './helpers.js';
 
 const COMPACT: Partial<LogConfig> = {
   compact: true,
@@ -88,18 +88,6 @@ function readAll(log: Log): Read[] {
     }
   }
   return out;
-}
-
-function cleanOnce(log: Log, ctx: TestContext, logDir: string): LogCleaner {
-  const cleaner = new LogCleaner(
-    () => ({ ...DEFAULT_CLEANER_CONFIG, dedupeBufferSize: 1 << 20 }),
-    ctx,
-    () => [{ log, logDir }],
-  );
-  cleaner.startup();
-  ctx.scheduler.runDue();
-  cleaner.shutdown();
-  return cleaner;
 }
 
 /** The latest value written per key, for the records `produce` wrote. */

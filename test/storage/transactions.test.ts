@@ -1,12 +1,15 @@
 import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import { KafkaError } from '../../src/protocol/kafka-error.js';
 import { encodeBatch } from '../../src/protocol/records/codec.js';
 import { encodeEndTxnMarkerBatch, readEndTxnMarker } from '../../src/protocol/records/end-txn-marker.js';
+import { dumpLog } from '../../src/storage/dump-log.js';
+import { NodeFileSystem } from '../../src/storage/fs.js';
 import { Log } from '../../src/storage/log.js';
 import { logConfig } from '../../src/storage/log-config.js';
-import { type TestContext, tempDir, testContext } from './helpers.js';
+import { cleanOnce, type TestContext, tempDir, testContext } from './helpers.js';
 
 const T0 = 1_700_000_000_000n;
 
@@ -172,7 +175,7 @@ test('ongoing transactions survive a clean restart (snapshot), a crash (replay) 
   }
 });
 
-test('a follower appending the leader’s batches rebuilds the same transactions', () => {
+test('a follower appending the leader’s batches rebuilds the same transactions and .txnindex', () => {
   const { dir, cleanup } = tempDir();
   try {
     const leader = open(path.join(dir), testContext());
@@ -185,6 +188,8 @@ test('a follower appending the leader’s batches rebuilds the same transactions
     append(txnBatch(2n, 0, 0));
     append(marker(1n, 0, false, 5), 'coordinator');
     append(txnBatch(1n, 0, 2));
+    append(txnBatch(3n, 0, 0));
+    append(marker(3n, 0, false, 5), 'coordinator');
     const follower = Log.open({
       dir: path.join(dir, 'f', 't-0'),
       topic: 't',
@@ -205,8 +210,168 @@ test('a follower appending the leader’s batches rebuilds the same transactions
     ]);
     assert.equal(follower.producerState.entry(1n)?.coordinatorEpoch, 5);
     assert.equal(follower.lastStableOffset, 2n);
+    const index = (l: Log) => fs.readFileSync(l.local.segments.active().txnIndex.path);
+    assert.equal(index(leader).length, 68);
+    assert.deepEqual(index(follower), index(leader));
     leader.close();
     follower.close();
+  } finally {
+    cleanup();
+  }
+});
+
+const txnIndexFiles = (dir: string) =>
+  fs
+    .readdirSync(path.join(dir, 't-0'))
+    .filter((f) => f.includes('.txnindex'))
+    .sort();
+
+test('an ABORT writes Kafka’s 34-byte entry into the .txnindex of its segment; a COMMIT writes none', () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const log = open(dir, testContext(), true, 300);
+    log.appendAsLeader(txnBatch(1n, 0, 0, 2), 0); // 0-1
+    log.appendAsLeader(txnBatch(2n, 0, 0), 0); // 2
+    log.appendAsLeader(marker(1n, 0, false), 0, 'coordinator'); // 3: aborts 0-1 while 2 is ongoing
+    log.appendAsLeader(marker(2n, 0, true), 0, 'coordinator'); // 4
+    for (let s = 0; s < 4; s++) log.appendAsLeader(idempotent(9n, 0, s), 0); // roll
+    log.appendAsLeader(txnBatch(2n, 0, 1), 0);
+    const abortAt = log.logEndOffset;
+    log.appendAsLeader(marker(2n, 0, false), 0, 'coordinator');
+    log.updateHighWatermark(log.logEndOffset);
+    const first = log.local.segments.first()!;
+    const last = log.local.segments.active();
+    assert.notEqual(first, last);
+    assert.deepEqual(
+      first.txnIndex.all().map((t) => [t.producerId, t.firstOffset, t.lastOffset, t.lastStableOffset]),
+      [[1n, 0n, 3n, 2n]],
+    );
+    const bytes = fs.readFileSync(first.txnIndex.path);
+    assert.equal(bytes.length, 34);
+    assert.deepEqual(
+      [
+        bytes.readInt16BE(0),
+        bytes.readBigInt64BE(2),
+        bytes.readBigInt64BE(10),
+        bytes.readBigInt64BE(18),
+        bytes.readBigInt64BE(26),
+      ],
+      [0, 1n, 0n, 3n, 2n],
+    );
+    assert.deepEqual(
+      last.txnIndex.all().map((t) => [t.producerId, t.lastOffset, t.lastStableOffset]),
+      [[2n, abortAt, abortAt + 1n]],
+    );
+    // what a read_committed fetch of each range is told
+    const ids = (from: bigint, to: bigint) =>
+      log.collectAbortedTransactions(from, to).map((t) => t.firstOffset);
+    assert.deepEqual(ids(0n, 1n), [0n]);
+    assert.deepEqual(ids(4n, 6n), [], 'producer 1’s marker is before the range');
+    assert.deepEqual(ids(0n, log.logEndOffset), [0n, abortAt - 1n]);
+    assert.deepEqual(ids(abortAt, log.logEndOffset), [abortAt - 1n]);
+    const out = dumpLog(new NodeFileSystem(), [first.txnIndex.path], {
+      printDataLog: false,
+      deepIteration: false,
+      indexSanityCheck: false,
+    }).out;
+    assert.deepEqual(out.slice(1), [
+      'version: 0 producerId: 1 firstOffset: 0 lastOffset: 3 lastStableOffset: 2',
+    ]);
+    log.close();
+  } finally {
+    cleanup();
+  }
+});
+
+test('the .txnindex is truncated with its segment, rebuilt by recovery, deleted by retention', () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const ctx = testContext();
+    const log = open(dir, ctx, true, 300);
+    log.appendAsLeader(txnBatch(1n, 0, 0, 2), 0); // 0-1
+    log.appendAsLeader(marker(1n, 0, false), 0, 'coordinator'); // 2
+    log.appendAsLeader(txnBatch(1n, 0, 2), 0); // 3
+    log.appendAsLeader(marker(1n, 0, false), 0, 'coordinator'); // 4
+    const entries = () =>
+      log.local.segments.values().flatMap((s) => s.txnIndex.all().map((t) => [t.firstOffset, t.lastOffset]));
+    assert.deepEqual(entries(), [
+      [0n, 2n],
+      [3n, 4n],
+    ]);
+    log.truncateTo(4n);
+    assert.deepEqual(entries(), [[0n, 2n]], 'the second ABORT is gone with its marker');
+    assert.deepEqual(log.producerState.ongoingTransactions(), [{ producerId: 1n, firstOffset: 3n }]);
+    log.appendAsLeader(marker(1n, 0, false), 0, 'coordinator'); // 4 again
+    const leo = log.logEndOffset;
+    log.local.abandon(); // crash
+    const indexPath = path.join(dir, 't-0', '00000000000000000000.txnindex');
+    fs.unlinkSync(indexPath);
+    const recovered = open(dir, testContext(), false, 300);
+    assert.equal(recovered.logEndOffset, leo);
+    assert.deepEqual(
+      recovered.local.segments
+        .values()
+        .flatMap((s) => s.txnIndex.all().map((t) => [t.firstOffset, t.lastOffset])),
+      [
+        [0n, 2n],
+        [3n, 4n],
+      ],
+      'the recovery replayed both ABORTs into the index',
+    );
+    assert.equal(fs.readFileSync(indexPath).length, 34, 'the first ABORT, back in its segment’s file');
+    for (let s = 0; s < 6; s++) recovered.appendAsLeader(idempotent(9n, 0, s), 0); // roll past it
+    recovered.updateHighWatermark(recovered.logEndOffset);
+    recovered.maybeIncrementLogStartOffset(recovered.local.segments.values()[1]!.baseOffset, 'test');
+    assert.ok(recovered.deleteOldSegments() >= 1);
+    const files = txnIndexFiles(dir);
+    assert.ok(files.includes('00000000000000000000.txnindex.deleted'), files.join());
+    assert.ok(!files.includes('00000000000000000000.txnindex'), 'renamed with its segment');
+    recovered.close();
+  } finally {
+    cleanup();
+  }
+});
+
+test('a cleaned segment keeps the markers and the aborted transactions of the segments it replaces', () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const ctx = testContext();
+    const log = Log.open({
+      dir: path.join(dir, 't-0'),
+      topic: 't',
+      partition: 0,
+      config: logConfig({ compact: true, delete: false, segmentBytes: 400, minCleanableDirtyRatio: 0.01 }),
+      ctx,
+      hadCleanShutdown: true,
+    });
+    const keyed = (pid: bigint, seq: number, key: string) =>
+      encodeBatch({
+        producerId: pid,
+        producerEpoch: 0,
+        baseSequence: seq,
+        isTransactional: true,
+        baseTimestamp: T0,
+        records: [{ key: Buffer.from(key), value: Buffer.from(`${key}${seq}`) }],
+      });
+    log.appendAsLeader(keyed(1n, 0, 'a'), 0);
+    log.appendAsLeader(marker(1n, 0, false), 0, 'coordinator');
+    for (let i = 0; i < 12; i++) {
+      log.appendAsLeader(
+        encodeBatch({ baseTimestamp: T0, records: [{ key: Buffer.from('b'), value: Buffer.from(`b${i}`) }] }),
+        0,
+      );
+    }
+    log.updateHighWatermark(log.logEndOffset);
+    const before = log.collectAbortedTransactions(0n, log.logEndOffset);
+    assert.equal(before.length, 1);
+    cleanOnce(log, ctx, dir);
+    assert.ok(log.local.segments.size < 4, 'the cleaning replaced segments');
+    assert.deepEqual(log.collectAbortedTransactions(0n, log.logEndOffset), before);
+    assert.ok(
+      txnIndexFiles(dir).includes('00000000000000000000.txnindex'),
+      'the cleaned first segment has the entry',
+    );
+    log.close();
   } finally {
     cleanup();
   }

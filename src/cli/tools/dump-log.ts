@@ -1,5 +1,5 @@
 /**
- * `skiff dump-log`: Kafka's kafka-dump-log.sh over storage's dumpLog — .log, .index, .timeindex,
+ * `skiff dump-log`: Kafka's kafka-dump-log.sh over storage's dumpLog — .log, .index, .timeindex, .txnindex,
  * leader-epoch-checkpoint and *-offset-checkpoint files, read straight from disk (no broker).
  */
 import { dumpLog } from '../../storage/dump-log.js';
@@ -18,7 +18,7 @@ export const DUMP_LOG: ToolDef = {
       name: 'files',
       arg: 'file1,file2,...',
       repeat: true,
-      help: 'REQUIRED: .log, .index, .timeindex, leader-epoch-checkpoint or *-offset-checkpoint files',
+      help: 'REQUIRED: .log, .index, .timeindex, .txnindex, .snapshot, leader-epoch-checkpoint or *-offset-checkpoint files',
     },
     { name: 'print-data-log', help: 'print the keys and payloads of the records (implies --deep-iteration)' },
     { name: 'deep-iteration', help: 'print one line per record, not only per batch' },
