@@ -12,6 +12,7 @@ import type { Clock } from '../common/clock.js';
 import { EventJournal, journaling } from '../common/event-journal.js';
 import { LIMITS } from '../common/limits.js';
 import type { Logger } from '../common/logger.js';
+import type { SampleWindow } from '../common/sampled-stat.js';
 import type { Scheduler } from '../common/scheduler.js';
 import type { ClusterMetadata } from '../metadata/cluster-metadata.js';
 import { brokerConfigValue, type ConfigValue, layersFor } from '../metadata/config-resolve.js';
@@ -143,10 +144,8 @@ export class Broker {
     // in the low bits, so brokers of one cluster never collide.
     this.producerIdBase = (BigInt(clock.nowMs()) << 20n) + BigInt(config.nodeId % 1024);
     this.clientQuotas = new ClientQuotas(
-      {
-        samples: this.intConfig('quota.window.num'),
-        sampleMs: this.intConfig('quota.window.size.seconds') * 1000,
-      },
+      this.quotaWindow(''),
+      this.quotaWindow('controller.'),
       () => metadata.image().clientQuotas,
     );
     const services: BrokerServices = {
@@ -246,6 +245,14 @@ export class Broker {
     const v = this.currentConfig(name);
     assert(typeof v === 'number' || typeof v === 'bigint', `broker config ${name} has no numeric value`);
     return Number(v);
+  }
+
+  /** `<prefix>quota.window.num` samples of `<prefix>quota.window.size.seconds` (client or controller quotas). */
+  private quotaWindow(prefix: '' | 'controller.'): SampleWindow {
+    return {
+      samples: this.intConfig(`${prefix}quota.window.num`),
+      sampleMs: this.intConfig(`${prefix}quota.window.size.seconds`) * 1000,
+    };
   }
 
   /** The wiring of src/replication/README.md ("Integration seams"); test/sim/sim-broker.ts is its model. */

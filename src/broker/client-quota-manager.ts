@@ -1,9 +1,12 @@
 /**
- * Client quotas enforced (Kafka's ClientQuotaManager, ClientRequestQuotaManager and their
- * DefaultQuotaCallback): `producer_byte_rate` meters Produce request bytes, `consumer_byte_rate`
- * consumer Fetch response bytes, `request_percentage` the time requests spend being handled.
- * Each is per broker, per quota entity, over Kafka's Rate (common/sampled-stat.ts) of
- * `quota.window.num` samples of `quota.window.size.seconds`.
+ * Client quotas enforced (Kafka's ClientQuotaManager, ClientRequestQuotaManager,
+ * ControllerMutationQuotaManager and their DefaultQuotaCallback): `producer_byte_rate` meters
+ * Produce request bytes, `consumer_byte_rate` consumer Fetch response bytes, `request_percentage`
+ * the time requests spend being handled, each over Kafka's Rate (common/sampled-stat.ts) of
+ * `quota.window.num` samples of `quota.window.size.seconds`; `controller_mutation_rate` the
+ * partitions created and deleted (controller-mutation-quota.ts), over Kafka's TokenBucket of
+ * `controller.quota.window.num` × `controller.quota.window.size.seconds` (its Rate is only shown).
+ * Each is per broker, per quota entity.
  *
  * Which entity a client's usage is metered against follows Kafka exactly: the quota levels ever
  * configured on this broker (sticky until restart, as Kafka's quotaTypesEnabled) choose the metric
@@ -26,7 +29,9 @@ import {
   DEFAULT_METRIC_WINDOW,
   Rate,
   type SampleWindow,
+  TokenBucket,
   throttleTimeMs,
+  tokenBucketThrottleTimeMs,
 } from '../common/sampled-stat.js';
 import {
   type QuotaEntityComponent,
@@ -34,14 +39,16 @@ import {
   quotaEntityKey,
 } from '../metadata/client-quotas.js';
 import type { ConfigMap } from '../metadata/cluster-metadata.js';
+import { ControllerMutationQuota } from './controller-mutation-quota.js';
 
-export type ClientQuotaType = 'produce' | 'fetch' | 'request';
+export type ClientQuotaType = 'produce' | 'fetch' | 'request' | 'controller_mutation';
 
 /** The quota key each type enforces (DescribeClientQuotas' names). */
 export const QUOTA_KEY_OF: Readonly<Record<ClientQuotaType, string>> = Object.freeze({
   produce: 'producer_byte_rate',
   fetch: 'consumer_byte_rate',
   request: 'request_percentage',
+  controller_mutation: 'controller_mutation_rate',
 });
 
 /** The user principal of every connection: Skiff has no SASL (Kafka's KafkaPrincipal.ANONYMOUS). */
@@ -64,6 +71,8 @@ export interface QuotaTags {
 interface Sensors {
   readonly tags: QuotaTags;
   readonly rate: Rate;
+  /** The controller mutation quota's measure (Kafka's "tokens" metric); absent for the other types. */
+  readonly bucket: TokenBucket | undefined;
   readonly throttleTime: Avg;
   lastRecordMs: number;
 }
@@ -72,10 +81,12 @@ interface Sensors {
 export interface QuotaEntityReading {
   readonly user: string;
   readonly clientId: string;
-  /** Bytes/s (produce, fetch) or percent of one thread (request), over the quota window. */
+  /** Bytes/s (produce, fetch), percent of one thread (request) or partition mutations/s, over the quota window. */
   readonly value: number;
   /** The limit now; null when none applies. */
   readonly limit: number | null;
+  /** Controller mutation credits left (Kafka's TokenBucket "tokens"); null for other types or without a limit. */
+  readonly tokens: number | null;
   /** The mean throttle time of the last minute, ms (Kafka's throttle-time Avg); 0 when none. */
   readonly throttleTimeMs: number;
 }
@@ -184,6 +195,33 @@ export class ClientQuotaManager {
     return Math.max(0, throttleTimeMs(observed, limit, s.rate.windowSizeMs(nowMs), this.maxThrottleMs));
   }
 
+  /**
+   * Partition mutations against controller_mutation_rate (Kafka's Strict- and
+   * PermissiveControllerMutationQuota.record): the throttle time when the token bucket is below
+   * zero. Strict, the bucket is checked first and, below zero, nothing is recorded — the caller
+   * refuses the mutation; within it, the mutations are taken whole, however far below zero that
+   * goes. Permissive, they are recorded, then the bucket checked. Without a limit for the entity
+   * they are only metered (Kafka's unbounded bucket); with no quota of this type, not even that.
+   */
+  recordMutations(user: string, clientId: string, permits: number, strict: boolean, nowMs: number): number {
+    if (!this.enabled) return 0;
+    const s = this.sensorsOf(user, clientId, nowMs);
+    const limit = this.quotaLimit(s.tags);
+    const bucket = s.bucket;
+    if (limit === null || bucket === undefined) {
+      s.rate.record(permits, nowMs);
+      return 0;
+    }
+    if (strict) {
+      const tokens = bucket.measure(limit, nowMs);
+      if (tokens < 0) return tokenBucketThrottleTimeMs(tokens, limit);
+    }
+    s.rate.record(permits, nowMs);
+    bucket.record(permits, limit, nowMs);
+    const tokens = bucket.measure(limit, nowMs);
+    return strict || tokens >= 0 ? 0 : tokenBucketThrottleTimeMs(tokens, limit);
+  }
+
   /** Records without checking (Kafka's recordNoThrottle); a negative value un-records a throttled fetch. */
   recordNoThrottle(user: string, clientId: string, value: number, nowMs: number): void {
     if (!this.enabled) return;
@@ -215,6 +253,7 @@ export class ClientQuotaManager {
       s = {
         tags,
         rate: new Rate(this.window),
+        bucket: this.type === 'controller_mutation' ? new TokenBucket(this.window) : undefined,
         throttleTime: new Avg(DEFAULT_METRIC_WINDOW),
         lastRecordMs: nowMs,
       };
@@ -251,11 +290,13 @@ export class ClientQuotaManager {
     for (const s of this.sensors.values()) {
       if (nowMs - s.lastRecordMs > spanMs) continue;
       const t = s.throttleTime.measure(nowMs);
+      const limit = this.quotaLimit(s.tags);
       out.push({
         user: s.tags.user,
         clientId: s.tags.clientId,
         value: s.rate.measure(nowMs),
-        limit: this.quotaLimit(s.tags),
+        limit,
+        tokens: s.bucket !== undefined && limit !== null ? s.bucket.measure(limit, nowMs) : null,
         throttleTimeMs: Number.isNaN(t) ? 0 : t,
       });
     }
@@ -271,7 +312,7 @@ export interface ThrottledRequest {
 }
 
 /**
- * The broker's three client quota managers (Kafka's QuotaFactory.QuotaManagers, client part) and
+ * The broker's four client quota managers (Kafka's QuotaFactory.QuotaManagers, client part) and
  * the throttling of a request's connection. Owned by the Broker; handlers use it through
  * BrokerServices, on the broker's clock.
  */
@@ -279,15 +320,59 @@ export class ClientQuotas {
   readonly produce: ClientQuotaManager;
   readonly fetch: ClientQuotaManager;
   readonly request: ClientQuotaManager;
+  readonly controllerMutation: ClientQuotaManager;
 
   constructor(
+    /** quota.window.num, quota.window.size.seconds */
     readonly window: SampleWindow,
+    /** controller.quota.window.num, controller.quota.window.size.seconds */
+    controllerWindow: SampleWindow,
     quotas: () => ReadonlyMap<string, ConfigMap> | undefined,
   ) {
     this.produce = new ClientQuotaManager('produce', window, quotas);
     this.fetch = new ClientQuotaManager('fetch', window, quotas);
     // ClientRequestQuotaManager: its throttle is bounded by one sample span.
     this.request = new ClientQuotaManager('request', window, quotas, window.sampleMs);
+    this.controllerMutation = new ClientQuotaManager('controller_mutation', controllerWindow, quotas);
+  }
+
+  /** The manager of each quota type. */
+  of(type: ClientQuotaType): ClientQuotaManager {
+    return type === 'controller_mutation' ? this.controllerMutation : this[type];
+  }
+
+  get all(): readonly ClientQuotaManager[] {
+    return [this.produce, this.fetch, this.request, this.controllerMutation];
+  }
+
+  /** Kafka's ControllerMutationQuotaManager.newQuotaFor: strict from `strictSinceVersion` on. */
+  controllerMutationQuota(
+    req: ThrottledRequest & { readonly apiVersion: number },
+    strictSinceVersion: number,
+  ): ControllerMutationQuota {
+    return new ControllerMutationQuota(
+      this.controllerMutation,
+      ANONYMOUS_USER,
+      req.clientId ?? '',
+      req.apiVersion >= strictSinceVersion,
+    );
+  }
+
+  /**
+   * Kafka's sendResponseMaybeThrottleWithControllerQuota: the request's handling time is recorded
+   * against request_percentage, and the connection muted for the longer of that throttle and the
+   * controller mutation quota's; the response carries the time returned.
+   */
+  throttleWithControllerQuota(
+    req: ThrottledRequest & { handlingMs(): number },
+    quota: ControllerMutationQuota,
+    nowMs: number,
+  ): number {
+    const mutationMs = quota.throttleTimeMs(nowMs);
+    const requestMs = this.recordRequestTime(req, req.handlingMs(), nowMs);
+    const ms = Math.max(mutationMs, requestMs);
+    this.throttle(mutationMs > requestMs ? this.controllerMutation : this.request, req, ms, nowMs);
+    return ms;
   }
 
   /**

@@ -241,10 +241,10 @@ export class RequestRouter implements RequestHandler {
       metrics?.done(startedMs, response);
     }
     if (response === null) return null;
-    // Produce and Fetch weigh the request quota beside their byte quotas themselves; a follower's
-    // Fetch is exempt, as in Kafka (no other API Skiff serves is a cluster action).
-    if (apiKey !== ApiKey.Produce && apiKey !== ApiKey.Fetch)
-      requestQuotaThrottle(this.services, ctx, response);
+    // Produce, Fetch and the topic mutations weigh the request quota beside their own quotas
+    // themselves; a follower's Fetch is exempt, as in Kafka (no other API Skiff serves is a
+    // cluster action).
+    if (!WEIGHS_REQUEST_QUOTA_ITSELF.has(apiKey)) requestQuotaThrottle(this.services, ctx, response);
     const encodeStartMs = this.monotonicMs();
     const encoded = encodeResponse(
       header.correlationId,
@@ -265,6 +265,15 @@ export class RequestRouter implements RequestHandler {
     return encoded;
   }
 }
+
+/** The APIs whose handlers record the request quota with their own (produce, fetch, controller mutation). */
+const WEIGHS_REQUEST_QUOTA_ITSELF: ReadonlySet<number> = new Set([
+  ApiKey.Produce,
+  ApiKey.Fetch,
+  ApiKey.CreateTopics,
+  ApiKey.DeleteTopics,
+  ApiKey.CreatePartitions,
+]);
 
 /**
  * Kafka's RequestHandlerHelper.sendResponseMaybeThrottle: the request's handling time is recorded

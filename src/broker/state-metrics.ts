@@ -318,7 +318,7 @@ function registerServerFamilies(registry: Registry, v: BrokerStateView): void {
  * leaves them out, as in Kafka).
  */
 function registerClientQuotaFamilies(registry: Registry, v: BrokerStateView, quotas: ClientQuotas): void {
-  const managers = [quotas.produce, quotas.fetch, quotas.request];
+  const managers = quotas.all;
   const readings = new PerScrape(() => {
     const nowMs = v.clock.nowMs();
     return managers.map((m) => ({
@@ -344,7 +344,7 @@ function registerClientQuotaFamilies(registry: Registry, v: BrokerStateView, quo
   family(
     'skiff_client_quota_byte_rate',
     "Bytes/s an entity produced (quota_type produce) or consumers fetched (fetch) over the quota window (Kafka's byte-rate)",
-    (m) => m.type !== 'request',
+    (m) => m.type === 'produce' || m.type === 'fetch',
     (r) => r.value,
   );
   family(
@@ -354,6 +354,18 @@ function registerClientQuotaFamilies(registry: Registry, v: BrokerStateView, quo
     (r) => r.value,
   );
   family(
+    'skiff_client_quota_mutation_rate',
+    "Partitions an entity created, added or deleted per second over the controller quota window (quota_type controller_mutation; Kafka's mutation-rate)",
+    (m) => m.type === 'controller_mutation',
+    (r) => r.value,
+  );
+  family(
+    'skiff_client_quota_tokens',
+    "Credits left in an entity's controller mutation token bucket, partitions; below zero its topic mutations are refused or throttled (Kafka's tokens)",
+    (m) => m.type === 'controller_mutation',
+    (r) => r.tokens,
+  );
+  family(
     'skiff_client_quota_throttle_time_ms',
     "Mean throttle time of an entity's throttled responses over the last minute (Kafka's throttle-time)",
     () => true,
@@ -361,7 +373,7 @@ function registerClientQuotaFamilies(registry: Registry, v: BrokerStateView, quo
   );
   family(
     'skiff_client_quota_limit',
-    'The quota applied to the entity: producer_byte_rate, consumer_byte_rate or request_percentage',
+    'The quota applied to the entity: producer_byte_rate, consumer_byte_rate, request_percentage or controller_mutation_rate',
     () => true,
     (r) => r.limit,
   );

@@ -160,3 +160,48 @@ export function throttleTimeMs(
   const ms = Math.round(((observed - bound) / bound) * windowSizeMs);
   return Math.min(ms, maxMs);
 }
+
+/**
+ * Kafka's TokenBucket (KIP-599), the controller mutation quota's measure: credits refill at the
+ * quota's rate up to a burst of `samples` × `sampleMs` worth of it, and a recorded value takes its
+ * credits at once, so the bucket may go below zero — a burst is let through whole, and the wait
+ * after it is just what refills the deficit (a Rate would hold the burst until its sample expired).
+ * The bound is passed at each call, so an altered quota applies to the credits already there.
+ * Kafka's starts empty at time 0, which is full at any real clock's time; this one starts full.
+ */
+export class TokenBucket {
+  private tokens = Number.NaN;
+  private lastUpdateMs = 0;
+
+  constructor(private readonly window: SampleWindow) {}
+
+  /** The credits left now (below zero: the quota is exhausted). */
+  measure(bound: number, nowMs: number): number {
+    this.refill(bound, nowMs);
+    return this.tokens;
+  }
+
+  record(value: number, bound: number, nowMs: number): void {
+    this.refill(bound, nowMs);
+    this.tokens = Math.min(this.burst(bound), this.tokens - value);
+  }
+
+  private burst(bound: number): number {
+    return (this.window.samples * this.window.sampleMs * bound) / 1000;
+  }
+
+  private refill(bound: number, nowMs: number): void {
+    const burst = this.burst(bound);
+    if (Number.isNaN(this.tokens)) this.tokens = burst;
+    else this.tokens = Math.min(burst, this.tokens + (bound * Math.max(0, nowMs - this.lastUpdateMs)) / 1000);
+    this.lastUpdateMs = nowMs;
+  }
+}
+
+/**
+ * Kafka's ControllerMutationQuotaManager.throttleTimeMs: how long, with nothing more recorded, a
+ * bucket `tokens` below zero takes to refill to zero at `bound` per second.
+ */
+export function tokenBucketThrottleTimeMs(tokens: number, bound: number): number {
+  return Math.round((-tokens / bound) * 1000);
+}

@@ -3,7 +3,7 @@
  * (type, name) components — type `user` or `client-id`, name null for the type's default — and
  * holds quota values (producer_byte_rate, consumer_byte_rate, request_percentage,
  * controller_mutation_rate). Skiff stores them in the metadata (configs/quotas/<entity>); the
- * brokers enforce the first three (broker/client-quota-manager.ts).
+ * brokers enforce them (broker/client-quota-manager.ts, broker/controller-mutation-quota.ts).
  *
  * The entity's key is canonical: components sorted by type, `type=<encoded name>` joined by ',',
  * the default written `<default>` (an encoded name cannot contain '<').

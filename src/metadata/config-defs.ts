@@ -466,10 +466,10 @@ export const BROKER_CONFIGS: readonly ConfigDef[] = [
   ),
   broker('quota.window.num', 'int', '11', 'Samples kept for client quotas.', { min: 1 }),
   broker('quota.window.size.seconds', 'int', '1', 'Time span of each client quota sample.', { min: 1 }),
+  broker('controller.quota.window.num', 'int', '11', 'Samples kept for controller quotas.', { min: 1 }),
+  broker('controller.quota.window.size.seconds', 'int', '1', 'Controller quota sample span.', { min: 1 }),
   broker('replication.quota.window.num', 'int', '11', 'Samples kept for replication quotas.', { min: 1 }),
-  broker('replication.quota.window.size.seconds', 'int', '1', 'Time span of each replication quota sample.', {
-    min: 1,
-  }),
+  broker('replication.quota.window.size.seconds', 'int', '1', 'Replication quota sample span.', { min: 1 }),
   broker(
     'alter.log.dirs.replication.quota.window.num',
     'int',

@@ -99,7 +99,7 @@ test('a changed quota applies to the next record; a removed one stops throttling
 
 test('the fetch cap and the request quota: a window of the limit, throttles of at most one sample span', () => {
   const q = quotas([{ client: 'c', values: { consumer_byte_rate: '1000', request_percentage: '10' } }]);
-  const cq = new ClientQuotas(WINDOW, () => q);
+  const cq = new ClientQuotas(WINDOW, WINDOW, () => q);
   assert.equal(cq.fetch.maxValueInQuotaWindow(ANONYMOUS_USER, 'c', 0), 10_000);
   const throttled: number[] = [];
   const req = { clientId: 'c', connection: { throttle: (ms: number) => throttled.push(ms) } };

@@ -44,7 +44,7 @@ describe('client quotas over the wire', () => {
       validateOnly: false,
     });
     assert.equal(r.entries[0]?.errorCode, 0, r.entries[0]?.errorMessage ?? '');
-    const q = b.broker.clientQuotas[type];
+    const q = b.broker.clientQuotas.of(type);
     for (let i = 0; i < 200; i++) {
       if (q.quotaLimit(q.metricTags('ANONYMOUS', clientId)) === value) return;
       await new Promise((r) => setTimeout(r, 10));

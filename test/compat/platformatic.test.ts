@@ -1,16 +1,29 @@
 /**
  * @platformatic/kafka (devDependency, in this process) against `skiff broker` as a child process:
- * admin (createTopics, metadata, listGroups, describeConfigs), a producer, and a consumer-group
- * stream. Also the guard for a stall once seen with this client: while its consumer sits in a
+ * admin (createTopics, metadata, listGroups, describeConfigs; createTopics over a
+ * controller_mutation_rate), a producer, and a consumer-group stream. Also the guard for a stall once seen with this client: while its consumer sits in a
  * long-polling Fetch v17 (its second and later fetches: no session, epoch 0, every time), the
  * broker must keep serving other connections and timers.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { Admin, Consumer, Producer, stringDeserializers, stringSerializers } from '@platformatic/kafka';
+import {
+  Admin,
+  Consumer,
+  Producer,
+  ResponseError,
+  stringDeserializers,
+  stringSerializers,
+} from '@platformatic/kafka';
 import { ClientConnection } from '../../src/network/client-connection.js';
+import { AlterClientQuotasRequestCodec } from '../../src/protocol/generated/AlterClientQuotasRequest.js';
+import { AlterClientQuotasResponseCodec } from '../../src/protocol/generated/AlterClientQuotasResponse.js';
 import { ApiVersionsRequestCodec } from '../../src/protocol/generated/ApiVersionsRequest.js';
 import { ApiVersionsResponseCodec } from '../../src/protocol/generated/ApiVersionsResponse.js';
+import type { CreateTopicsResponse } from '../../src/protocol/generated/CreateTopicsResponse.js';
+import { DescribeClientQuotasRequestCodec } from '../../src/protocol/generated/DescribeClientQuotasRequest.js';
+import { DescribeClientQuotasResponseCodec } from '../../src/protocol/generated/DescribeClientQuotasResponse.js';
+import { ApiKey } from '../../src/protocol/generated/index.js';
 import type { BrokerProcess } from '../support/broker-process.js';
 import { startCompatBroker } from './clients.js';
 
@@ -134,6 +147,73 @@ describe('@platformatic/kafka against skiff broker', () => {
       assert.ok(groups.has('pk-group'), `listGroups: ${[...groups.keys()].join(', ')}`);
     } finally {
       await admin.close();
+    }
+  });
+
+  it('createTopics (v7, strict) over controller_mutation_rate: THROTTLING_QUOTA_EXCEEDED for the topics over it, the first created', async () => {
+    // 0.01 partitions/s: a bucket of 0.11 lets the first topic through, then is below zero for minutes.
+    const quotaAdmin = await ClientConnection.connect('127.0.0.1', broker.port, { clientId: 'quota-admin' });
+    try {
+      const altered = await quotaAdmin.send(
+        ApiKey.AlterClientQuotas,
+        1,
+        AlterClientQuotasRequestCodec,
+        {
+          entries: [
+            {
+              entity: [{ entityType: 'client-id', entityName: 'pk-mutator' }],
+              ops: [{ key: 'controller_mutation_rate', value: 0.01, remove: false }],
+            },
+          ],
+          validateOnly: false,
+        },
+        AlterClientQuotasResponseCodec,
+      );
+      assert.equal(altered.entries[0]?.errorCode, 0);
+      // The broker applies the quota once its metadata image holds it, as DescribeClientQuotas shows.
+      for (let i = 0; ; i++) {
+        const described = await quotaAdmin.send(
+          ApiKey.DescribeClientQuotas,
+          1,
+          DescribeClientQuotasRequestCodec,
+          { components: [{ entityType: 'client-id', matchType: 0, match: 'pk-mutator' }], strict: false },
+          DescribeClientQuotasResponseCodec,
+        );
+        if (described.entries?.[0]?.values.some((v) => v.key === 'controller_mutation_rate')) break;
+        assert.ok(i < 200, 'the broker never showed the quota');
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    } finally {
+      quotaAdmin.close();
+    }
+    const admin = new Admin({ clientId: 'pk-mutator', bootstrapBrokers, retries: 0 });
+    let error: unknown;
+    try {
+      await admin.createTopics({ topics: ['pk-m1', 'pk-m2', 'pk-m3'], partitions: 1, replicas: 1 });
+    } catch (e) {
+      error = e;
+    } finally {
+      await admin.close();
+    }
+    assert.ok(error instanceof ResponseError, `createTopics failed with ${String(error)}`);
+    const response = (error as ResponseError & { response: CreateTopicsResponse }).response;
+    assert.deepEqual(
+      response.topics.map((t) => [t.name, t.errorCode, t.errorMessage]),
+      [
+        ['pk-m1', 0, null],
+        ['pk-m2', 89, 'The throttling quota has been exceeded.'],
+        ['pk-m3', 89, 'The throttling quota has been exceeded.'],
+      ],
+    );
+    assert.ok(response.throttleTimeMs > 85_000, `throttle ${response.throttleTimeMs} ms`);
+    const reader = new Admin({ clientId: 'pk-reader', bootstrapBrokers });
+    try {
+      const md = await reader.metadata({ topics: ['pk-m1'] });
+      assert.equal(md.topics.get('pk-m1')?.partitionsCount, 1, 'the topic within the quota was created');
+      const listed = await reader.listTopics();
+      assert.ok(!listed.includes('pk-m2') && !listed.includes('pk-m3'), `topics: ${listed.join(', ')}`);
+    } finally {
+      await reader.close();
     }
   });
 });

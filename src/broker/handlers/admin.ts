@@ -1,9 +1,11 @@
 /**
  * Topic administration (CreateTopics, with the created topics' configs; DeleteTopics,
  * CreatePartitions) through the controller, and DeleteRecords on the partition leaders. Duplicate
- * names in one request are refused with INVALID_REQUEST for each copy, as Kafka does.
+ * names in one request are refused with INVALID_REQUEST for each copy, as Kafka does. The three
+ * topic mutations answer to the client's controller_mutation_rate (controller-mutation-quota.ts).
  */
 
+import type { CreateTopicRequest, CreateTopicResult } from '../../metadata/cluster-metadata.js';
 import { TOPIC_CONFIGS } from '../../metadata/config-defs.js';
 import { ConfigSource, layersFor, resolveTopicConfig } from '../../metadata/config-resolve.js';
 import { isInternalTopic } from '../../metadata/topic-name.js';
@@ -25,6 +27,11 @@ import type {
 import { ErrorCode } from '../../protocol/generated/errors.js';
 import { ZERO_UUID } from '../../protocol/uuid.js';
 import { awaitCondition } from '../../replication/purgatory.js';
+import {
+  type ControllerMutationQuota,
+  STRICT_SINCE_VERSION,
+  THROTTLED_TOPIC,
+} from '../controller-mutation-quota.js';
 import type { BrokerServices, RequestContext } from '../handler-context.js';
 import { errorCodeOf, notHostedError } from './partition-errors.js';
 
@@ -66,14 +73,80 @@ function resultingConfigs(
     }));
 }
 
+/** The request's controller mutation quota; undefined when the broker keeps no client quotas. */
+function mutationQuota(
+  b: BrokerServices,
+  ctx: RequestContext,
+  strictSinceVersion: number,
+): ControllerMutationQuota | undefined {
+  return b.clientQuotas?.controllerMutationQuota(ctx, strictSinceVersion);
+}
+
+/** The response's throttle time: the longer of the mutation and request quotas', the connection muted for it. */
+function throttleMutation(
+  b: BrokerServices,
+  ctx: RequestContext,
+  quota: ControllerMutationQuota | undefined,
+): number {
+  if (b.clientQuotas === undefined || quota === undefined) return 0;
+  return b.clientQuotas.throttleWithControllerQuota(ctx, quota, b.clock.nowMs());
+}
+
+/**
+ * Creates the topics within the client's controller_mutation_rate. Kafka's controller records a
+ * topic's partitions once the topic passed validation (a refused topic costs nothing), validate-only
+ * requests included. When the quota may refuse a topic (strict, a limit for the client), a
+ * validate-only round first learns which topics would be created and with how many partitions;
+ * otherwise the topics are recorded as the controller created them.
+ */
+async function createTopicsWithinQuota(
+  b: BrokerServices,
+  quota: ControllerMutationQuota | undefined,
+  topics: CreateTopicRequest[],
+  validateOnly: boolean,
+): Promise<CreateTopicResult[]> {
+  const controller = b.metadata.controller;
+  if (quota === undefined || !quota.mayRefuse) {
+    const results = await controller.createTopics(topics, validateOnly);
+    const nowMs = b.clock.nowMs();
+    if (quota !== undefined && !quota.unbounded)
+      for (const r of results) if (r.errorCode === 0) quota.record(r.numPartitions, nowMs);
+    return results;
+  }
+  const checked = new Map((await controller.createTopics(topics, true)).map((r) => [r.name, r]));
+  const nowMs = b.clock.nowMs();
+  const refused = new Set<string>();
+  for (const t of topics) {
+    const r = checked.get(t.name);
+    if (r?.errorCode === 0 && !quota.record(r.numPartitions, nowMs)) refused.add(t.name);
+  }
+  const created = validateOnly
+    ? [...checked.values()]
+    : await controller.createTopics(
+        topics.filter((t) => !refused.has(t.name)),
+        false,
+      );
+  const throttled = [...refused].map((name) => ({
+    name,
+    topicId: ZERO_UUID,
+    numPartitions: -1,
+    replicationFactor: -1,
+    ...THROTTLED_TOPIC,
+  }));
+  return [...created.filter((r) => !refused.has(r.name)), ...throttled];
+}
+
 export async function handleCreateTopics(
   b: BrokerServices,
-  _ctx: RequestContext,
+  ctx: RequestContext,
   req: CreateTopicsRequest,
 ): Promise<CreateTopicsResponse> {
+  const quota = mutationQuota(b, ctx, STRICT_SINCE_VERSION.createTopics);
   const dup = duplicates(req.topics.map((t) => t.name));
   const unique = req.topics.filter((t) => !dup.has(t.name));
-  const results = await b.metadata.controller.createTopics(
+  const results = await createTopicsWithinQuota(
+    b,
+    quota,
     unique.map((t) => ({
       name: t.name,
       numPartitions: t.numPartitions,
@@ -121,7 +194,7 @@ export async function handleCreateTopics(
       }),
     });
   }
-  return { throttleTimeMs: 0, topics };
+  return { throttleTimeMs: throttleMutation(b, ctx, quota), topics };
 }
 
 export async function handleDeleteTopics(
@@ -149,8 +222,19 @@ export async function handleDeleteTopics(
     }
   }
   const dup = duplicates(toDelete);
-  const results = await b.metadata.controller.deleteTopics([...new Set(toDelete)].filter((n) => !dup.has(n)));
-  const byName = new Map(results.map((r) => [r.name, r]));
+  const quota = mutationQuota(b, ctx, STRICT_SINCE_VERSION.deleteTopics);
+  // Kafka's controller records a topic's partitions before deleting it; an unknown topic costs nothing.
+  const names = [...new Set(toDelete)].filter((n) => !dup.has(n));
+  const refused = recordEach(
+    b,
+    quota,
+    names.map((name) => [name, image.topics.get(name)?.partitions.length ?? null]),
+  );
+  const results = await b.metadata.controller.deleteTopics(names.filter((n) => !refused.has(n)));
+  const byName = new Map<string, { errorCode: number; errorMessage: string | null }>(
+    results.map((r) => [r.name, r]),
+  );
+  for (const name of refused) byName.set(name, THROTTLED_TOPIC);
   for (const r of responses) {
     if (r.errorCode !== 0 || r.name === null) continue;
     const res = byName.get(r.name);
@@ -164,18 +248,50 @@ export async function handleDeleteTopics(
         b.logger.info(`deleted topic ${r.name} at the request of ${ctx.connection.remoteAddress}`);
     }
   }
-  return { throttleTimeMs: 0, responses };
+  return { throttleTimeMs: throttleMutation(b, ctx, quota), responses };
+}
+
+/**
+ * Records each topic's partition mutations, in the request's order, against the client's
+ * controller_mutation_rate (`partitions` null: the topic fails before Kafka's controller counts
+ * it); returns the topics refused, which are not to be changed.
+ */
+function recordEach(
+  b: BrokerServices,
+  quota: ControllerMutationQuota | undefined,
+  topics: readonly (readonly [name: string, partitions: number | null])[],
+): Set<string> {
+  const refused = new Set<string>();
+  if (quota === undefined || quota.unbounded) return refused;
+  const nowMs = b.clock.nowMs();
+  for (const [name, n] of topics) if (n !== null && !quota.record(n, nowMs)) refused.add(name);
+  return refused;
 }
 
 export async function handleCreatePartitions(
   b: BrokerServices,
-  _ctx: RequestContext,
+  ctx: RequestContext,
   req: CreatePartitionsRequest,
 ): Promise<CreatePartitionsResponse> {
   const dup = duplicates(req.topics.map((t) => t.name));
+  const quota = mutationQuota(b, ctx, STRICT_SINCE_VERSION.createPartitions);
+  const image = b.metadata.image();
+  const wanted = req.topics.filter((t) => !dup.has(t.name));
+  // Kafka's controller records the partitions added once the topic exists, the count is an
+  // increase and the assignments (if any) match it — before placing them.
+  const refused = recordEach(
+    b,
+    quota,
+    wanted.map((t) => {
+      const current = image.topics.get(t.name)?.partitions.length ?? 0;
+      const added = t.count - current;
+      const counted = current > 0 && added > 0 && (t.assignments === null || t.assignments.length === added);
+      return [t.name, counted ? added : null];
+    }),
+  );
   const results = await b.metadata.controller.createPartitions(
-    req.topics
-      .filter((t) => !dup.has(t.name))
+    wanted
+      .filter((t) => !refused.has(t.name))
       .map((t) => ({
         name: t.name,
         totalCount: t.count,
@@ -183,9 +299,12 @@ export async function handleCreatePartitions(
       })),
     req.validateOnly,
   );
-  const byName = new Map(results.map((r) => [r.name, r]));
+  const byName = new Map<string, { errorCode: number; errorMessage: string | null }>(
+    results.map((r) => [r.name, r]),
+  );
+  for (const name of refused) byName.set(name, THROTTLED_TOPIC);
   return {
-    throttleTimeMs: 0,
+    throttleTimeMs: throttleMutation(b, ctx, quota),
     results: [...new Set(req.topics.map((t) => t.name))].map((name) => {
       const r = byName.get(name);
       if (!r)

@@ -2,7 +2,7 @@
  * `skiff configs --entity-type users|clients`: Kafka's kafka-configs for client quotas
  * (producer_byte_rate, consumer_byte_rate, request_percentage, controller_mutation_rate) over
  * DescribeClientQuotas / AlterClientQuotas, with Kafka's lines. The quotas are stored in the
- * cluster metadata; the brokers enforce producer_byte_rate, consumer_byte_rate and request_percentage.
+ * cluster metadata; the brokers enforce all four.
  */
 import { ClientError } from '../../client/errors.js';
 import type { KafkaClient } from '../../client/kafka-client.js';
