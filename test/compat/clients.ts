@@ -5,6 +5,12 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { ClientConnection } from '../../src/network/client-connection.js';
+import { AlterClientQuotasRequestCodec } from '../../src/protocol/generated/AlterClientQuotasRequest.js';
+import { AlterClientQuotasResponseCodec } from '../../src/protocol/generated/AlterClientQuotasResponse.js';
+import { DescribeClientQuotasRequestCodec } from '../../src/protocol/generated/DescribeClientQuotasRequest.js';
+import { DescribeClientQuotasResponseCodec } from '../../src/protocol/generated/DescribeClientQuotasResponse.js';
+import { ApiKey } from '../../src/protocol/generated/index.js';
 import { type BrokerProcess, startBrokerProcess } from '../support/broker-process.js';
 
 export const PYTHON = '/usr/bin/python3';
@@ -61,4 +67,45 @@ export function runPython<T>(
       }
     });
   });
+}
+
+/**
+ * Gives a client id a controller_mutation_rate on the broker at `port` (AlterClientQuotas, as
+ * `skiff configs` sends it: not every client can) and waits until the broker's DescribeClientQuotas
+ * shows it — the broker enforces what its metadata image holds.
+ */
+export async function setControllerMutationRate(port: number, clientId: string, rate: number): Promise<void> {
+  const conn = await ClientConnection.connect('127.0.0.1', port, { clientId: 'quota-admin' });
+  try {
+    const altered = await conn.send(
+      ApiKey.AlterClientQuotas,
+      1,
+      AlterClientQuotasRequestCodec,
+      {
+        entries: [
+          {
+            entity: [{ entityType: 'client-id', entityName: clientId }],
+            ops: [{ key: 'controller_mutation_rate', value: rate, remove: false }],
+          },
+        ],
+        validateOnly: false,
+      },
+      AlterClientQuotasResponseCodec,
+    );
+    assert.equal(altered.entries[0]?.errorCode, 0);
+    for (let i = 0; ; i++) {
+      const described = await conn.send(
+        ApiKey.DescribeClientQuotas,
+        1,
+        DescribeClientQuotasRequestCodec,
+        { components: [{ entityType: 'client-id', matchType: 0, match: clientId }], strict: false },
+        DescribeClientQuotasResponseCodec,
+      );
+      if (described.entries?.[0]?.values.some((v) => v.key === 'controller_mutation_rate')) return;
+      assert.ok(i < 200, `the broker never showed the controller_mutation_rate of ${clientId}`);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  } finally {
+    conn.close();
+  }
 }

@@ -2,12 +2,14 @@
  * kafka-python (Debian python3-kafka, /usr/bin/python3) against `skiff broker` as a child process:
  * KafkaAdminClient create_topics / describe_topics / describe_configs (topic and broker) /
  * alter_configs / list_topics, a producer,
- * and a consumer group that commits, closes, and resumes where it left off.
+ * and a consumer group that commits, closes, and resumes where it left off; create_topics (v3, an
+ * old version: Kafka's permissive controller mutation quota) over a controller_mutation_rate.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { BrokerProcess } from '../support/broker-process.js';
-import { runPython, startCompatBroker } from './clients.js';
+import { scrape } from '../support/prometheus.js';
+import { runPython, setControllerMutationRate, startCompatBroker } from './clients.js';
 
 const SCRIPT = `
 import json, sys, time
@@ -56,6 +58,18 @@ out['second'] = consume(10)
 print(json.dumps(out))
 `;
 
+const MUTATION_SCRIPT = `
+import json, sys
+from kafka import KafkaAdminClient
+from kafka.admin import NewTopic
+
+admin = KafkaAdminClient(bootstrap_servers=sys.argv[1], client_id='py-mutator', request_timeout_ms=10000)
+r = admin.create_topics([NewTopic('py-m1', 1, 1), NewTopic('py-m2', 1, 1)])
+admin.close()
+print(json.dumps({'version': r.API_VERSION, 'throttle_time_ms': r.throttle_time_ms,
+                  'errors': sorted([t[0], t[1]] for t in r.topic_errors)}))
+`;
+
 interface Result {
   describe_topics: { topic: string; partitions: number; error: number }[];
   'retention.ms': string;
@@ -70,7 +84,7 @@ interface Result {
 describe('kafka-python (python3-kafka) against skiff broker', () => {
   let broker: BrokerProcess;
   before(async () => {
-    broker = await startCompatBroker();
+    broker = await startCompatBroker(['http.listeners=http://127.0.0.1:0']);
   });
   after(async () => {
     await broker?.stop();
@@ -89,5 +103,34 @@ describe('kafka-python (python3-kafka) against skiff broker', () => {
     const all = [...r.first, ...r.second];
     assert.equal(new Set(all).size, 20, `no record twice: ${all.join(' ')}`);
     assert.deepEqual([...all].sort(), Array.from({ length: 20 }, (_, i) => `v${i}`).sort());
+  });
+
+  it('create_topics (v3) over controller_mutation_rate: every topic created, the response throttled', async () => {
+    // 0.01 partitions/s, a bucket of 0.11: two 1-partition topics take it to -1.89, 189 s to refill.
+    await setControllerMutationRate(broker.port, 'py-mutator', 0.01);
+    const r = await runPython<{ version: number; throttle_time_ms: number; errors: [string, number][] }>(
+      MUTATION_SCRIPT,
+      broker.bootstrap,
+      'kafka',
+      'python3-kafka',
+    );
+    assert.equal(r.version, 3);
+    assert.deepEqual(r.errors, [
+      ['py-m1', 0],
+      ['py-m2', 0],
+    ]);
+    assert.ok(
+      r.throttle_time_ms > 185_000 && r.throttle_time_ms <= 189_000,
+      `throttle ${r.throttle_time_ms} ms`,
+    );
+    const url = /metrics on (http:\/\/\S+\/metrics)/.exec(broker.output())?.[1];
+    assert.ok(url, `the broker serves metrics:\n${broker.output()}`);
+    const e = await scrape(url);
+    const entity = { quota_type: 'controller_mutation', client_id: 'py-mutator' };
+    assert.equal(e.sum('skiff_client_quota_limit', entity), 0.01);
+    assert.ok(e.sum('skiff_client_quota_mutation_rate', entity) > 0);
+    const tokens = e.sum('skiff_client_quota_tokens', entity);
+    assert.ok(tokens < -1.85 && tokens >= -1.89, `tokens ${tokens}`);
+    assert.ok(e.sum('skiff_client_quota_throttle_time_ms', entity) > 185_000);
   });
 });

@@ -16,16 +16,11 @@ import {
   stringSerializers,
 } from '@platformatic/kafka';
 import { ClientConnection } from '../../src/network/client-connection.js';
-import { AlterClientQuotasRequestCodec } from '../../src/protocol/generated/AlterClientQuotasRequest.js';
-import { AlterClientQuotasResponseCodec } from '../../src/protocol/generated/AlterClientQuotasResponse.js';
 import { ApiVersionsRequestCodec } from '../../src/protocol/generated/ApiVersionsRequest.js';
 import { ApiVersionsResponseCodec } from '../../src/protocol/generated/ApiVersionsResponse.js';
 import type { CreateTopicsResponse } from '../../src/protocol/generated/CreateTopicsResponse.js';
-import { DescribeClientQuotasRequestCodec } from '../../src/protocol/generated/DescribeClientQuotasRequest.js';
-import { DescribeClientQuotasResponseCodec } from '../../src/protocol/generated/DescribeClientQuotasResponse.js';
-import { ApiKey } from '../../src/protocol/generated/index.js';
 import type { BrokerProcess } from '../support/broker-process.js';
-import { startCompatBroker } from './clients.js';
+import { setControllerMutationRate, startCompatBroker } from './clients.js';
 
 describe('@platformatic/kafka against skiff broker', () => {
   let broker: BrokerProcess;
@@ -152,40 +147,7 @@ describe('@platformatic/kafka against skiff broker', () => {
 
   it('createTopics (v7, strict) over controller_mutation_rate: THROTTLING_QUOTA_EXCEEDED for the topics over it, the first created', async () => {
     // 0.01 partitions/s: a bucket of 0.11 lets the first topic through, then is below zero for minutes.
-    const quotaAdmin = await ClientConnection.connect('127.0.0.1', broker.port, { clientId: 'quota-admin' });
-    try {
-      const altered = await quotaAdmin.send(
-        ApiKey.AlterClientQuotas,
-        1,
-        AlterClientQuotasRequestCodec,
-        {
-          entries: [
-            {
-              entity: [{ entityType: 'client-id', entityName: 'pk-mutator' }],
-              ops: [{ key: 'controller_mutation_rate', value: 0.01, remove: false }],
-            },
-          ],
-          validateOnly: false,
-        },
-        AlterClientQuotasResponseCodec,
-      );
-      assert.equal(altered.entries[0]?.errorCode, 0);
-      // The broker applies the quota once its metadata image holds it, as DescribeClientQuotas shows.
-      for (let i = 0; ; i++) {
-        const described = await quotaAdmin.send(
-          ApiKey.DescribeClientQuotas,
-          1,
-          DescribeClientQuotasRequestCodec,
-          { components: [{ entityType: 'client-id', matchType: 0, match: 'pk-mutator' }], strict: false },
-          DescribeClientQuotasResponseCodec,
-        );
-        if (described.entries?.[0]?.values.some((v) => v.key === 'controller_mutation_rate')) break;
-        assert.ok(i < 200, 'the broker never showed the quota');
-        await new Promise((r) => setTimeout(r, 10));
-      }
-    } finally {
-      quotaAdmin.close();
-    }
+    await setControllerMutationRate(broker.port, 'pk-mutator', 0.01);
     const admin = new Admin({ clientId: 'pk-mutator', bootstrapBrokers, retries: 0 });
     let error: unknown;
     try {
