@@ -45,6 +45,7 @@ export interface FollowerFetchPartition {
 export interface FollowerReadResult {
   readonly errorCode: number;
   readonly highWatermark: bigint;
+  readonly lastStableOffset: bigint;
   readonly logStartOffset: bigint;
   /** The leader's LEO when the read was done (not sent on the wire; for lag and tests). */
   readonly logEndOffset: bigint;
@@ -72,6 +73,7 @@ export function readForFollower(
   const fail = (errorCode: number): FollowerReadResult => ({
     errorCode,
     highWatermark: log.highWatermark,
+    lastStableOffset: log.lastStableOffset,
     logStartOffset: log.logStartOffset,
     logEndOffset: log.logEndOffset,
     records: EMPTY,
@@ -134,6 +136,7 @@ export function readForFollower(
   return {
     errorCode: NONE,
     highWatermark: log.highWatermark,
+    lastStableOffset: log.lastStableOffset,
     logStartOffset: log.logStartOffset,
     logEndOffset: leaderEndOffset,
     records,

@@ -7,6 +7,7 @@ import type { FileSystem } from './fs.js';
 import type { LogConfig } from './log-config.js';
 import { DELETED_FILE_SUFFIX, LogSegment, type SegmentConfig, SWAP_FILE_SUFFIX } from './segment.js';
 import type { LogSegments } from './segments.js';
+import type { AbortedTxn } from './transaction-index.js';
 
 /** Everything a log layer needs from its surroundings; passed down, never looked up. */
 export interface StorageContext {
@@ -29,6 +30,11 @@ export interface LogReadResult {
   /** Whole batches, except that the byte limit may cut the last one, as in Kafka. */
   readonly records: Buffer;
   readonly firstEntryIncomplete: boolean;
+  /**
+   * A read_committed read's aborted transactions that may overlap the records (Kafka's
+   * FetchDataInfo.abortedTransactions); absent for the other isolations.
+   */
+  readonly abortedTransactions?: readonly AbortedTxn[];
 }
 
 export function segmentConfigOf(config: LogConfig): SegmentConfig {

@@ -54,7 +54,11 @@ export interface LogAppendInfo {
   readonly duplicate: boolean;
 }
 
-export type FetchIsolation = 'log-end' | 'high-watermark';
+/**
+ * How far a read may go (Kafka's FetchIsolation): a follower to the LEO, a read_uncommitted
+ * consumer to the HW, a read_committed one to the LSO, with the aborted transactions it needs.
+ */
+export type FetchIsolation = 'log-end' | 'high-watermark' | 'txn-committed';
 
 /**
  * Who appends as leader (Kafka's AppendOrigin): a client's batches are checked for sequences and
@@ -592,9 +596,31 @@ export class Log {
         `${this.name}: received request for offset ${startOffset}, but we only have log segments from offset ${this.logStart} up to ${leo}.`,
       );
     }
+    if (isolation === 'txn-committed')
+      return this.readCommitted(startOffset, maxLength, minOneMessage, forSocket);
     const maxOffsetMetadata =
       isolation === 'log-end' ? this.local.logEndOffsetMetadata() : this.highWatermarkMetadata();
     return this.local.read(startOffset, maxLength, maxOffsetMetadata, minOneMessage, forSocket);
+  }
+
+  /**
+   * A read up to the LSO with the transactions aborted in the range read (Kafka's
+   * addAbortedTransactions): from the read's start to the next segment's base offset (or the
+   * LEO), a bound that may name a few transactions past the records, never miss one.
+   */
+  private readCommitted(
+    startOffset: bigint,
+    maxLength: number,
+    minOneMessage: boolean,
+    forSocket: boolean,
+  ): LogReadResult {
+    const lso = this.lastStableOffset;
+    const bound = lso === this.hw ? this.highWatermarkMetadata() : this.local.convertToOffsetMetadata(lso);
+    const result = this.local.read(startOffset, maxLength, bound, minOneMessage, forSocket);
+    if (result.records.length === 0) return { ...result, abortedTransactions: [] };
+    const next = this.local.segments.higher(result.fetchOffset.segmentBaseOffset);
+    const upperBoundOffset = next ? next.baseOffset : this.logEndOffset;
+    return { ...result, abortedTransactions: this.collectAbortedTransactions(startOffset, upperBoundOffset) };
   }
 
   private highWatermarkMetadata(): LogOffsetMetadata {

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { ClientConnection } from '../../src/network/client-connection.js';
-import type { CreateTopicsResponse } from '../../src/protocol/generated/CreateTopicsResponse.js';
 import { defaultFetchPartition, defaultFetchRequest } from '../../src/protocol/generated/FetchRequest.js';
 import type { FetchResponse } from '../../src/protocol/generated/FetchResponse.js';
 import type { ProduceResponse } from '../../src/protocol/generated/ProduceResponse.js';
@@ -10,7 +9,7 @@ import { recordOffset } from '../../src/protocol/records/record.js';
 import { batchesIn } from '../../src/protocol/records/validate.js';
 import { fileRegionStats, setZeroCopyEnabled, zeroCopyAvailable } from '../../src/storage/file-region.js';
 import { readBuffers } from '../../src/storage/read-buffers.js';
-import { seededRandomBytes, startBroker, type TestBroker } from './helpers.js';
+import { createTopic, seededRandomBytes, startBroker, type TestBroker } from './helpers.js';
 
 const BATCHES = 48;
 const RECORDS_PER_BATCH = 64;
@@ -32,12 +31,7 @@ describe('fetch read buffers', () => {
   before(async () => {
     b = await startBroker();
     conn = await b.connect();
-    const r = await b.call<CreateTopicsResponse>(conn, 19, 7, {
-      timeoutMs: 1000,
-      validateOnly: false,
-      topics: [{ name: 'rb', numPartitions: 1, replicationFactor: 1, assignments: [], configs: [] }],
-    });
-    assert.equal(r.topics[0]!.errorCode, 0);
+    await createTopic(b, conn, 'rb');
     const random = seededRandomBytes(7);
     for (let i = 0; i < BATCHES; i++) {
       const values = Array.from({ length: RECORDS_PER_BATCH }, () => random(VALUE_BYTES));

@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -9,6 +10,7 @@ import { TimerScheduler } from '../../src/common/scheduler.js';
 import type { StoreClusterMetadata } from '../../src/metadata/store-cluster-metadata.js';
 import { ClientConnection } from '../../src/network/client-connection.js';
 import type { MessageCodec } from '../../src/protocol/codec-runtime.js';
+import type { CreateTopicsResponse } from '../../src/protocol/generated/CreateTopicsResponse.js';
 import { API_MESSAGES } from '../../src/protocol/generated/index.js';
 import { encodeBatch } from '../../src/protocol/records/codec.js';
 import { NodeFileSystem } from '../../src/storage/fs.js';
@@ -131,4 +133,19 @@ export function batch(
       timestampDelta: BigInt(i),
     })),
   });
+}
+
+/** Creates `name` with RF 1 through CreateTopics v7 and checks that it was. */
+export async function createTopic(
+  b: TestBroker,
+  conn: ClientConnection,
+  name: string,
+  numPartitions = 1,
+): Promise<void> {
+  const r = await b.call<CreateTopicsResponse>(conn, 19, 7, {
+    timeoutMs: 1000,
+    validateOnly: false,
+    topics: [{ name, numPartitions, replicationFactor: 1, assignments: [], configs: [] }],
+  });
+  assert.equal(r.topics[0]!.errorCode, 0, `create ${name}`);
 }

@@ -16,13 +16,12 @@ import {
 import { ManualClock } from '../../src/common/clock.js';
 import type { ClientConnection } from '../../src/network/client-connection.js';
 import type { ApiVersionsResponse } from '../../src/protocol/generated/ApiVersionsResponse.js';
-import type { CreateTopicsResponse } from '../../src/protocol/generated/CreateTopicsResponse.js';
 import { defaultFetchPartition, defaultFetchRequest } from '../../src/protocol/generated/FetchRequest.js';
 import type { FetchResponse } from '../../src/protocol/generated/FetchResponse.js';
 import type { ProduceResponse } from '../../src/protocol/generated/ProduceResponse.js';
 import type { SkiffDescribeReplicationResponse } from '../../src/protocol/generated/SkiffDescribeReplicationResponse.js';
 import { ReplicationQuota, type ReplicationQuotas } from '../../src/replication/quota.js';
-import { batch, startBroker, type TestBroker } from './helpers.js';
+import { batch, createTopic, startBroker, type TestBroker } from './helpers.js';
 
 describe('SkiffDescribeReplication on one broker', () => {
   let b: TestBroker;
@@ -30,12 +29,7 @@ describe('SkiffDescribeReplication on one broker', () => {
   before(async () => {
     b = await startBroker();
     conn = await b.connect();
-    const r = await b.call<CreateTopicsResponse>(conn, 19, 7, {
-      timeoutMs: 1000,
-      validateOnly: false,
-      topics: [{ name: 'sr', numPartitions: 2, replicationFactor: 1, assignments: [], configs: [] }],
-    });
-    assert.equal(r.topics[0]!.errorCode, 0);
+    await createTopic(b, conn, 'sr', 2);
     const p = await b.call<ProduceResponse>(conn, 0, 9, {
       transactionalId: null,
       acks: -1,

@@ -19,6 +19,7 @@ import {
 import { ZERO_UUID } from '../../protocol/uuid.js';
 import { awaitCondition } from '../../replication/purgatory.js';
 import { readBuffers } from '../../storage/read-buffers.js';
+import type { AbortedTxn } from '../../storage/transaction-index.js';
 import { ANONYMOUS_USER } from '../client-quota-manager.js';
 import { type FetchContext, type SessionPartition, sessionPartitionKey } from '../fetch-session.js';
 import type { BrokerServices, RequestContext } from '../handler-context.js';
@@ -40,6 +41,8 @@ interface PartitionRead {
   readonly lastStableOffset: bigint;
   readonly logStartOffset: bigint;
   readonly records: Buffer;
+  /** read_committed: the aborted transactions of the range read; null for read_uncommitted. */
+  readonly abortedTransactions?: readonly AbortedTxn[] | null;
   /** Where the follower's log diverges from the leader's (replica fetches). */
   readonly divergingEpoch?: { readonly epoch: number; readonly endOffset: bigint } | undefined;
   /** Records withheld by the leader's replication throttle. */
@@ -97,7 +100,7 @@ export async function handleFetch(
   const readAll = (): PartitionRead[] =>
     replicaId >= 0
       ? readForFollowers(b, fc.partitions, maxBytes, replicaId, replicaEpoch, forSocket)
-      : readPartitions(b, fc.partitions, maxBytes, replicaId, forSocket);
+      : readPartitions(b, fc.partitions, maxBytes, replicaId, forSocket, req.isolationLevel === 1);
   let reads = readAll();
   const enough = (rs: PartitionRead[]): boolean =>
     rs.some((r) => r.errorCode !== 0 || r.divergingEpoch !== undefined) ||
@@ -211,7 +214,7 @@ function readForFollowers(
       sp,
       errorCode: r.errorCode,
       highWatermark: r.highWatermark,
-      lastStableOffset: r.highWatermark,
+      lastStableOffset: r.lastStableOffset,
       logStartOffset: r.logStartOffset,
       records: r.records,
       divergingEpoch: r.divergingEpoch ?? undefined,
@@ -220,14 +223,19 @@ function readForFollowers(
   });
 }
 
-/** A consumer's Fetch (Kafka's debugging consumer included): each partition up to its HW. */
+/**
+ * A consumer's Fetch (Kafka's debugging consumer included): each partition up to its HW, or up to
+ * its LSO for read_committed (isolation_level 1), with the aborted transactions of what it read.
+ */
 function readPartitions(
   b: BrokerServices,
   partitions: readonly SessionPartition[],
   responseMaxBytes: number,
   replicaId: number,
   forSocket: boolean,
+  readCommitted: boolean,
 ): PartitionRead[] {
+  const isolation = readCommitted ? 'txn-committed' : 'high-watermark';
   let remaining = Math.max(0, responseMaxBytes);
   // Kafka returns at least one whole batch for the first partition with data, even above the
   // limits, so a consumer can never be stuck behind a batch larger than its fetch size.
@@ -241,7 +249,7 @@ function readPartitions(
       if (replicaId !== DEBUGGING_CONSUMER_ID) p.checkLeader();
       p.checkLeaderEpoch(sp.currentLeaderEpoch);
       const limit = Math.min(Math.max(0, sp.maxBytes), remaining);
-      const result = p.read(sp.fetchOffset, limit, 'high-watermark', minOneMessage, forSocket);
+      const result = p.read(sp.fetchOffset, limit, isolation, minOneMessage, forSocket);
       if (result.records.length > 0) minOneMessage = false;
       remaining = Math.max(0, remaining - result.records.length);
       return {
@@ -251,6 +259,7 @@ function readPartitions(
         lastStableOffset: p.log.lastStableOffset,
         logStartOffset: p.log.logStartOffset,
         records: result.records,
+        abortedTransactions: readCommitted ? (result.abortedTransactions ?? []) : null,
       };
     } catch (e) {
       const { code } = errorCodeOf(e, b, `fetch from ${sp.topic}-${sp.partition}`);
@@ -286,6 +295,8 @@ function buildResponse(fc: Exclude<FetchContext, { kind: 'error' }>, reads: Part
       lastStableOffset: r.lastStableOffset,
       logStartOffset: r.logStartOffset,
       records: r.records,
+      abortedTransactions:
+        r.abortedTransactions?.map((t) => ({ producerId: t.producerId, firstOffset: t.firstOffset })) ?? null,
       ...(r.divergingEpoch && { divergingEpoch: { ...r.divergingEpoch } }),
     };
     const last = responses.at(-1);
