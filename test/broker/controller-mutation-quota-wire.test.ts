@@ -1,5 +1,6 @@
 /**
- * controller_mutation_rate on a running broker, over the wire. Each case has its own client id and
+ * controller_mutation_rate on a running broker, over the wire (CreateTopics, CreatePartitions,
+ * DeleteTopics, and Metadata's auto-creation). Each case has its own client id and
  * a rate of 0.01 partitions/s, so a bucket of 11 × 1 s × 0.01 = 0.11 credits lets the first topic
  * through (the bucket is not below zero) and then stays below zero for minutes: what is refused
  * does not depend on how fast the machine is.
@@ -14,6 +15,8 @@ import type { CreateTopicsResponse } from '../../src/protocol/generated/CreateTo
 import type { DeleteTopicsResponse } from '../../src/protocol/generated/DeleteTopicsResponse.js';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
 import { ApiKey } from '../../src/protocol/generated/index.js';
+import { defaultMetadataRequest } from '../../src/protocol/generated/MetadataRequest.js';
+import type { MetadataResponse } from '../../src/protocol/generated/MetadataResponse.js';
 import { startBroker, type TestBroker } from './helpers.js';
 
 const THROTTLED = {
@@ -181,5 +184,27 @@ describe('controller_mutation_rate over the wire', () => {
     await until('dt-a deleted', () => !exists('dt-a'));
     assert.ok(exists('dt-b'));
     assertThrottle(d.throttleTimeMs, 0.89);
+  });
+
+  it("Metadata's auto-creation answers to the client's quota, strictly: the topic past it is LEADER_NOT_AVAILABLE, not created", async () => {
+    await limit('auto', 0.01);
+    const conn = await b.connect('auto');
+    const r = await b.call<MetadataResponse>(conn, ApiKey.Metadata, 12, {
+      ...defaultMetadataRequest(),
+      topics: [
+        { name: 'auto-a', topicId: 'AAAAAAAAAAAAAAAAAAAAAA' },
+        { name: 'auto-b', topicId: 'AAAAAAAAAAAAAAAAAAAAAA' },
+      ],
+      allowAutoTopicCreation: true,
+    });
+    assert.deepEqual(
+      r.topics.map((t) => [t.name, t.errorCode]),
+      [
+        ['auto-a', 0],
+        ['auto-b', ErrorCode.LEADER_NOT_AVAILABLE],
+      ],
+    );
+    assert.equal(r.throttleTimeMs, 0, 'a forwarded creation does not throttle the Metadata response');
+    assert.ok(!exists('auto-b'));
   });
 });

@@ -99,7 +99,7 @@ function throttleMutation(
  * validate-only round first learns which topics would be created and with how many partitions;
  * otherwise the topics are recorded as the controller created them.
  */
-async function createTopicsWithinQuota(
+export async function createTopicsWithinQuota(
   b: BrokerServices,
   quota: ControllerMutationQuota | undefined,
   topics: CreateTopicRequest[],

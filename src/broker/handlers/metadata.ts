@@ -18,6 +18,7 @@ import {
 } from '../../protocol/generated/MetadataResponse.js';
 import { ZERO_UUID } from '../../protocol/uuid.js';
 import type { BrokerServices, RequestContext } from '../handler-context.js';
+import { createTopicsWithinQuota } from './admin.js';
 
 const { UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE, INVALID_TOPIC_EXCEPTION, UNKNOWN_TOPIC_ID } =
   ErrorCode;
@@ -67,7 +68,13 @@ export async function handleMetadata(
     }
     if (allowCreate && missing.size > 0) {
       const names = [...missing].slice(0, LIMITS.autoCreatedTopicsPerRequest);
-      const results = await b.metadata.controller.createTopics(
+      // Kafka's broker sends the creation to the controller as the client's latest-version
+      // CreateTopics: the client's controller_mutation_rate applies, strictly; a refused topic is
+      // not created (LEADER_NOT_AVAILABLE below, for the client to ask again) and, the request
+      // being forwarded, the Metadata response is not throttled for it.
+      const results = await createTopicsWithinQuota(
+        b,
+        b.clientQuotas?.controllerMutationQuota(ctx, 0),
         names.map((name) => ({ name, numPartitions: -1, replicationFactor: -1, configs: {} })),
         false,
       );
