@@ -4,10 +4,13 @@ import * as path from 'node:path';
 import { test } from 'node:test';
 import { MemoryLogger } from '../../src/common/logger.js';
 import { defaultPartitionData, type PartitionData } from '../../src/protocol/generated/FetchResponse.js';
+import { encodeBatch } from '../../src/protocol/records/codec.js';
+import { encodeEndTxnMarkerBatch } from '../../src/protocol/records/end-txn-marker.js';
 import { completeBatches, PartitionFollower, type ReplicationEvent } from '../../src/replication/follower.js';
 import { readForFollower } from '../../src/replication/leader-fetch.js';
 import { PartitionLeaderState } from '../../src/replication/leader-state.js';
 import { localOffsetLag } from '../../src/replication/offset-lag.js';
+import type { Log } from '../../src/storage/log.js';
 import { makeBatch } from '../storage/helpers.js';
 import { leaderContext, openLog, state, tempDir, testContext } from './helpers.js';
 
@@ -228,6 +231,53 @@ test("a follower whose LEO is the leader's log start, inside a batch, restarts i
     );
     while (t.followerLog.logEndOffset < t.leaderLog.logEndOffset) assert.equal(t.round(), 'appended');
     assert.equal(t.followerLog.logEndOffset, 402n);
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('transaction markers replicate as batches: the follower rebuilds the leader’s transactions, .txnindex and LSO', () => {
+  const t = pair(600);
+  try {
+    t.leader.applyPartitionState(state({ leaderEpoch: 1, isr: [1] }));
+    t.follower.makeFollower(1, 1);
+    const txn = (producerId: bigint, seq: number) =>
+      encodeBatch({
+        producerId,
+        producerEpoch: 0,
+        baseSequence: seq,
+        isTransactional: true,
+        baseTimestamp: 1_700_000_000_000n,
+        records: [{ key: null, value: Buffer.alloc(100, seq) }],
+      });
+    const end = (producerId: bigint, commit: boolean) =>
+      t.leaderLog.appendAsLeader(
+        encodeEndTxnMarkerBatch({ producerId, producerEpoch: 0, coordinatorEpoch: 2, commit, timestamp: 1n }),
+        1,
+        'coordinator',
+      );
+    for (let s = 0; s < 4; s++) t.leader.appendAsLeader(txn(7n, s), 1);
+    t.leader.appendAsLeader(txn(8n, 0), 1);
+    end(7n, false);
+    t.leader.appendAsLeader(txn(8n, 1), 1);
+    end(8n, true);
+    t.leader.appendAsLeader(txn(9n, 0), 1); // left open
+    t.leader.maybeIncrementHighWatermark();
+    while (t.followerLog.logEndOffset < t.leaderLog.logEndOffset) t.round(300);
+    t.round();
+    assert.ok(t.leaderLog.local.segments.size > 1, 'the markers are in rolled segments');
+    const indexes = (log: Log) =>
+      log.local.segments
+        .values()
+        .map((s) => (fs.existsSync(s.txnIndex.path) ? fs.readFileSync(s.txnIndex.path) : null));
+    assert.deepEqual(indexes(t.followerLog), indexes(t.leaderLog));
+    assert.equal(indexes(t.leaderLog).filter((b) => b !== null).length, 1);
+    assert.deepEqual(t.followerLog.producerState.ongoingTransactions(), [
+      { producerId: 9n, firstOffset: 8n },
+    ]);
+    assert.equal(t.followerLog.producerState.entry(8n)?.coordinatorEpoch, 2);
+    assert.equal(t.followerLog.highWatermark, t.leaderLog.highWatermark);
+    assert.deepEqual([t.followerLog.lastStableOffset, t.leaderLog.lastStableOffset], [8n, 8n]);
   } finally {
     t.cleanup();
   }
