@@ -121,12 +121,6 @@ export class ProducerStateManager {
       this.checkMarker(h, current, marker);
       return null;
     }
-    if (current && current.currentTxnFirstOffset >= 0n && !isTransactional(h.attributes)) {
-      throw KafkaError.fromCode(
-        ErrorCode.INVALID_TXN_STATE,
-        `${this.name}: expected a transactional write from producer ${h.producerId}: its transaction from offset ${current.currentTxnFirstOffset} is ongoing`,
-      );
-    }
     const before = pending.get(h.producerId);
     if (!before && current) {
       const dup = current.batches.find(
@@ -163,6 +157,13 @@ export class ProducerStateManager {
           `${this.name}: out of order sequence ${h.baseSequence} for producer ${h.producerId} at epoch ${h.producerEpoch}, expected ${lastSeq + 1}`,
         );
       }
+    }
+    // After the epoch and sequence checks, as Kafka's appendDataBatch orders them.
+    if (current && current.currentTxnFirstOffset >= 0n && !isTransactional(h.attributes)) {
+      throw KafkaError.fromCode(
+        ErrorCode.INVALID_TXN_STATE,
+        `${this.name}: expected a transactional write from producer ${h.producerId}: its transaction from offset ${current.currentTxnFirstOffset} is ongoing`,
+      );
     }
     pending.set(h.producerId, { epoch: h.producerEpoch, lastSeq: lastSequence(h) });
     return null;

@@ -121,6 +121,11 @@ test('markers are checked as Kafka’s leader does: origin, producer epoch, coor
       isCode(48),
       'a non-transactional write inside a transaction is INVALID_TXN_STATE',
     );
+    assert.throws(
+      () => log.appendAsLeader(idempotent(1n, 0, 0), 0),
+      isCode(47),
+      'the epoch is checked first',
+    );
     assert.throws(() => log.appendAsLeader(marker(1n, 0, true, 3), 0, 'coordinator'), isCode(47));
     log.appendAsLeader(marker(1n, 1, true, 3), 0, 'coordinator');
     log.appendAsLeader(txnBatch(1n, 1, 1), 0);
