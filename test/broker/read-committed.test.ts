@@ -14,13 +14,16 @@ import { batch, createTopic, startBroker, type TestBroker } from './helpers.js';
 const A = 1000n;
 const B = 2000n;
 
+/** The transactional records' timestamp, after every other record's. */
+const T = 1_700_000_100_000n;
+
 function txnData(producerId: bigint, baseSequence: number, value: string): Buffer {
   return encodeBatch({
     producerId,
     producerEpoch: 0,
     baseSequence,
     isTransactional: true,
-    baseTimestamp: 1_700_000_000_000n,
+    baseTimestamp: T + BigInt(baseSequence),
     records: [{ key: null, value: Buffer.from(value) }],
   });
 }
@@ -62,7 +65,7 @@ describe('read_committed fetch and ListOffsets against a partition with transact
     });
     return f.responses[0]!.partitions[0]!;
   };
-  const latest = async (isolationLevel: number): Promise<bigint> => {
+  const latest = async (isolationLevel: number, timestamp = -1n): Promise<bigint> => {
     const r = await b.call<ListOffsetsResponse>(conn, 2, 7, {
       replicaId: -1,
       isolationLevel,
@@ -70,7 +73,7 @@ describe('read_committed fetch and ListOffsets against a partition with transact
       topics: [
         {
           name: 'txn',
-          partitions: [{ partitionIndex: 0, currentLeaderEpoch: -1, timestamp: -1n, maxNumOffsets: 1 }],
+          partitions: [{ partitionIndex: 0, currentLeaderEpoch: -1, timestamp, maxNumOffsets: 1 }],
         },
       ],
     });
@@ -107,6 +110,9 @@ describe('read_committed fetch and ListOffsets against a partition with transact
     assert.equal(uncommitted.lastStableOffset, 2n);
     assert.equal(uncommitted.abortedTransactions, null, 'read_uncommitted: null, as Kafka answers');
     assert.deepEqual([await latest(1), await latest(0)], [2n, 6n]);
+    // by timestamp and MAX_TIMESTAMP (-3): read_committed finds nothing at or past the LSO
+    assert.deepEqual([await latest(1, T), await latest(0, T)], [-1n, 2n]);
+    assert.deepEqual([await latest(1, -3n), await latest(0, -3n)], [-1n, 5n]);
 
     append(
       encodeEndTxnMarkerBatch({

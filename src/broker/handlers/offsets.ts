@@ -38,28 +38,30 @@ function lookup(
   fromReplica = false,
 ): Partial<ListOffsetsPartitionResponse> {
   const epochAt = (offset: bigint): number => log.leaderEpochCache.epochForOffset(offset) ?? -1;
+  // Kafka's lastFetchableOffset: what the asker may read (a replica its leader's LEO, a
+  // read_committed consumer the LSO, any other the HW); a lookup landing at or past it finds none.
+  const lastFetchable = fromReplica
+    ? log.logEndOffset
+    : readCommitted
+      ? log.lastStableOffset
+      : log.highWatermark;
+  const none = { timestamp: -1n, offset: -1n, leaderEpoch: -1 };
   switch (timestamp) {
     case EARLIEST_TIMESTAMP:
     case EARLIEST_LOCAL_TIMESTAMP:
       return { timestamp: -1n, offset: log.logStartOffset, leaderEpoch: epochAt(log.logStartOffset) };
     case LATEST_TIMESTAMP:
-      return {
-        timestamp: -1n,
-        offset: fromReplica ? log.logEndOffset : readCommitted ? log.lastStableOffset : log.highWatermark,
-        leaderEpoch,
-      };
+      return { timestamp: -1n, offset: lastFetchable, leaderEpoch };
     case MAX_TIMESTAMP: {
       const found = log.fetchOffsetOfMaxTimestamp();
-      if (!found) return { timestamp: -1n, offset: -1n, leaderEpoch: -1 };
+      if (!found || found.offset >= lastFetchable) return none;
       return { timestamp: found.timestamp, offset: found.offset, leaderEpoch: found.leaderEpoch ?? -1 };
     }
     default: {
       if (timestamp < 0n)
         throw Object.assign(new Error(`unknown special timestamp ${timestamp}`), { invalid: true });
       const found = log.fetchOffsetByTimestamp(timestamp);
-      // Consumers may only see offsets below the HW.
-      if (!found || found.offset >= log.highWatermark)
-        return { timestamp: -1n, offset: -1n, leaderEpoch: -1 };
+      if (!found || found.offset >= lastFetchable) return none;
       return { timestamp: found.timestamp, offset: found.offset, leaderEpoch: found.leaderEpoch ?? -1 };
     }
   }
