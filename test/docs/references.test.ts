@@ -1,15 +1,19 @@
 /**
- * The generated references in docs/ are what the code renders now: a config, a tool or a flag
- * added, renamed or re-documented without `npm run docs` fails here.
+ * The generated references in docs/ are what the code renders now: a config, a tool, a flag or an
+ * API version range added, renamed or re-documented without `npm run docs` fails here.
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { it } from 'node:test';
+import { BROKER_API_VERSIONS } from '../../src/broker/api-versions.js';
 import { commandList } from '../../src/cli/commands.js';
+import { GROUP_API_VERSIONS } from '../../src/coordinator/group-api.js';
 import { BROKER_CONFIGS, TOPIC_CONFIGS } from '../../src/metadata/config-defs.js';
 import {
+  COMPATIBILITY_REFERENCE_PATH,
   CONFIG_REFERENCE_PATH,
+  renderCompatibilityReference,
   renderConfigReference,
   renderToolReference,
   TOOL_REFERENCE_PATH,
@@ -28,4 +32,17 @@ it("docs/tools.md is every subcommand's --help as it is now (npm run docs rewrit
   const doc = read(TOOL_REFERENCE_PATH);
   assert.equal(doc, await renderToolReference(), `${TOOL_REFERENCE_PATH} is stale: run npm run docs`);
   for (const c of commandList()) assert.ok(doc.includes(`## skiff ${c.name}\n`), c.name);
+});
+
+it('docs/compatibility.md is the API version table as it is now (npm run docs rewrites it)', () => {
+  const doc = read(COMPATIBILITY_REFERENCE_PATH);
+  assert.equal(
+    doc,
+    renderCompatibilityReference(),
+    `${COMPATIBILITY_REFERENCE_PATH} is stale: run npm run docs`,
+  );
+  for (const [key, range] of [...BROKER_API_VERSIONS, ...GROUP_API_VERSIONS]) {
+    const versions = range.min === range.max ? `${range.min}` : `${range.min}–${range.max}`;
+    assert.match(doc, new RegExp(`^\\| ${key} \\| \\w+ \\| ${versions}[ |]`, 'm'), `API ${key}`);
+  }
 });
