@@ -31,12 +31,15 @@ import {
   RECORDS_COUNT_OFFSET,
   RECORDS_OFFSET,
   readBatchHeader,
+  TRANSACTIONAL_FLAG_MASK,
 } from '../protocol/records/batch.js';
 import { DEFAULT_MAX_UNCOMPRESSED_BYTES, decompress } from '../protocol/records/compression.js';
 import { type KafkaRecord, readRecords } from '../protocol/records/record.js';
 import { RecordWalker } from '../protocol/records/record-walker.js';
 import type { LogFileReader } from './batch-scan.js';
-import { type LocalLog, segmentConfigOf } from './local-log.js';
+import type { LogToClean } from './cleanable.js';
+import { CleanedTransactions } from './cleaned-txns.js';
+import { segmentConfigOf } from './local-log.js';
 import type { Log } from './log.js';
 import type { OffsetMap } from './offset-map.js';
 import { emptyBatch, rebuildBatch } from './retained-batch.js';
@@ -55,117 +58,6 @@ export interface CleanerStats {
   startMs: number;
   mapCompleteMs: number;
   endMs: number;
-}
-
-/** A log the cleaner may take (Kafka's LogToClean): its dirty section and how dirty it is. */
-export interface LogToClean {
-  readonly log: Log;
-  readonly firstDirtyOffset: bigint;
-  /** The base offset of the first segment the cleaner must not touch. */
-  readonly firstUncleanableOffset: bigint;
-  readonly cleanBytes: number;
-  readonly cleanableBytes: number;
-  readonly totalBytes: number;
-  /** cleanableBytes / totalBytes: the dirty ratio min.cleanable.dirty.ratio is compared with. */
-  readonly cleanableRatio: number;
-  /** max.compaction.lag.ms has passed for a dirty record: cleaned whatever the ratio. */
-  readonly needCompactionNow: boolean;
-}
-
-export interface CleanableOffsets {
-  readonly firstDirtyOffset: bigint;
-  readonly firstUncleanableDirtyOffset: bigint;
-  /** The cleaner checkpoint was outside the log and was reset to the log start offset. */
-  readonly forceUpdateCheckpoint: boolean;
-}
-
-/** The segments from the one holding `from` up to, not including, the active segment. */
-function nonActiveSegmentsFrom(local: LocalLog, from: bigint): LogSegment[] {
-  return local.segments.range(from, local.segments.active().baseOffset);
-}
-
-/**
- * Kafka's LogCleanerManager.cleanableOffsets: the first dirty offset (the cleaner checkpoint, or
- * the log start offset when the checkpoint is missing or outside the log) and the first offset
- * the cleaner must not reach: the least of the last stable offset (the HW, without transactions),
- * the active segment's base offset and, with min.compaction.lag.ms, the first segment holding a
- * record younger than the lag.
- */
-export function cleanableOffsets(
-  log: Log,
-  lastCleanOffset: bigint | undefined,
-  nowMs: number,
-): CleanableOffsets {
-  const logStart = log.logStartOffset;
-  const checkpoint = lastCleanOffset ?? logStart;
-  const outside = checkpoint < logStart || checkpoint > log.logEndOffset;
-  const firstDirtyOffset = outside ? logStart : checkpoint;
-  let uncleanable = log.highWatermark;
-  const activeBase = log.local.segments.active().baseOffset;
-  if (activeBase < uncleanable) uncleanable = activeBase;
-  const lag = Math.max(log.config.minCompactionLagMs, 0);
-  if (lag > 0) {
-    const young = nonActiveSegmentsFrom(log.local, firstDirtyOffset).find(
-      (s) => s.largestTimestamp().timestamp > BigInt(nowMs - lag),
-    );
-    if (young && young.baseOffset < uncleanable) uncleanable = young.baseOffset;
-  }
-  return {
-    firstDirtyOffset,
-    firstUncleanableDirtyOffset: uncleanable,
-    forceUpdateCheckpoint: outside && lastCleanOffset !== undefined,
-  };
-}
-
-/** The first batch's timestamp of a segment, -1 when it has none (Kafka's getFirstBatchTimestamp). */
-function firstBatchTimestamp(s: LogSegment): bigint {
-  if (s.size === 0) return -1n;
-  const check = s.reader(s.size).check(0, false);
-  return check.ok ? check.header.maxTimestamp : -1n;
-}
-
-/**
- * Kafka's LogCleanerManager.maxCompactionDelay: how long past max.compaction.lag.ms the oldest
- * dirty non-active segment is (0 when none is), from the first batch timestamp of each.
- */
-export function maxCompactionDelay(log: Log, firstDirtyOffset: bigint, nowMs: number): number {
-  const maxLag = log.config.maxCompactionLagMs;
-  if (!Number.isFinite(maxLag)) return 0;
-  let earliest: bigint | null = null;
-  for (const s of nonActiveSegmentsFrom(log.local, firstDirtyOffset)) {
-    const t = firstBatchTimestamp(s);
-    if (t > 0n && (earliest === null || t < earliest)) earliest = t;
-  }
-  const cleanUntil = BigInt(nowMs - Math.max(maxLag, 0));
-  return earliest !== null && earliest < cleanUntil ? Number(cleanUntil - earliest) : 0;
-}
-
-/** Kafka's LogToClean with calculateCleanableBytes. */
-export function logToClean(
-  log: Log,
-  firstDirtyOffset: bigint,
-  uncleanableOffset: bigint,
-  needCompactionNow: boolean,
-): LogToClean {
-  const segments = log.local.segments;
-  let cleanBytes = 0;
-  for (const s of segments.range(-1n, firstDirtyOffset)) cleanBytes += s.size;
-  const firstUncleanableSegment = nonActiveSegmentsFrom(log.local, uncleanableOffset)[0] ?? segments.active();
-  const firstUncleanableOffset = firstUncleanableSegment.baseOffset;
-  const from = firstDirtyOffset < firstUncleanableOffset ? firstDirtyOffset : firstUncleanableOffset;
-  let cleanableBytes = 0;
-  for (const s of segments.range(from, firstUncleanableOffset)) cleanableBytes += s.size;
-  const totalBytes = cleanBytes + cleanableBytes;
-  return {
-    log,
-    firstDirtyOffset,
-    firstUncleanableOffset,
-    cleanBytes,
-    cleanableBytes,
-    totalBytes,
-    cleanableRatio: totalBytes === 0 ? 0 : cleanableBytes / totalBytes,
-    needCompactionNow,
-  };
 }
 
 /**
@@ -263,6 +155,23 @@ class BatchRef {
   get recordsCount(): number {
     return this.view.getInt32(this.at + RECORDS_COUNT_OFFSET);
   }
+  get producerId(): bigint {
+    return this.view.getBigInt64(this.at + PRODUCER_ID_OFFSET);
+  }
+  /**
+   * For transactional and control batches (the others return false at once): whether the records
+   * belong to an aborted transaction, as `txns` follows them in offset order.
+   */
+  inAbortedTransaction(txns: CleanedTransactions): boolean {
+    const attributes = this.attributes;
+    if ((attributes & (CONTROL_FLAG_MASK | TRANSACTIONAL_FLAG_MASK)) === 0) return false;
+    const last = BigInt(this.lastOffset);
+    if ((attributes & CONTROL_FLAG_MASK) !== 0) {
+      txns.onControlBatch(this.producerId, last);
+      return false;
+    }
+    return txns.onDataBatch(this.producerId, true, last);
+  }
   /** The batch as a Buffer of its own (a view): for the rare batches that are rebuilt. */
   bytes(): Buffer {
     return this.buf.subarray(this.at, this.at + this.size);
@@ -282,6 +191,8 @@ export class Cleaner {
   private writeBuffer: Buffer;
   private writeLength = 0;
   private writeLastOffset = 0;
+  /** The aborted transactions of the pass under way (the offset map's, or one group's). */
+  private txns = new CleanedTransactions();
 
   constructor(
     readonly id: number,
@@ -395,6 +306,8 @@ export class Cleaner {
   ): Generator<number, void> {
     this.map.clear(end - start);
     const dirty = log.local.segments.range(BigInt(start), BigInt(end));
+    const txns = new CleanedTransactions();
+    txns.add(log.collectAbortedTransactions(BigInt(start), BigInt(end)));
     const maxDesiredMapSize = Math.floor(this.map.slots * this.loadFactor);
     const map = this.map;
     const walker = this.walker;
@@ -406,7 +319,10 @@ export class Cleaner {
       for (let pos = segment.offsetIndex.lookup(BigInt(start)).position; pos < segment.size; ) {
         const batch = this.batchAt(log, segment, reader, pos);
         const base = batch.baseOffset;
-        if ((batch.attributes & CONTROL_FLAG_MASK) === 0) {
+        // Aborted records never enter the map (Kafka's buildOffsetMapForSegment): they must not
+        // shadow an older committed record of their key.
+        if (batch.inAbortedTransaction(txns)) stats.mapMessagesRead += batch.recordsCount;
+        else if ((batch.attributes & CONTROL_FLAG_MASK) === 0) {
           const records = this.walk(log, batch);
           while (this.nextRecord(log)) {
             const offset = base + walker.offsetDelta;
@@ -460,7 +376,11 @@ export class Cleaner {
         if (last) activeProducerLastOffsets.set(p.producerId, Number(last.lastOffset));
       }
       const sizes = group.map((s) => s.size);
+      this.txns = new CleanedTransactions();
       for (const segment of group) {
+        const next = local.segments.higher(segment.baseOffset);
+        const upper = next ? next.baseOffset : segment.readNextOffset();
+        this.txns.add(log.collectAbortedTransactions(segment.baseOffset, upper));
         yield* this.cleanInto(log, segment, cleaned, currentMs, upperBound, activeProducerLastOffsets, stats);
       }
       // The markers stay (control batches are kept), and so do the aborted transactions they
@@ -560,10 +480,18 @@ export class Cleaner {
   ): Buffer | typeof DROP | typeof KEEP {
     const attributes = batch.attributes;
     const count = batch.recordsCount;
+    const aborted = batch.inAbortedTransaction(this.txns);
+    // The markers stay: Kafka removes one once its transaction's data is gone and its delete
+    // horizon has passed; Skiff keeps them (a marker without data is skipped by consumers).
     if ((attributes & CONTROL_FLAG_MASK) !== 0) {
       stats.messagesRead += count;
       stats.messagesWritten += count;
       return KEEP;
+    }
+    if (aborted) {
+      // Every record of an aborted transaction goes (Kafka's discardBatchRecords).
+      stats.messagesRead += count;
+      return this.emptyOrDrop(batch, upperBound, activeProducerLastOffsets);
     }
     const horizonSet = hasDeleteHorizon(attributes);
     const retainDeletes =
@@ -594,17 +522,7 @@ export class Cleaner {
         if (walker.valueIsNull) tombstones = true;
       }
     }
-    if (retained === 0) {
-      // Batches with a producer's last sequence stay (empty) so its state survives; so does the
-      // last batch of the cleaning round, which keeps the log's last offset.
-      const last = batch.lastOffset;
-      const retainEmpty =
-        last + 1 === upperBound ||
-        // Without a producer id (-1) the high word is negative: no BigInt for that common case.
-        (batch.view.getInt32(batch.at + PRODUCER_ID_OFFSET) >= 0 &&
-          activeProducerLastOffsets.get(batch.view.getBigInt64(batch.at + PRODUCER_ID_OFFSET)) === last);
-      return retainEmpty ? emptyBatch(readBatchHeader(batch.bytes(), 0)) : DROP;
-    }
+    if (retained === 0) return this.emptyOrDrop(batch, upperBound, activeProducerLastOffsets);
     stats.messagesWritten += retained;
     const needToSetDeleteHorizon = tombstones && !horizonSet;
     if (retained === count && !needToSetDeleteHorizon) return KEEP;
@@ -619,6 +537,24 @@ export class Cleaner {
         ? h.baseTimestamp
         : null;
     return rebuildBatch(h, kept, horizon);
+  }
+
+  /**
+   * A batch that keeps no record: batches with a producer's last sequence stay (empty) so its
+   * state survives; so does the last batch of the cleaning round, which keeps the log's last offset.
+   */
+  private emptyOrDrop(
+    batch: BatchRef,
+    upperBound: number,
+    activeProducerLastOffsets: ReadonlyMap<bigint, number>,
+  ): Buffer | typeof DROP {
+    const last = batch.lastOffset;
+    const retainEmpty =
+      last + 1 === upperBound ||
+      // Without a producer id (-1) the high word is negative: no BigInt for that common case.
+      (batch.view.getInt32(batch.at + PRODUCER_ID_OFFSET) >= 0 &&
+        activeProducerLastOffsets.get(batch.producerId) === last);
+    return retainEmpty ? emptyBatch(readBatchHeader(batch.bytes(), 0)) : DROP;
   }
 
   private keepFlags(count: number): Uint8Array {

@@ -17,15 +17,8 @@ import {
   type PartitionOffset,
   partitionOffsetCodec,
 } from './checkpoint.js';
-import {
-  Cleaner,
-  type CleanerStats,
-  CleaningAbortedError,
-  cleanableOffsets,
-  type LogToClean,
-  logToClean,
-  maxCompactionDelay,
-} from './cleaner.js';
+import { cleanableOffsets, type LogToClean, logToClean, maxCompactionDelay } from './cleanable.js';
+import { Cleaner, type CleanerStats, CleaningAbortedError } from './cleaner.js';
 import type { StorageContext } from './local-log.js';
 import type { Log } from './log.js';
 import { OffsetMap } from './offset-map.js';

@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { test } from 'node:test';
 import { cleanerGauges } from '../../src/broker/cleaner-metrics.js';
 import { encodeBatch } from '../../src/protocol/records/codec.js';
-import { cleanableOffsets, logToClean } from '../../src/storage/cleaner.js';
+import { cleanableOffsets, logToClean } from '../../src/storage/cleanable.js';
 import { type FileHandle, NodeFileSystem } from '../../src/storage/fs.js';
 import { Log } from '../../src/storage/log.js';
 import { type CleanableLog, DEFAULT_CLEANER_CONFIG, LogCleaner } from '../../src/storage/log-cleaner.js';

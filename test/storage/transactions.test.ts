@@ -3,8 +3,11 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import { KafkaError } from '../../src/protocol/kafka-error.js';
-import { encodeBatch } from '../../src/protocol/records/codec.js';
+import { isControl } from '../../src/protocol/records/batch.js';
+import { decodeRecords, encodeBatch } from '../../src/protocol/records/codec.js';
 import { encodeEndTxnMarkerBatch, readEndTxnMarker } from '../../src/protocol/records/end-txn-marker.js';
+import { batchesIn } from '../../src/protocol/records/validate.js';
+import { cleanableOffsets } from '../../src/storage/cleanable.js';
 import { dumpLog } from '../../src/storage/dump-log.js';
 import { NodeFileSystem } from '../../src/storage/fs.js';
 import { Log } from '../../src/storage/log.js';
@@ -56,6 +59,18 @@ function open(dir: string, ctx: TestContext, clean = true, segmentBytes = 1024 *
     config: logConfig({ segmentBytes }),
     ctx,
     hadCleanShutdown: clean,
+  });
+}
+
+/** A compacted log of small segments that any dirt makes cleanable. */
+function openCompacted(dir: string, ctx: TestContext): Log {
+  return Log.open({
+    dir: path.join(dir, 't-0'),
+    topic: 't',
+    partition: 0,
+    config: logConfig({ compact: true, delete: false, segmentBytes: 400, minCleanableDirtyRatio: 0.01 }),
+    ctx,
+    hadCleanShutdown: true,
   });
 }
 
@@ -341,14 +356,7 @@ test('a cleaned segment keeps the markers and the aborted transactions of the se
   const { dir, cleanup } = tempDir();
   try {
     const ctx = testContext();
-    const log = Log.open({
-      dir: path.join(dir, 't-0'),
-      topic: 't',
-      partition: 0,
-      config: logConfig({ compact: true, delete: false, segmentBytes: 400, minCleanableDirtyRatio: 0.01 }),
-      ctx,
-      hadCleanShutdown: true,
-    });
+    const log = openCompacted(dir, ctx);
     const keyed = (pid: bigint, seq: number, key: string) =>
       encodeBatch({
         producerId: pid,
@@ -376,6 +384,57 @@ test('a cleaned segment keeps the markers and the aborted transactions of the se
       txnIndexFiles(dir).includes('00000000000000000000.txnindex'),
       'the cleaned first segment has the entry',
     );
+    log.close();
+  } finally {
+    cleanup();
+  }
+});
+
+/** Every data record of the log as `offset key=value`, markers left out. */
+function dataRecords(log: Log): string[] {
+  const out: string[] = [];
+  for (const s of log.local.segments.values()) {
+    const buf = Buffer.from(s.reader(s.size).view(0, s.size));
+    for (const e of batchesIn(buf)) {
+      const d = decodeRecords(buf.subarray(e.pos, e.pos + e.size), { decompress: true });
+      if (isControl(d.header.attributes)) continue;
+      for (const r of d.records)
+        out.push(`${d.header.baseOffset + BigInt(r.offsetDelta)} ${r.key}=${r.value}`);
+    }
+  }
+  return out;
+}
+
+test('the cleaner removes aborted records, which never shadow a committed one, and stops at an open transaction', () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const ctx = testContext();
+    const log = openCompacted(dir, ctx);
+    const rec = (key: string, value: string, txn?: { pid: bigint; seq: number }) =>
+      encodeBatch({
+        ...(txn && { producerId: txn.pid, producerEpoch: 0, baseSequence: txn.seq, isTransactional: true }),
+        baseTimestamp: T0,
+        records: [{ key: Buffer.from(key), value: Buffer.from(value) }],
+      });
+    log.appendAsLeader(rec('k', 'committed'), 0); // 0
+    log.appendAsLeader(rec('k', 'aborted', { pid: 1n, seq: 0 }), 0); // 1
+    log.appendAsLeader(rec('j', 'aborted', { pid: 1n, seq: 1 }), 0); // 2
+    log.appendAsLeader(rec('c', 'in-commit', { pid: 2n, seq: 0 }), 0); // 3
+    log.appendAsLeader(marker(1n, 0, false), 0, 'coordinator'); // 4
+    log.appendAsLeader(marker(2n, 0, true), 0, 'coordinator'); // 5
+    for (let i = 0; i < 10; i++) log.appendAsLeader(rec('b', `b${i}`), 0); // 6-15
+    log.appendAsLeader(rec('k', 'open', { pid: 3n, seq: 0 }), 0); // 16: left open
+    for (let i = 0; i < 6; i++) log.appendAsLeader(rec('d', `d${i}`), 0); // 17-22
+    log.updateHighWatermark(log.logEndOffset);
+    assert.equal(log.lastStableOffset, 16n);
+    assert.equal(cleanableOffsets(log, undefined, ctx.clock.nowMs()).firstUncleanableDirtyOffset, 16n);
+    cleanOnce(log, ctx, dir);
+    const after = dataRecords(log);
+    assert.ok(after.includes('0 k=committed'), 'the aborted k did not shadow it');
+    assert.ok(!after.some((r) => r.includes('=aborted')), after.join());
+    assert.ok(after.includes('3 c=in-commit'));
+    assert.ok(after.includes('16 k=open'), 'past the LSO nothing is cleaned');
+    assert.ok(!after.includes('6 b=b0'), 'the cleaning did run');
     log.close();
   } finally {
     cleanup();
