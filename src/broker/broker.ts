@@ -353,9 +353,20 @@ export class Broker {
     this.state = 'started';
     const { config, fs, metadata, randomBytes } = this.deps;
     ensureMetaProperties(fs, config.logDirs, config.nodeId, metadata.image().clusterId, randomBytes);
-    this.logManager.startup();
+    // Registered and fenced by now (no client, no leadership): the heartbeats keep the session
+    // while the logs load and the first image's partitions are set up, both in slices.
+    const loadedWith = metadata.image();
+    await this.logManager.startupInSlices(LIMITS.startupSliceMs);
+    this.throwIfStopped();
+    const first = metadata.image();
+    await this.replicaManager.applyFirstImageInSlices(first, this.deps.clock, LIMITS.startupSliceMs);
+    this.throwIfStopped();
+    // The image may have moved on meanwhile (configs the logs were opened with, partitions): its
+    // changes are applied before anything subscribes to the next ones.
+    const latest = metadata.image();
+    applyDynamicConfigs(this.logManager, config.log, config.nodeId, latest, loadedWith);
+    if (latest !== first) this.replicaManager.applyImage(latest);
     this.logsLoaded = true;
-    this.replicaManager.applyImage(metadata.image());
     // Fetchers and the isr-expiration task run once the first image and its configs are applied.
     this.replication.start();
     this.alterLogDirs.start();
@@ -381,6 +392,13 @@ export class Broker {
       },
     );
     return bound;
+  }
+
+  /** stop() came while starting: what was loaded is left as a crash would leave it. */
+  private throwIfStopped(): void {
+    if (this.state === 'started') return;
+    this.logManager.abandon();
+    throw new Error(`broker ${this.deps.config.nodeId} was stopped while loading its logs`);
   }
 
   /** Clean shutdown: stop accepting, close connections, flush and close every log, write the marker. */

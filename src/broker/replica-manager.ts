@@ -6,7 +6,9 @@
  * ReplicationManager's. Owned by the Broker; applied images arrive in revision order.
  */
 
+import type { Clock } from '../common/clock.js';
 import type { Logger } from '../common/logger.js';
+import { runInSlices, runToEnd } from '../common/slices.js';
 import { topicPartitionKey } from '../common/topic-partition.js';
 import type { MetadataImage } from '../metadata/cluster-metadata.js';
 import { Partition } from '../replication/partition.js';
@@ -46,6 +48,21 @@ export class ReplicaManager {
 
   /** Brings the hosted partitions in line with `image`. */
   applyImage(image: MetadataImage): void {
+    runToEnd(this.applying(image));
+  }
+
+  /**
+   * applyImage for the first image at start-up, giving the event loop a turn whenever `sliceMs`
+   * of it have passed (becoming leader writes each partition's leader-epoch-checkpoint: thousands
+   * of partitions take seconds, and the broker's heartbeats must go on meanwhile). The image may
+   * move on during the slices: the caller applies the latest one afterwards.
+   */
+  applyFirstImageInSlices(image: MetadataImage, clock: Clock, sliceMs: number): Promise<void> {
+    return runInSlices(this.applying(image), clock, sliceMs);
+  }
+
+  /** applyImage's work, yielding after each partition. */
+  private *applying(image: MetadataImage): Generator<void, void, undefined> {
     const wanted = new Set<string>();
     for (const topic of image.topics.values()) {
       for (const state of topic.partitions) {
@@ -73,6 +90,7 @@ export class ReplicaManager {
         }
         this.replication.applyPartitionState(state, p.log, topic.topicId);
         this.replication.partitionChanged(key);
+        yield;
       }
     }
     for (const [key, p] of [...this.partitions]) if (!wanted.has(key)) this.remove(key, p);

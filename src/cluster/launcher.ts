@@ -62,7 +62,10 @@ export interface LauncherOptions {
   readonly randomBytes: (n: number) => Buffer;
   /** Where the launcher's own `[skiff] ...` lines go. */
   readonly log: (line: string) => void;
-  /** How long a broker may take from fork to listening (default 60 s). */
+  /**
+   * How long a starting broker may go without listening and without a word on the progress of
+   * its logs' recovery (default 60 s): each progress line starts the wait again.
+   */
   readonly readyTimeoutMs?: number;
   /** Grace period of a graceful stop before SIGKILL, like `docker stop -t` (default 30 s). */
   readonly stopTimeoutMs?: number;
@@ -313,16 +316,23 @@ export class Launcher implements LauncherControl {
         clearTimeout(timer);
         reject(new ControlError(500, `broker ${id} did not start: ${why} (see ${slot.logFile})`));
       };
-      const timer = setTimeout(() => {
-        child.kill('SIGKILL');
-        fail(`not listening after ${readyTimeoutMs} ms`);
-      }, readyTimeoutMs);
+      // Counted from the broker's last word: one still saying how far its logs' recovery has got
+      // is not stuck, however many logs it has.
+      const giveUp = (): NodeJS.Timeout =>
+        setTimeout(() => {
+          child.kill('SIGKILL');
+          fail(`not listening, and silent, for ${readyTimeoutMs} ms`);
+        }, readyTimeoutMs);
+      let timer = giveUp();
       onExit = (why) => fail(why);
       child.on('error', (e) => fail(e.message));
       child.on('message', (m) => {
         if (!isChildMessage(m)) return;
-        if (m.skiffLauncher === 'progress') this.options.log(`broker ${id}: ${m.line}`);
-        else if (m.skiffLauncher === 'failed') {
+        if (m.skiffLauncher === 'progress') {
+          this.options.log(`broker ${id}: ${m.line}`);
+          clearTimeout(timer);
+          timer = giveUp();
+        } else if (m.skiffLauncher === 'failed') {
           if (m.code === 'EADDRINUSE') {
             clearTimeout(timer);
             reject(new PortInUseError(`broker ${id} did not start: ${m.message}`));

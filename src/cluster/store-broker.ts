@@ -6,11 +6,13 @@
  * log dir — so all of them start, replicate and stop in exactly the same order.
  *
  * Start order (issue 5: configs before fetchers and clients): cluster id → metadata snapshot
- * applied and a FENCED registration visible (StoreClusterMetadata.start) → logs loaded and the image
- * applied → listen (Broker.start) → unfenced (in the image: clients and leadership may come) →
- * controller candidate. Stop order: controlled shutdown (while this
- * process's controller, if active, can still move leadership away) → broker (connections, logs,
- * clean-shutdown marker) → controller resigns → registration lease revoked.
+ * applied and a FENCED registration visible (StoreClusterMetadata.start) → logs loaded (in slices
+ * between which the heartbeats keep the session, as Kafka's lifecycle manager heartbeats while its
+ * logs load; fenced, the broker is given no leadership) and the image applied → listen
+ * (Broker.start) → unfenced (in the image: clients and leadership may come) → controller
+ * candidate. Stop order: controlled shutdown (while this process's controller, if active, can
+ * still move leadership away) → broker (connections, logs, clean-shutdown marker) → controller
+ * resigns → registration lease revoked.
  */
 
 import { randomBytes, randomInt } from 'node:crypto';

@@ -1,4 +1,5 @@
 import * as path from 'node:path';
+import { runInSlices, runToEnd } from '../common/slices.js';
 import { topicPartitionKey } from '../common/topic-partition.js';
 import {
   CheckpointFile,
@@ -93,13 +94,33 @@ export class LogManager {
     this.cleaner = cleanerConfig ? new LogCleaner(cleanerConfig, ctx, () => this.logs.values()) : null;
   }
 
-  /** Loads every partition directory, then starts the periodic tasks. */
+  /** Loads every partition directory in one go (the event loop waits), then starts the periodic tasks. */
   startup(): void {
+    runToEnd(this.loadLogs());
+    this.startPeriodicTasks();
+  }
+
+  /**
+   * startup() for a broker whose session must live while it loads: the loading gives the event
+   * loop a turn whenever `sliceMs` of it have passed, between two logs, so heartbeats go out and
+   * their answers come in however many logs there are. Kafka loads logs on their own threads
+   * while its lifecycle manager heartbeats; here one log is the unit.
+   */
+  async startupInSlices(sliceMs: number, yieldTurn?: () => Promise<void>): Promise<void> {
+    await runInSlices(this.loadLogs(), this.ctx.clock, sliceMs, yieldTurn);
+    this.startPeriodicTasks();
+  }
+
+  /** Every log dir's logs, then the future logs; yields after each log loaded. */
+  private *loadLogs(): Generator<void, void, undefined> {
     if (this.started) throw new Error('log manager already started');
     this.started = true;
     const futures: { dir: string; name: string; hadCleanShutdown: boolean }[] = [];
-    for (const dir of this.logDirs) futures.push(...this.loadLogDir(dir));
+    for (const dir of this.logDirs) futures.push(...(yield* this.loadLogDir(dir)));
     for (const f of futures) this.loadFutureLog(f.dir, f.name, f.hadCleanShutdown);
+  }
+
+  private startPeriodicTasks(): void {
     this.schedulePeriodic('flush-logs', this.config.flushCheckIntervalMs, () => {
       for (const { log } of this.logs.values()) log.flushIfDue();
     });
@@ -121,7 +142,9 @@ export class LogManager {
     this.cleaner?.startup();
   }
 
-  private loadLogDir(dir: string): { dir: string; name: string; hadCleanShutdown: boolean }[] {
+  private *loadLogDir(
+    dir: string,
+  ): Generator<void, { dir: string; name: string; hadCleanShutdown: boolean }[], undefined> {
     const { fs, logger, clock } = this.ctx;
     fs.mkdirp(dir);
     const marker = path.join(dir, CLEAN_SHUTDOWN_FILE);
@@ -168,6 +191,7 @@ export class LogManager {
       this.logs.set(key, { log: this.watch(log), logDir: dir });
       loaded++;
       progress.loaded(log, clock.nowMs() - logStartMs);
+      yield;
     }
     // From here on a crash must be detected as one.
     if (hadCleanShutdown) fs.unlink(marker);

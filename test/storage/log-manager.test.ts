@@ -320,3 +320,38 @@ test("loading after a kill says how far recovery has got, in Kafka's LogManager 
     cleanup();
   }
 });
+
+test('startupInSlices gives the event loop a turn between logs once a slice has passed, and loads them all', async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const ctx = testContext();
+    const m = manager([dir], ctx);
+    m.startup();
+    for (let p = 0; p < 6; p++) m.getOrCreateLog('t', p).appendAsLeader(makeBatch({ count: 1 }), 1);
+    m.abandon();
+    // A clock that moves 1 ms at each reading: loading a log takes several readings.
+    let nowMs = 0;
+    const ctx2 = { ...testContext(), clock: { nowMs: () => ++nowMs } };
+    const again = new LogManager([dir], logConfig({ segmentBytes: 3000 }), ctx2);
+    const loadedAtTurns: number[] = [];
+    await again.startupInSlices(5, async () => {
+      loadedAtTurns.push(again.allLogs().length);
+    });
+    assert.equal(again.allLogs().length, 6);
+    assert.ok(loadedAtTurns.length >= 2, `turns after ${loadedAtTurns.join(', ')} logs`);
+    assert.ok(loadedAtTurns[0]! >= 1 && loadedAtTurns[0]! < 6, `first turn after ${loadedAtTurns[0]} logs`);
+    assert.ok(ctx2.logger.lines.some((l) => l.includes('Recovering 6 logs from')));
+    // A slice longer than the whole load: no turn at all, as startup().
+    again.shutdown();
+    const third = new LogManager([dir], logConfig({ segmentBytes: 3000 }), testContext());
+    let turns = 0;
+    await third.startupInSlices(1000, async () => {
+      turns++;
+    });
+    assert.equal(turns, 0);
+    assert.equal(third.allLogs().length, 6);
+    third.shutdown();
+  } finally {
+    cleanup();
+  }
+});

@@ -27,8 +27,16 @@ export interface BrokerProcess {
 export async function startBrokerProcess(
   extraProperties: readonly string[] = [],
   readyTimeoutMs = 15_000,
+  /** Writes what the log dir holds before the broker first starts (a broker's state on disk). */
+  prepare?: (logDir: string) => void,
 ): Promise<BrokerProcess> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'skiff-broker-proc-'));
+  try {
+    prepare?.(path.join(dir, 'logs'));
+  } catch (e) {
+    fs.rmSync(dir, { recursive: true, force: true });
+    throw e;
+  }
   const props = path.join(dir, 'server.properties');
   fs.writeFileSync(
     props,
