@@ -3,7 +3,7 @@
  * API version range added, renamed or re-documented without `npm run docs` fails here.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { it } from 'node:test';
 import { BROKER_API_VERSIONS } from '../../src/broker/api-versions.js';
@@ -45,4 +45,21 @@ it('docs/compatibility.md is the API version table as it is now (npm run docs re
     const versions = range.min === range.max ? `${range.min}` : `${range.min}–${range.max}`;
     assert.match(doc, new RegExp(`^\\| ${key} \\| \\w+ \\| ${versions}[ |]`, 'm'), `API ${key}`);
   }
+});
+
+it("the README's client table links every client compatibility test and every example suite", () => {
+  const readme = read('README.md');
+  const table = readme.slice(
+    readme.indexOf('**Clients tested**'),
+    readme.indexOf('## What is not there yet'),
+  );
+  const compat = readdirSync(join(repoRoot(), 'test/compat')).filter((f) => f.endsWith('.test.ts'));
+  const examples = readdirSync(join(repoRoot(), 'examples'), { withFileTypes: true }).filter((d) =>
+    d.isDirectory(),
+  );
+  assert.ok(compat.length > 0 && examples.length > 0);
+  for (const f of compat)
+    assert.ok(table.includes(`(test/compat/${f})`), `README's client table omits test/compat/${f}`);
+  for (const d of examples)
+    assert.ok(table.includes(`(examples/${d.name}/)`), `README's client table omits examples/${d.name}`);
 });

@@ -106,9 +106,10 @@ export function runProcess(
   args: readonly string[],
   input = '',
   timeoutMs = 30_000,
+  options: { readonly cwd?: string; readonly env?: NodeJS.ProcessEnv } = {},
 ): Promise<ToolRun> {
   return new Promise((resolve, reject) => {
-    const p = spawn(command, [...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const p = spawn(command, [...args], { ...options, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     const timer = setTimeout(() => p.kill('SIGKILL'), timeoutMs);
