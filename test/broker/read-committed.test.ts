@@ -9,6 +9,7 @@ import { decodeRecords, encodeBatch } from '../../src/protocol/records/codec.js'
 import { encodeEndTxnMarkerBatch } from '../../src/protocol/records/end-txn-marker.js';
 import { batchesIn } from '../../src/protocol/records/validate.js';
 import type { Partition } from '../../src/replication/partition.js';
+import { runProcess } from '../support/broker-process.js';
 import { batch, createTopic, startBroker, type TestBroker } from './helpers.js';
 
 const A = 1000n;
@@ -148,5 +149,45 @@ describe('read_committed fetch and ListOffsets against a partition with transact
     // past the ABORT the range holds none
     append(batch(1, { from: 3 })); // 8
     assert.deepEqual((await fetch(8n, 1)).abortedTransactions, []);
+  });
+
+  it('librdkafka (kcat) reading read_committed skips the aborted records by the listed transactions', async () => {
+    // The partition as the first case left it: B's b0 aborted, A's a0 and a1 committed.
+    const consume = async (isolation: string) => {
+      const r = await runProcess('kcat', [
+        '-b',
+        `127.0.0.1:${b.port}`,
+        '-C',
+        '-t',
+        'txn',
+        '-o',
+        'beginning',
+        '-e',
+        '-q',
+        '-f',
+        '%s\\n',
+        '-X',
+        `isolation.level=${isolation}`,
+      ]);
+      assert.equal(r.status, 0, r.stderr);
+      return r.stdout.split('\n').filter((l) => l !== '');
+    };
+    assert.deepEqual(await consume('read_committed'), [
+      'value-0',
+      'value-1',
+      'a0',
+      'value-2',
+      'a1',
+      'value-3',
+    ]);
+    assert.deepEqual(await consume('read_uncommitted'), [
+      'value-0',
+      'value-1',
+      'a0',
+      'value-2',
+      'b0',
+      'a1',
+      'value-3',
+    ]);
   });
 });
