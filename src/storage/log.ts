@@ -37,7 +37,7 @@ import { loadLog } from './log-loader.js';
 import { validateKeysForCompactedTopic } from './log-validator.js';
 import { LogTopicId } from './partition-metadata.js';
 import { type BatchMetadata, type CompletedTxn, ProducerStateManager } from './producer-state.js';
-import type { AbortedTxn } from './transaction-index.js';
+import { type AbortedTxn, TXN_INDEX_FILE_SUFFIX } from './transaction-index.js';
 
 export interface LogAppendInfo {
   readonly firstOffset: bigint;
@@ -121,6 +121,28 @@ function storedMarker(batch: Buffer, name: string, ctx: StorageContext): EndTxnM
     ctx.logger.warn(`${name}: unreadable transaction marker: ${e instanceof Error ? e.message : String(e)}`);
     return null;
   }
+}
+
+/**
+ * Reads every `.txnindex` of the log (few segments have one); deletes those that cannot be read.
+ * Returns whether any was.
+ */
+function dropDamagedTxnIndexes(local: LocalLog, name: string, ctx: StorageContext): boolean {
+  const files = new Set(ctx.fs.list(local.dir).filter((f) => f.endsWith(TXN_INDEX_FILE_SUFFIX)));
+  let damaged = false;
+  for (const segment of local.segments.values()) {
+    if (!files.has(path.basename(segment.txnIndex.path))) continue;
+    try {
+      segment.txnIndex.all();
+    } catch (e) {
+      ctx.logger.warn(
+        `${name}: rebuilding the transaction indexes: ${e instanceof Error ? e.message : String(e)}`,
+      );
+      segment.txnIndex.deleteIfExists();
+      damaged = true;
+    }
+  }
+  return damaged;
 }
 
 /**
@@ -216,6 +238,10 @@ export class Log {
         if (completed?.isAborted) aborted.push(completed);
       },
     });
+    // A damaged `.txnindex` is deleted and every index rebuilt from the log start by a full
+    // replay (without snapshots to start from), as Kafka recovers a segment whose index fails
+    // its sanity check.
+    if (dropDamagedTxnIndexes(loaded.local, name, p.ctx)) producers.deleteAllSnapshots();
     if (loaded.replayedAll) {
       // Every marker was replayed: the `.txnindex` files from the replay's start are its result.
       const replayed = loaded.local.segments.range(replayFrom, loaded.local.logEndOffset);

@@ -440,3 +440,30 @@ test('the cleaner removes aborted records, which never shadow a committed one, a
     cleanup();
   }
 });
+
+test('a damaged .txnindex is rebuilt from the log when the log opens', () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const log = open(dir, testContext(), true, 300);
+    log.appendAsLeader(txnBatch(1n, 0, 0), 0); // 0
+    log.appendAsLeader(marker(1n, 0, false), 0, 'coordinator'); // 1
+    for (let s = 0; s < 6; s++) log.appendAsLeader(idempotent(9n, 0, s), 0); // roll: snapshots past it
+    log.close();
+    const indexPath = path.join(dir, 't-0', '00000000000000000000.txnindex');
+    const good = fs.readFileSync(indexPath);
+    const bad = Buffer.from(good);
+    bad.writeInt16BE(9, 0);
+    fs.writeFileSync(indexPath, bad);
+    const ctx = testContext();
+    const again = open(dir, ctx, true, 300);
+    assert.deepEqual(fs.readFileSync(indexPath), good);
+    assert.deepEqual(
+      again.collectAbortedTransactions(0n, again.logEndOffset).map((t) => t.firstOffset),
+      [0n],
+    );
+    assert.match(ctx.logger.lines.join('\n'), /rebuilding the transaction indexes: .*version 9/);
+    again.close();
+  } finally {
+    cleanup();
+  }
+});
