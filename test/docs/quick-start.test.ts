@@ -100,6 +100,10 @@ it("the README's quick start runs as written: skiff up, the kcat commands and th
         assert.fail(`unexpected block in the quick start: ${block.lang}`);
       }
     }
+    // "Ctrl-C in the first shell stops the skiff up cluster": SIGINT, a clean exit.
+    up?.child.kill('SIGINT');
+    const exit = await Promise.race([up?.exited, new Promise((r) => setTimeout(r, 20_000, 'still running'))]);
+    assert.deepEqual(exit, { code: 0, signal: null }, `skiff up after Ctrl-C:\n${up?.output()}`);
   } finally {
     if (up) await up.stop(15_000);
     removeDataDir(work);

@@ -63,3 +63,18 @@ it("the README's client table links every client compatibility test and every ex
   for (const d of examples)
     assert.ok(table.includes(`(examples/${d.name}/)`), `README's client table omits examples/${d.name}`);
 });
+
+it("every link inside README.md to one of its own headings names a heading that exists (GitHub's anchors)", () => {
+  const readme = read('README.md');
+  const slugs = new Set(
+    [...readme.matchAll(/^#{1,6} (.+)$/gm)].map((m) =>
+      m[1]!
+        .toLowerCase()
+        .replace(/[^\p{L}\p{N} _-]/gu, '')
+        .replaceAll(' ', '-'),
+    ),
+  );
+  const links = [...readme.matchAll(/\]\(#([^)]+)\)/g)].map((m) => m[1]!);
+  assert.ok(links.length >= 10, `only ${links.length} links to headings`);
+  for (const link of links) assert.ok(slugs.has(link), `README links #${link}, no heading has that anchor`);
+});
