@@ -3,8 +3,8 @@
  * API version range added, renamed or re-documented without `npm run docs` fails here.
  */
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { it } from 'node:test';
 import { BROKER_API_VERSIONS } from '../../src/broker/api-versions.js';
 import { commandList } from '../../src/cli/commands.js';
@@ -64,17 +64,33 @@ it("the README's client table links every client compatibility test and every ex
     assert.ok(table.includes(`(examples/${d.name}/)`), `README's client table omits examples/${d.name}`);
 });
 
-it("every link inside README.md to one of its own headings names a heading that exists (GitHub's anchors)", () => {
-  const readme = read('README.md');
-  const slugs = new Set(
-    [...readme.matchAll(/^#{1,6} (.+)$/gm)].map((m) =>
+/** GitHub's anchors of a Markdown file's headings (fenced code skipped). */
+function anchors(markdown: string): Set<string> {
+  const prose = markdown.replace(/^```[\s\S]*?^```$/gm, '');
+  return new Set(
+    [...prose.matchAll(/^#{1,6} (.+)$/gm)].map((m) =>
       m[1]!
         .toLowerCase()
         .replace(/[^\p{L}\p{N} _-]/gu, '')
         .replaceAll(' ', '-'),
     ),
   );
-  const links = [...readme.matchAll(/\]\(#([^)]+)\)/g)].map((m) => m[1]!);
-  assert.ok(links.length >= 10, `only ${links.length} links to headings`);
-  for (const link of links) assert.ok(slugs.has(link), `README links #${link}, no heading has that anchor`);
+}
+
+it('every relative link in README.md and docs/ names a file that exists and, with #, a heading in it', () => {
+  const pages = ['README.md', ...readdirSync(join(repoRoot(), 'docs')).map((f) => `docs/${f}`)];
+  let count = 0;
+  for (const page of pages) {
+    const text = read(page).replace(/^```[\s\S]*?^```$/gm, '');
+    for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+      if (/^[a-z]+:/.test(target!)) continue;
+      const [file, anchor] = target!.split('#') as [string, string | undefined];
+      const path = file === '' ? page : join(dirname(page), file);
+      assert.ok(existsSync(join(repoRoot(), path)), `${page} links ${target}: no ${path}`);
+      if (anchor !== undefined)
+        assert.ok(anchors(read(path)).has(anchor), `${page} links ${target}: no heading with that anchor`);
+      count++;
+    }
+  }
+  assert.ok(count >= 20, `only ${count} relative links`);
 });
