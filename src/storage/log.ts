@@ -92,6 +92,9 @@ interface ScannedAppend {
   records: number;
 }
 
+/** The leader's append walks the records of compressed batches too, as Kafka's LogValidator. */
+const LEADER_CHECKS = { decompress: true } as const;
+
 const CORRUPT_REASONS = new Set(['truncated', 'batch-length-too-small', 'bad-magic', 'crc-mismatch']);
 
 function rejectBatch(name: string, v: BatchInvalid, pos: number): KafkaError {
@@ -365,7 +368,7 @@ export class Log {
   /**
    * Validates, assigns offsets from the LEO, stamps `leaderEpoch` and appends. Each batch is
    * checked as Kafka's leader does: size against max.message.bytes, CRC, and the records of an
-   * uncompressed batch (offset deltas 0..n-1), and on a compacted topic that every record has a
+   * batch, decompressed when compressed (offset deltas 0..n-1), and on a compacted topic that every record has a
    * key. Throws a KafkaError (CORRUPT_MESSAGE, INVALID_RECORD, MESSAGE_TOO_LARGE) or a
    * RecordValidationError (keyless records) and appends nothing if any batch fails. Producer
    * state checks follow (sequences, epochs, transactions; a marker's coordinator epoch).
@@ -388,7 +391,7 @@ export class Log {
         h = emptyBatchHeader();
         headers.push(h);
       }
-      const size = validateBatchInPlace(records, pos, records.length - pos, h, undefined, view);
+      const size = validateBatchInPlace(records, pos, records.length - pos, h, LEADER_CHECKS, view);
       if (typeof size !== 'number') throw rejectBatch(this.name, size, pos);
       if (size > maxMessageBytes) {
         throw recordTooLarge(

@@ -135,17 +135,26 @@ export function batch(
   });
 }
 
-/** Creates `name` with RF 1 through CreateTopics v7 and checks that it was. */
+/** Creates `name` with RF 1 (and topic `configs`) through CreateTopics v7 and checks that it was. */
 export async function createTopic(
   b: TestBroker,
   conn: ClientConnection,
   name: string,
   numPartitions = 1,
+  configs: Readonly<Record<string, string>> = {},
 ): Promise<void> {
   const r = await b.call<CreateTopicsResponse>(conn, 19, 7, {
     timeoutMs: 1000,
     validateOnly: false,
-    topics: [{ name, numPartitions, replicationFactor: 1, assignments: [], configs: [] }],
+    topics: [
+      {
+        name,
+        numPartitions,
+        replicationFactor: 1,
+        assignments: [],
+        configs: Object.entries(configs).map(([n, value]) => ({ name: n, value })),
+      },
+    ],
   });
   assert.equal(r.topics[0]!.errorCode, 0, `create ${name}`);
 }

@@ -13,13 +13,86 @@ import {
   type PartitionProduceResponse,
   type ProduceResponse,
 } from '../../protocol/generated/ProduceResponse.js';
+import {
+  ATTRIBUTES_OFFSET,
+  BATCH_LENGTH_OFFSET,
+  LOG_OVERHEAD,
+  MAGIC_OFFSET,
+} from '../../protocol/records/batch.js';
 import { awaitAcks, type PendingAcks } from '../../replication/delayed-produce.js';
 import { RecordValidationError } from '../../storage/errors.js';
 import { ANONYMOUS_USER } from '../client-quota-manager.js';
 import type { BrokerServices, RequestContext } from '../handler-context.js';
 import { errorCodeOf, notHostedError } from './partition-errors.js';
 
-const { INVALID_TOPIC_EXCEPTION, INVALID_REQUIRED_ACKS, INVALID_RECORD } = ErrorCode;
+const {
+  INVALID_TOPIC_EXCEPTION,
+  INVALID_REQUIRED_ACKS,
+  INVALID_RECORD,
+  CORRUPT_MESSAGE,
+  UNSUPPORTED_COMPRESSION_TYPE,
+} = ErrorCode;
+
+/** Kafka's smallest record (LegacyRecord.RECORD_OVERHEAD_V0): a shorter batch length is corrupt. */
+const MIN_BATCH_LENGTH = 14;
+const ZSTD = 4;
+
+/**
+ * The size of the batch at `pos` as Kafka's ByteBufferLogInputStream.nextBatch finds it: null when
+ * no whole batch is there (the iterator ends), a refusal (CorruptRecordException) for a length
+ * below the smallest record or a magic no format has.
+ */
+function nextBatchSize(records: Buffer, pos: number): number | null | { code: number; message: string } {
+  const remaining = records.length - pos;
+  if (remaining < LOG_OVERHEAD) return null;
+  const length = records.readInt32BE(pos + BATCH_LENGTH_OFFSET);
+  if (length < MIN_BATCH_LENGTH) {
+    return {
+      code: CORRUPT_MESSAGE,
+      message: `Record size ${length} is less than the minimum record overhead (${MIN_BATCH_LENGTH})`,
+    };
+  }
+  if (remaining < length + LOG_OVERHEAD) return null;
+  const magic = records.readInt8(pos + MAGIC_OFFSET);
+  if (magic < 0 || magic > 2)
+    return { code: CORRUPT_MESSAGE, message: `Invalid magic found in record: ${magic}` };
+  return length + LOG_OVERHEAD;
+}
+
+/**
+ * Kafka's ProduceRequest.validateRecords (v3+): exactly one whole batch of magic 2, zstd only from
+ * v7. Returns the refusal, or the bytes of that one batch — a trailing partial batch is left out,
+ * as Kafka's UnifiedLog trims the bytes after the last whole batch.
+ */
+export function produceBatch(version: number, records: Buffer): Buffer | { code: number; message: string } {
+  const first = nextBatchSize(records, 0);
+  if (first === null) {
+    return {
+      code: INVALID_RECORD,
+      message: `Produce requests with version ${version} must have at least one record batch per partition`,
+    };
+  }
+  if (typeof first !== 'number') return first;
+  if (records[MAGIC_OFFSET] !== 2) {
+    return {
+      code: INVALID_RECORD,
+      message: `Produce requests with version ${version} are only allowed to contain record batches with magic version 2`,
+    };
+  }
+  if (version < 7 && (records.readInt16BE(ATTRIBUTES_OFFSET) & 0x07) === ZSTD) {
+    return {
+      code: UNSUPPORTED_COMPRESSION_TYPE,
+      message: `Produce requests with version ${version} are not allowed to use ZStandard compression`,
+    };
+  }
+  const second = nextBatchSize(records, first);
+  if (second === null) return first === records.length ? records : records.subarray(0, first);
+  if (typeof second !== 'number') return second;
+  return {
+    code: INVALID_RECORD,
+    message: `Produce requests with version ${version} are only allowed to contain exactly one record batch per partition`,
+  };
+}
 
 function errorResponse(index: number, code: number, message: string | null): PartitionProduceResponse {
   // Kafka's PartitionResponse(error): baseOffset -1 (INVALID_OFFSET), as logAppendTimeMs and logStartOffset.
@@ -52,16 +125,11 @@ export async function handleProduce(
       }
       const p = b.replicaManager.getPartition(t.name, pd.index);
       if (!p) return errorResponse(pd.index, notHostedError(b, t.name, pd.index), null);
-      if (!pd.records || pd.records.length === 0) {
-        return errorResponse(
-          pd.index,
-          INVALID_RECORD,
-          'Produce requests must carry at least one record batch',
-        );
-      }
+      const records = produceBatch(ctx.apiVersion, pd.records ?? Buffer.alloc(0));
+      if (!Buffer.isBuffer(records)) return errorResponse(pd.index, records.code, records.message);
       try {
-        const { info, acks: waiting } = p.appendAsLeader(pd.records, acks);
-        if (!info.duplicate) b.metrics?.produced(t.name, pd.records.length, info.records);
+        const { info, acks: waiting } = p.appendAsLeader(records, acks);
+        if (!info.duplicate) b.metrics?.produced(t.name, records.length, info.records);
         const response = defaultPartitionProduceResponse();
         response.index = pd.index;
         response.baseOffset = info.firstOffset;

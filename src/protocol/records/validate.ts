@@ -330,6 +330,11 @@ export interface InPlaceOptions {
   verifyCrc?: boolean;
   /** As DeepOptions.allowOffsetGaps. Default false: offsetDeltas exactly 0..n-1. */
   allowOffsetGaps?: boolean;
+  /**
+   * Decompress a compressed batch and walk its records too (Kafka's leader iterates the records
+   * of every batch a client sends, compressed or not). Default false: header and CRC only.
+   */
+  decompress?: boolean;
 }
 
 /**
@@ -355,25 +360,55 @@ export function validateBatchInPlace(
   const allowGaps = options?.allowOffsetGaps === true;
   const size = checkShallow(buf, pos, remaining, verifyCrc, header, view);
   if (typeof size !== 'number') return size;
-  if (compressionCodec(header.attributes) !== 0) return size;
-  const ok = recordsWellFormed(
-    buf,
-    pos + RECORDS_OFFSET,
-    pos + size,
+  const decompress = options?.decompress === true;
+  const compressed = compressionCodec(header.attributes) !== 0;
+  if (compressed && !decompress) return size;
+  const ok = compressed
+    ? compressedRecordsWellFormed(buf, pos, size, header, allowGaps)
+    : recordsWellFormed(
+        buf,
+        pos + RECORDS_OFFSET,
+        pos + size,
+        header.recordsCount,
+        header.lastOffsetDelta,
+        allowGaps,
+        isControl(header.attributes),
+      );
+  if (ok) return size;
+  const deep = validateBatchDeep(buf, pos, remaining, {
+    verifyCrc,
+    allowOffsetGaps: allowGaps,
+    decompress: compressed,
+  });
+  // The deep check is the reference: it names the reason. Were it to accept what the walk
+  // refused (a walk bug; the property tests say they agree), the batch is valid.
+  return deep.ok ? size : deep;
+}
+
+/** recordsWellFormed over a compressed batch's decompressed records; false when they do not decompress. */
+function compressedRecordsWellFormed(
+  buf: Buffer,
+  pos: number,
+  size: number,
+  header: BatchHeader,
+  allowGaps: boolean,
+): boolean {
+  let section: Buffer;
+  try {
+    section = batchRecordsSection(buf.subarray(pos, pos + size), 0, { decompress: true }).records;
+  } catch (e) {
+    if (e instanceof ProtocolError) return false;
+    throw e;
+  }
+  return recordsWellFormed(
+    section,
+    0,
+    section.length,
     header.recordsCount,
     header.lastOffsetDelta,
     allowGaps,
     isControl(header.attributes),
   );
-  if (ok) return size;
-  const deep = validateBatchDeep(buf, pos, remaining, {
-    verifyCrc,
-    allowOffsetGaps: allowGaps,
-    decompress: false,
-  });
-  // The deep check is the reference: it names the reason. Were it to accept what the walk
-  // refused (a walk bug; the property tests say they agree), the batch is valid.
-  return deep.ok ? size : deep;
 }
 
 /**
