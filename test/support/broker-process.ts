@@ -54,7 +54,7 @@ export async function startBrokerProcess(
   });
   let out = '';
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const port = await new Promise<number>((resolve, reject) => {
+  const ready = new Promise<number>((resolve, reject) => {
     const timer = setTimeout(
       () => reject(new Error(`broker not ready after ${readyTimeoutMs} ms:\n${out}`)),
       readyTimeoutMs,
@@ -74,6 +74,16 @@ export async function startBrokerProcess(
       reject(new Error(`broker exited with ${code}:\n${out}`));
     });
   });
+  let port: number;
+  try {
+    port = await ready;
+  } catch (e) {
+    // Not ready: the broker goes, and so does its data directory.
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await exited;
+    fs.rmSync(dir, { recursive: true, force: true });
+    throw e;
+  }
   return {
     port,
     bootstrap: `127.0.0.1:${port}`,
