@@ -15,23 +15,28 @@ import type { ProduceResponse } from '../../src/protocol/generated/ProduceRespon
 import { CLEAN_SHUTDOWN_FILE } from '../../src/storage/log-manager.js';
 import { batch, createTopic, startBroker, type TestBroker } from './helpers.js';
 
-async function produce(b: TestBroker, conn: ClientConnection, records: Buffer): Promise<ProduceResponse> {
+async function produce(
+  b: TestBroker,
+  conn: ClientConnection,
+  records: Buffer,
+  topic = 'dmg',
+): Promise<ProduceResponse> {
   return b.call<ProduceResponse>(conn, 0, 9, {
     transactionalId: null,
     acks: -1,
     timeoutMs: 1000,
-    topicData: [{ name: 'dmg', partitionData: [{ index: 0, records }] }],
+    topicData: [{ name: topic, partitionData: [{ index: 0, records }] }],
   });
 }
 
-async function logEndOffset(b: TestBroker, conn: ClientConnection): Promise<bigint> {
+async function logEndOffset(b: TestBroker, conn: ClientConnection, topic = 'dmg'): Promise<bigint> {
   const r = await b.call<ListOffsetsResponse>(conn, 2, 7, {
     replicaId: -1,
     isolationLevel: 0,
     timeoutMs: 0,
     topics: [
       {
-        name: 'dmg',
+        name: topic,
         partitions: [{ partitionIndex: 0, currentLeaderEpoch: -1, timestamp: -1n, maxNumOffsets: 1 }],
       },
     ],
@@ -149,5 +154,33 @@ describe('damaged files at start-up', () => {
     // The producer's sequence 4 follows its last one kept (3): its state was cut back too.
     assert.equal(r.next.responses[0]!.partitionResponses[0]!.errorCode, 0);
     assert.equal(r.next.responses[0]!.partitionResponses[0]!.baseOffset, 4n);
+  });
+
+  it('a garbled cleaner-offset-checkpoint is reset with one warning; the cleaner starts over and rewrites it', async () => {
+    const props = { 'log.cleaner.backoff.ms': '50' };
+    const first = await startBroker(props);
+    const conn = await first.connect();
+    await createTopic(first, conn, 'compacted', 1, { 'cleanup.policy': 'compact', 'segment.bytes': '200' });
+    for (let i = 0; i < 6; i++) {
+      const r = await produce(first, conn, batch(1, { from: 0, timestamp: BigInt(i) }), 'compacted');
+      assert.equal(r.responses[0]!.partitionResponses[0]!.errorCode, 0);
+    }
+    await first.stop();
+    const checkpoint = path.join(first.dir, 'logs', 'cleaner-offset-checkpoint');
+    fs.writeFileSync(checkpoint, GARBAGE);
+    const b = await startBroker(props, first.dir);
+    try {
+      const deadline = Date.now() + 20_000;
+      while (!fs.readFileSync(checkpoint, 'utf8').startsWith('0\n')) {
+        assert.ok(Date.now() < deadline, 'the cleaner rewrote its checkpoint within 20 s');
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const warnings = b.logger.lines.filter((l) => l.includes('cleaner-offset-checkpoint'));
+      assert.equal(warnings.length, 1, b.logger.lines.join('\n'));
+      assert.match(fs.readFileSync(checkpoint, 'utf8'), /^0\n1\ncompacted 0 [1-9]\d*\n$/);
+      assert.equal(await logEndOffset(b, await b.connect(), 'compacted'), 6n);
+    } finally {
+      await b.stop();
+    }
   });
 });
