@@ -39,59 +39,39 @@ const ZSTD = 4;
 
 /**
  * The size of the batch at `pos` as Kafka's ByteBufferLogInputStream.nextBatch finds it: null when
- * no whole batch is there (the iterator ends), a refusal (CorruptRecordException) for a length
- * below the smallest record or a magic no format has.
+ * no whole batch is there (the iterator ends), CORRUPT_MESSAGE (its CorruptRecordException) for a
+ * length below the smallest record or a magic no format has.
  */
-function nextBatchSize(records: Buffer, pos: number): number | null | { code: number; message: string } {
+function nextBatchSize(records: Buffer, pos: number): number | null | { code: number } {
   const remaining = records.length - pos;
   if (remaining < LOG_OVERHEAD) return null;
   const length = records.readInt32BE(pos + BATCH_LENGTH_OFFSET);
-  if (length < MIN_BATCH_LENGTH) {
-    return {
-      code: CORRUPT_MESSAGE,
-      message: `Record size ${length} is less than the minimum record overhead (${MIN_BATCH_LENGTH})`,
-    };
-  }
+  if (length < MIN_BATCH_LENGTH) return { code: CORRUPT_MESSAGE };
   if (remaining < length + LOG_OVERHEAD) return null;
   const magic = records.readInt8(pos + MAGIC_OFFSET);
-  if (magic < 0 || magic > 2)
-    return { code: CORRUPT_MESSAGE, message: `Invalid magic found in record: ${magic}` };
+  if (magic < 0 || magic > 2) return { code: CORRUPT_MESSAGE };
   return length + LOG_OVERHEAD;
 }
 
 /**
- * Kafka's ProduceRequest.validateRecords (v3+): exactly one whole batch of magic 2, zstd only from
- * v7. Returns the refusal, or the bytes of that one batch — a trailing partial batch is left out,
- * as Kafka's UnifiedLog trims the bytes after the last whole batch.
+ * Kafka's ProduceRequest.validateRecords (v3+): exactly one whole batch (else INVALID_RECORD), of
+ * magic 2 (else INVALID_RECORD), zstd only from v7 (else UNSUPPORTED_COMPRESSION_TYPE). Returns
+ * the refusal — answered, as KafkaApis does, with the code alone — or the bytes of that one batch:
+ * a trailing partial batch is left out, as Kafka's UnifiedLog trims the bytes after the last whole
+ * batch.
  */
-export function produceBatch(version: number, records: Buffer): Buffer | { code: number; message: string } {
+export function produceBatch(version: number, records: Buffer): Buffer | { code: number } {
   const first = nextBatchSize(records, 0);
-  if (first === null) {
-    return {
-      code: INVALID_RECORD,
-      message: `Produce requests with version ${version} must have at least one record batch per partition`,
-    };
-  }
+  if (first === null) return { code: INVALID_RECORD };
   if (typeof first !== 'number') return first;
-  if (records[MAGIC_OFFSET] !== 2) {
-    return {
-      code: INVALID_RECORD,
-      message: `Produce requests with version ${version} are only allowed to contain record batches with magic version 2`,
-    };
-  }
+  if (records[MAGIC_OFFSET] !== 2) return { code: INVALID_RECORD };
   if (version < 7 && (records.readInt16BE(ATTRIBUTES_OFFSET) & 0x07) === ZSTD) {
-    return {
-      code: UNSUPPORTED_COMPRESSION_TYPE,
-      message: `Produce requests with version ${version} are not allowed to use ZStandard compression`,
-    };
+    return { code: UNSUPPORTED_COMPRESSION_TYPE };
   }
   const second = nextBatchSize(records, first);
   if (second === null) return first === records.length ? records : records.subarray(0, first);
   if (typeof second !== 'number') return second;
-  return {
-    code: INVALID_RECORD,
-    message: `Produce requests with version ${version} are only allowed to contain exactly one record batch per partition`,
-  };
+  return { code: INVALID_RECORD };
 }
 
 function errorResponse(index: number, code: number, message: string | null): PartitionProduceResponse {
@@ -126,7 +106,7 @@ export async function handleProduce(
       const p = b.replicaManager.getPartition(t.name, pd.index);
       if (!p) return errorResponse(pd.index, notHostedError(b, t.name, pd.index), null);
       const records = produceBatch(ctx.apiVersion, pd.records ?? Buffer.alloc(0));
-      if (!Buffer.isBuffer(records)) return errorResponse(pd.index, records.code, records.message);
+      if (!Buffer.isBuffer(records)) return errorResponse(pd.index, records.code, null);
       try {
         const { info, acks: waiting } = p.appendAsLeader(records, acks);
         if (!info.duplicate) b.metrics?.produced(t.name, records.length, info.records);
