@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { ClientConnection } from '../../src/network/client-connection.js';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
-import type { ListOffsetsResponse } from '../../src/protocol/generated/ListOffsetsResponse.js';
 import type { ProduceResponse } from '../../src/protocol/generated/ProduceResponse.js';
 import {
   ATTRIBUTES_OFFSET,
@@ -14,7 +13,7 @@ import {
   RECORDS_OFFSET,
   writeCrc,
 } from '../../src/protocol/records/index.js';
-import { batch, createTopic, startBroker, type TestBroker } from './helpers.js';
+import { batch, createTopic, latestOffset, startBroker, type TestBroker } from './helpers.js';
 
 /**
  * A producer's malformed batches against a real broker: each is answered with Kafka's error for
@@ -44,20 +43,7 @@ describe('bad batches from a producer', () => {
     });
     return r.responses[0]!.partitionResponses[0]!;
   };
-  const logEndOffset = async (topic = 'bad') => {
-    const r = await b.call<ListOffsetsResponse>(conn, 2, 7, {
-      replicaId: -1,
-      isolationLevel: 0,
-      timeoutMs: 0,
-      topics: [
-        {
-          name: topic,
-          partitions: [{ partitionIndex: 0, currentLeaderEpoch: -1, timestamp: -1n, maxNumOffsets: 1 }],
-        },
-      ],
-    });
-    return r.topics[0]!.partitions[0]!.offset;
-  };
+  const logEndOffset = (topic = 'bad') => latestOffset(b, conn, topic);
   /** A good batch with `edit` applied; the CRC recomputed unless `keepCrc`. */
   const forged = (edit: (buf: Buffer) => void, keepCrc = false, records = batch(3)) => {
     const buf = Buffer.from(records);

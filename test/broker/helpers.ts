@@ -12,6 +12,7 @@ import { ClientConnection } from '../../src/network/client-connection.js';
 import type { MessageCodec } from '../../src/protocol/codec-runtime.js';
 import type { CreateTopicsResponse } from '../../src/protocol/generated/CreateTopicsResponse.js';
 import { API_MESSAGES } from '../../src/protocol/generated/index.js';
+import type { ListOffsetsResponse } from '../../src/protocol/generated/ListOffsetsResponse.js';
 import { encodeBatch } from '../../src/protocol/records/codec.js';
 import { NodeFileSystem } from '../../src/storage/fs.js';
 
@@ -157,4 +158,27 @@ export async function createTopic(
     ],
   });
   assert.equal(r.topics[0]!.errorCode, 0, `create ${name}`);
+}
+
+/** The latest offset of `topic`-`partition` by ListOffsets v7 (the LEO's answer to a consumer: the HW), checked for no error. */
+export async function latestOffset(
+  b: TestBroker,
+  conn: ClientConnection,
+  topic: string,
+  partition = 0,
+): Promise<bigint> {
+  const r = await b.call<ListOffsetsResponse>(conn, 2, 7, {
+    replicaId: -1,
+    isolationLevel: 0,
+    timeoutMs: 0,
+    topics: [
+      {
+        name: topic,
+        partitions: [{ partitionIndex: partition, currentLeaderEpoch: -1, timestamp: -1n, maxNumOffsets: 1 }],
+      },
+    ],
+  });
+  const p = r.topics[0]!.partitions[0]!;
+  assert.equal(p.errorCode, 0, `ListOffsets ${topic}-${partition}: error ${p.errorCode}`);
+  return p.offset;
 }
