@@ -1,5 +1,5 @@
 import { LIMITS } from '../common/limits.js';
-import { validateClientQuotas } from '../metadata/client-quotas.js';
+import { kafkaQuotaValueOrder, validateClientQuotas } from '../metadata/client-quotas.js';
 import type { ApiResult, ConfigMap, CreateTopicResult, MetadataImage } from '../metadata/cluster-metadata.js';
 import {
   resolveBrokerConfig,
@@ -440,6 +440,26 @@ export function planAlterConfigs(
   const op: Op =
     Object.keys(next).length === 0
       ? { type: 'delete', key }
-      : { type: 'put', key, value: encodeConfigMap(next) };
+      : {
+          type: 'put',
+          key,
+          value:
+            resource.type === 'client-quota'
+              ? encodeQuotaValues(current, next, changes)
+              : encodeConfigMap(next),
+        };
   return { result: OK, chunks: [{ compare, ops: [op] }] };
+}
+
+/** An entity's quota values, kept in the order Kafka's metadata image iterates them (client-quotas.ts). */
+function encodeQuotaValues(
+  current: ConfigMap,
+  next: Readonly<Record<string, string>>,
+  changes: Readonly<Record<string, string | null>>,
+): string {
+  const changed = Object.entries(changes)
+    .filter(([k, v]) => (v === null ? k in current : current[k] !== v))
+    .map(([k]) => k);
+  const order = kafkaQuotaValueOrder(Object.keys(current), Object.keys(next), changed);
+  return JSON.stringify(Object.fromEntries(order.map((k) => [k, next[k]])));
 }

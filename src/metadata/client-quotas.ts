@@ -10,6 +10,7 @@
  */
 import { ErrorCode } from '../protocol/generated/errors.js';
 import type { ApiResult } from './cluster-metadata.js';
+import { javaHashMapCapacity, javaHashMapOrder, javaStringHash, javaStringMapHash } from './java-hash-map.js';
 
 const { INVALID_REQUEST } = ErrorCode;
 
@@ -74,4 +75,49 @@ export function validateClientQuotas(changes: Readonly<Record<string, string | n
     }
   }
   return { errorCode: 0, errorMessage: null };
+}
+
+/**
+ * The components of an entity in the order Kafka answers them: its entity is a HashMap of type to
+ * name (`new HashMap<>(initialCapacity)` when made from a request, `new HashMap<>()` in the metadata
+ * image), so `client-id` comes before `user` whatever order the client sent.
+ */
+export function kafkaEntityOrder(
+  components: readonly QuotaEntityComponent[],
+  initialCapacity?: number,
+): QuotaEntityComponent[] {
+  const capacity = javaHashMapCapacity(initialCapacity, new Set(components.map((c) => c.entityType)).size);
+  return javaHashMapOrder(components, (c) => javaStringHash(c.entityType), capacity);
+}
+
+/** ClientQuotaEntity.hashCode: Objects.hash(entries), entries the map of type to name. */
+export function kafkaEntityHash(components: readonly QuotaEntityComponent[]): number {
+  return (31 + javaStringMapHash(components.map((c) => [c.entityType, c.entityName] as const))) | 0;
+}
+
+/**
+ * The order of an entity's quota values after a change, as the broker's ClientQuotaImage holds
+ * them: ClientQuotaDelta.apply puts the kept keys in the previous image's order into a
+ * `new HashMap<>(previous size)`, then the added keys in the order of the delta's own HashMap of
+ * changes; the image iterates that map. `previous` is the image's order before the change,
+ * `next` the keys after it (any order), `changed` the keys the change wrote.
+ */
+export function kafkaQuotaValueOrder(
+  previous: readonly string[],
+  next: readonly string[],
+  changed: readonly string[],
+): string[] {
+  const keep = new Set(next);
+  const kept = previous.filter((k) => keep.has(k));
+  const old = new Set(previous);
+  const added = javaHashMapOrder(
+    changed.filter((k) => keep.has(k) && !old.has(k)),
+    javaStringHash,
+    javaHashMapCapacity(undefined, changed.length),
+  );
+  return javaHashMapOrder(
+    [...kept, ...added],
+    javaStringHash,
+    javaHashMapCapacity(previous.length, keep.size),
+  );
 }

@@ -178,4 +178,68 @@ describe('@platformatic/kafka against skiff broker', () => {
       await reader.close();
     }
   });
+
+  it("alterClientQuotas / describeClientQuotas answer entities, components and values in Kafka's (HashMap) order", async () => {
+    const admin = new Admin({ clientId: 'skiff-platformatic-quotas', bootstrapBrokers });
+    const P = 'producer_byte_rate';
+    const C = 'consumer_byte_rate';
+    const R = 'request_percentage';
+    const set = (key: typeof P | typeof C | typeof R, value: number) => ({
+      key,
+      value,
+      remove: false as const,
+    });
+    const user = (name: string | null) => ({ entityType: 'user' as const, entityName: name });
+    const client = (name: string) => ({ entityType: 'client-id' as const, entityName: name });
+    try {
+      const altered = await admin.alterClientQuotas({
+        entries: [
+          { entities: [user('alice')], ops: [set(P, 1024)] },
+          { entities: [client('app')], ops: [set(P, 2048)] },
+          { entities: [user('bob')], ops: [set(C, 4096)] },
+          { entities: [user('alice'), client('app')], ops: [set(P, 1048576), set(C, 2097152), set(R, 50)] },
+          { entities: [user(null)], ops: [set(R, 25)] },
+        ],
+      });
+      // The controller's HashMap of entity to result: by ClientQuotaEntity.hashCode in 16 buckets.
+      assert.deepEqual(
+        altered.map((e) => [e.errorCode, e.entity.map((c) => `${c.entityType}=${c.entityName}`).join(',')]),
+        [
+          [0, 'user=alice'],
+          [0, 'client-id=app,user=alice'],
+          [0, 'user=bob'],
+          [0, 'client-id=app'],
+          [0, 'user=null'],
+        ],
+      );
+      // Added one at a time, producer_byte_rate stays before request_percentage (they share a bucket).
+      for (const key of [P, R, C] as const) {
+        await admin.alterClientQuotas({ entries: [{ entities: [client('staged')], ops: [set(key, 100)] }] });
+      }
+      let described: Awaited<ReturnType<Admin['describeClientQuotas']>> = [];
+      for (let i = 0; i < 100; i++) {
+        described = await admin.describeClientQuotas({ components: [] });
+        if (described.find((e) => e.entity[0]?.entityName === 'staged')?.values.length === 3) break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      // The image's HashMap of six entities (8 buckets); each entity's HashMap of type to name and
+      // of key to value.
+      assert.deepEqual(
+        described.map((e) => [
+          e.entity.map((c) => `${c.entityType}=${c.entityName}`).join(','),
+          e.values.map((v) => v.key).join(','),
+        ]),
+        [
+          ['client-id=app,user=alice', `${C},${R},${P}`],
+          ['user=bob', C],
+          ['client-id=app', P],
+          ['user=null', R],
+          ['user=alice', P],
+          ['client-id=staged', `${C},${P},${R}`],
+        ],
+      );
+    } finally {
+      await admin.close();
+    }
+  });
 });

@@ -4,11 +4,14 @@
  * configs. Every broker enforces them from its metadata image (client-quota-manager.ts).
  */
 import {
+  kafkaEntityHash,
+  kafkaEntityOrder,
   QUOTA_KEYS,
   type QuotaEntityComponent,
   quotaEntityComponents,
   quotaEntityKey,
 } from '../../metadata/client-quotas.js';
+import { javaHashMapCapacity, javaHashMapOrder } from '../../metadata/java-hash-map.js';
 import type { AlterClientQuotasRequest } from '../../protocol/generated/AlterClientQuotasRequest.js';
 import type { AlterClientQuotasResponse } from '../../protocol/generated/AlterClientQuotasResponse.js';
 import type { DescribeClientQuotasRequest } from '../../protocol/generated/DescribeClientQuotasRequest.js';
@@ -59,14 +62,25 @@ export async function handleDescribeClientQuotas(
   }
   const entries: EntryData[] = [];
   const quotas = b.metadata.image().clientQuotas ?? new Map();
-  for (const [key, values] of [...quotas].sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0))) {
-    const entity = quotaEntityComponents(key);
+  // Entries in the order of the image's HashMap of entities: its table is the smallest that holds
+  // them all when no entity was removed since the image's last quota change (a removal can leave
+  // Kafka's table larger); entities sharing a bucket in the order of their canonical keys (Kafka:
+  // the order they were put).
+  const all = [...quotas]
+    .sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0))
+    .map(([key, values]) => ({
+      entity: quotaEntityComponents(key),
+      values: values as Record<string, string>,
+    }));
+  const image = javaHashMapOrder(all, (e) => kafkaEntityHash(e.entity), javaHashMapCapacity(0, all.length));
+  for (const { entity, values } of image) {
     if (!matches(entity, req.components, req.strict)) continue;
+    // Components and values in Kafka's order: the image's HashMaps (client-quotas.ts); the values
+    // are stored in that order.
     entries.push({
-      entity: entity.map((e) => ({ entityType: e.entityType, entityName: e.entityName })),
-      values: Object.entries(values as Record<string, string>)
+      entity: kafkaEntityOrder(entity).map((e) => ({ entityType: e.entityType, entityName: e.entityName })),
+      values: Object.entries(values)
         .filter(([k]) => QUOTA_KEYS.has(k))
-        .sort((x, y) => (x[0] < y[0] ? -1 : 1))
         .map(([k, v]) => ({ key: k, value: Number(v) })),
     });
   }
@@ -80,7 +94,11 @@ export async function handleAlterClientQuotas(
 ): Promise<AlterClientQuotasResponse> {
   const results = await Promise.all(
     req.entries.map(async (e) => {
-      const entity = e.entity.map((c) => ({ entityType: c.entityType, entityName: c.entityName }));
+      // As Kafka's request makes it: a HashMap of type to name sized by the components.
+      const entity = kafkaEntityOrder(
+        e.entity.map((c) => ({ entityType: c.entityType, entityName: c.entityName })),
+        e.entity.length,
+      );
       const fail = (errorCode: number, errorMessage: string) => ({ errorCode, errorMessage, entity });
       const key = quotaEntityKey(entity);
       if (typeof key !== 'string') return fail(ErrorCode.INVALID_REQUEST, key.error);
@@ -105,5 +123,11 @@ export async function handleAlterClientQuotas(
       }
     }),
   );
-  return { throttleTimeMs: 0, entries: results };
+  // The controller answers from a HashMap of entity to result (ControllerApis' fromQuotaEntities).
+  const order = javaHashMapOrder(
+    results,
+    (r) => kafkaEntityHash(r.entity),
+    javaHashMapCapacity(undefined, results.length),
+  );
+  return { throttleTimeMs: 0, entries: order };
 }
