@@ -113,10 +113,37 @@ export function runKcat(args: string[], stdinFile: string | null): Promise<numbe
     p.on('close', (status) => {
       clearTimeout(timer);
       const seconds = (performance.now() - started) / 1000;
-      if (status !== 0) reject(new Error(`kcat ${args.join(' ')} exited with ${status}: ${err}`));
-      else resolve(seconds);
+      if (status !== 0) {
+        reject(new Error(`kcat ${args.join(' ')} exited with ${status} (${hostMemory()}): ${err}`));
+      } else resolve(seconds);
     });
   });
+}
+
+/**
+ * The host's memory now: a kcat run that fails because the whole machine was thrashing (another
+ * process took nearly all memory; without swap, page cache and program text are evicted and every
+ * process crawls) reads as a broker not answering, so a failure says what the host looked like.
+ */
+export function hostMemory(): string {
+  const read = (file: string): string => {
+    try {
+      return fs.readFileSync(file, 'utf8');
+    } catch {
+      return '';
+    }
+  };
+  const available = /MemAvailable:\s+(\d+) kB/.exec(read('/proc/meminfo'));
+  const full = /^full avg10=([\d.]+) avg60=([\d.]+)/m.exec(read('/proc/pressure/memory'));
+  const parts = [
+    `MemAvailable ${available ? `${Math.round(Number(available[1]) / 1024)} of ` : '? of '}${Math.round(os.totalmem() / 2 ** 20)} MiB`,
+    full ? `memory pressure full avg10 ${full[1]}% avg60 ${full[2]}%` : 'no memory pressure figures',
+    `load ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+  ];
+  return `host: ${parts.join(', ')}`;
 }
 
 function rssKiB(pid: number): number {
