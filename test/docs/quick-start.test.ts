@@ -16,6 +16,7 @@ import { it } from 'node:test';
 import { repoRoot } from '../../tools/errors/generate.js';
 import { freePorts, removeDataDir, SkiffProcess } from '../cluster/helpers.js';
 import { runProcess } from '../support/broker-process.js';
+import { type Block, fencedBlocks, linePattern } from '../support/doc-blocks.js';
 
 const ROOT = repoRoot();
 const BIN = path.join(ROOT, 'bin', 'skiff.js');
@@ -23,29 +24,12 @@ const BEGIN = '<!-- quick-start:begin';
 const END = '<!-- quick-start:end -->';
 const DOCUMENTED_PORTS = [9092, 9093, 9094];
 
-interface Block {
-  readonly lang: string;
-  readonly name: string | undefined;
-  readonly body: string;
-}
-
 /** The fenced blocks of the README's quick-start section, in order. */
 function quickStartBlocks(readme: string): Block[] {
   const start = readme.indexOf(BEGIN);
   const end = readme.indexOf(END);
   assert.ok(start >= 0 && end > start, 'README.md has no quick-start section between its markers');
-  const section = readme.slice(start, end);
-  return [...section.matchAll(/^```(\w+)(?: (\S+))?\n([\s\S]*?)^```$/gm)].map((m) => ({
-    lang: m[1]!,
-    name: m[2],
-    body: m[3]!,
-  }));
-}
-
-/** A documented output line as a pattern: `…` any text, a run of spaces any padding. */
-function linePattern(line: string): RegExp {
-  const parts = line.split('…').map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/ +/g, ' +'));
-  return new RegExp(`^${parts.join('.*?')}[ \\t]*$`, 'm');
+  return fencedBlocks(readme.slice(start, end));
 }
 
 it("the README's quick start runs as written: skiff up, the kcat commands and the KafkaJS program, each with its documented output", async () => {

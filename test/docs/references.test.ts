@@ -94,3 +94,21 @@ it('every relative link in README.md and docs/ names a file that exists and, wit
   }
   assert.ok(count >= 20, `only ${count} relative links`);
 });
+
+/** Repository paths named in prose: `src/...`, `test/...`, ... in backticks or as link targets. */
+const NAMED_PATH =
+  /[`(]((?:src|test|tools|bench|native|scripts|docs|examples|bin|dashboard)\/[\w./-]*[\w/])[`)#]/g;
+
+it('every repository path README.md and docs/ name (src/..., test/..., ...) exists', () => {
+  const pages = ['README.md', ...readdirSync(join(repoRoot(), 'docs')).map((f) => `docs/${f}`)];
+  let count = 0;
+  for (const page of pages) {
+    for (const [, named] of read(page).matchAll(NAMED_PATH)) {
+      // A compiled test is named by its source's path; a glob or placeholder names no one file.
+      if (/[*<]/.test(named!)) continue;
+      assert.ok(existsSync(join(repoRoot(), named!)), `${page} names ${named}, which does not exist`);
+      count++;
+    }
+  }
+  assert.ok(count >= 20, `only ${count} paths named`);
+});
