@@ -1,0 +1,61 @@
+/**
+ * docs/contributing.md against the code: its layer table is LAYER_RULES (the table the import
+ * check enforces), its `sh checked` blocks run in the repository with the output the text block
+ * after each documents, and the benches it lists are exactly those bench/main.ts runs.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { it } from 'node:test';
+import { repoRoot } from '../../tools/errors/generate.js';
+import { runProcess } from '../support/broker-process.js';
+import { fencedBlocks, linePattern } from '../support/doc-blocks.js';
+import { LAYER_RULES } from '../support/import-graph.js';
+
+const ROOT = repoRoot();
+const doc = readFileSync(path.join(ROOT, 'docs', 'contributing.md'), 'utf8');
+
+it("the layer table is the import check's LAYER_RULES, row for row", () => {
+  const rows = [...doc.matchAll(/^\| `(\w+)` +\| (.+?) +\|$/gm)].map(
+    ([, layer, allowed]) => [layer!, allowed === '—' ? [] : allowed!.split(', ')] as const,
+  );
+  assert.deepEqual(
+    Object.fromEntries(rows),
+    Object.fromEntries(Object.entries(LAYER_RULES).map(([k, v]) => [k, [...v]])),
+  );
+});
+
+it('the checked commands run in the repository and print what the page documents', async () => {
+  const blocks = fencedBlocks(doc);
+  const checked = blocks.flatMap((b, i) => (b.lang === 'sh' && b.name === 'checked' ? [i] : []));
+  assert.ok(checked.length >= 2, 'too few checked blocks');
+  // A reader's shell, not this test runner's child: with its NODE_TEST_CONTEXT a nested `node --test`
+  // would report to this runner instead of printing.
+  const { NODE_TEST_CONTEXT: _, ...outside } = process.env;
+  const env = {
+    ...outside,
+    PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH}`,
+  };
+  for (const i of checked) {
+    const script = blocks[i]!.body;
+    const r = await runProcess('sh', ['-e', '-c', script], '', 120_000, { cwd: ROOT, env });
+    assert.equal(r.status, 0, `${script} exited ${r.status}:\n${r.stdout}${r.stderr}`);
+    const next = blocks[i + 1];
+    if (next?.lang !== 'text') continue;
+    for (const line of next.body.split('\n').filter((l) => l.trim() !== ''))
+      assert.match(r.stdout, linePattern(line), `${script}: not printed: ${line}`);
+  }
+});
+
+it('the benches listed are those bench/main.ts knows', async () => {
+  // An unknown name makes bench/main.js exit 2 with the list of known ones, running none.
+  const r = await runProcess(process.execPath, [
+    path.join(ROOT, 'dist', 'bench', 'main.js'),
+    'no-such-bench',
+  ]);
+  assert.equal(r.status, 2, r.stderr);
+  const known = /\(known: ([^)]+)\)/.exec(r.stderr)?.[1]?.split(', ');
+  assert.ok(known !== undefined && known.length > 0, r.stderr);
+  const listed = /runs only the named ones: ((?:`[\w-]+`,?\s*)+)/.exec(doc)?.[1]?.match(/[\w-]+/g);
+  assert.deepEqual([...(listed ?? [])].sort(), [...known].sort());
+});
