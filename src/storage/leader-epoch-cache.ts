@@ -11,8 +11,16 @@ export interface EpochEndOffset {
 
 /**
  * The leader epoch → start offset map of one partition, persisted to `leader-epoch-checkpoint`
- * after every change (Kafka's LeaderEpochFileCache). Entries are strictly increasing in both epoch
- * and start offset; `assign` keeps them so by dropping any entry the new one contradicts.
+ * (Kafka's LeaderEpochFileCache). Entries are strictly increasing in both epoch and start offset;
+ * `assign` keeps them so by dropping any entry the new one contradicts.
+ *
+ * When the file is written, as Kafka: an assignment that changes the entries (and clearAndFlush)
+ * writes it at once, so the file never misses an entry. A truncation does not: Kafka flushes those
+ * in the background (truncateFromEndAsyncFlush, truncateFromStartAsyncFlush); here they ride on the
+ * next write, or on flushIfChanged, which the log calls before its recovery point moves (and on
+ * close). A file that still holds truncated entries is safe: the load truncates the cache to the
+ * LEO and the log start offset again, and batches past the recovery point are replayed from the
+ * log — so until a flush passes them, nothing trusts the file for those offsets.
  * Owned by one Log; the caller serialises calls (the log's append/truncate path).
  */
 export class LeaderEpochFileCache {
@@ -20,6 +28,8 @@ export class LeaderEpochFileCache {
   /** The entries as the checkpoint file holds them (as read, or as last written). */
   private persisted: readonly EpochEntry[] = [];
   private deferring = false;
+  /** An assignment or clear changed the entries while deferring: endDeferredFlushes must write. */
+  private assignedWhileDeferring = false;
 
   constructor(
     private readonly checkpoint: CheckpointFile<EpochEntry> | null,
@@ -35,19 +45,28 @@ export class LeaderEpochFileCache {
   }
 
   /**
-   * Holds checkpoint writes back until endDeferredFlushes, which writes once, and only if the
-   * entries then differ from the file. For a log load: its replay clears the epochs from the
-   * first replayed batch and assigns them again, which would otherwise write (and fsync) the
-   * file twice or more to end where it started. Recovery re-derives the entries from the log, so
-   * a crash before the single write loses nothing.
+   * Holds checkpoint writes back until endDeferredFlushes, which writes once, and only if an
+   * assignment changed the entries and they then differ from the file. For a log load: its replay
+   * clears the epochs from the first replayed batch and assigns them again, which would otherwise
+   * write (and fsync) the file twice or more to end where it started; and a load that only
+   * truncates (an empty log drops the entry its last epoch began at the LEO) leaves the write to
+   * the next one, as any truncation does. Recovery re-derives the entries from the log, so a crash
+   * before the write loses nothing.
    */
   deferFlushes(): void {
     this.deferring = true;
+    this.assignedWhileDeferring = false;
   }
 
   endDeferredFlushes(): void {
     if (!this.deferring) return;
     this.deferring = false;
+    if (this.assignedWhileDeferring) this.flushIfChanged();
+    this.assignedWhileDeferring = false;
+  }
+
+  /** Writes the file when the entries differ from what it holds (a truncation not written yet). */
+  flushIfChanged(): void {
     const same =
       this.persisted.length === this.epochs.length &&
       this.epochs.every(
@@ -86,7 +105,9 @@ export class LeaderEpochFileCache {
    * offset changes nothing; otherwise entries with epoch ≥ `epoch` or start ≥ `startOffset` go first.
    */
   assign(epoch: number, startOffset: bigint): void {
-    if (this.assignNoFlush(epoch, startOffset)) this.flush();
+    if (!this.assignNoFlush(epoch, startOffset)) return;
+    if (this.deferring) this.assignedWhileDeferring = true;
+    this.flush();
   }
 
   private assignNoFlush(epoch: number, startOffset: bigint): boolean {
@@ -141,8 +162,9 @@ export class LeaderEpochFileCache {
   }
 
   /**
-   * After the log is truncated to `endOffset`: drops entries that start at or beyond it. `quiet`:
-   * the caller re-adds them at once (recovery replaying batches), so no line.
+   * After the log is truncated to `endOffset`: drops entries that start at or beyond it, leaving
+   * the write to the next one (see the class comment). `quiet`: the caller re-adds them at once
+   * (recovery replaying batches), so no line.
    */
   truncateFromEnd(endOffset: bigint, opts: { readonly quiet?: boolean } = {}): void {
     const latest = this.latestEntry();
@@ -154,12 +176,12 @@ export class LeaderEpochFileCache {
         `${this.name}: cleared ${before - this.epochs.length} leader epoch entries from offset ${endOffset}`,
       );
     }
-    this.flush();
   }
 
   /**
    * After the log start moves to `startOffset`: drops entries that start at or before it, and
    * re-adds the last dropped epoch starting exactly at `startOffset`, since its batches remain.
+   * The write is left to the next one, as truncateFromEnd's.
    */
   truncateFromStart(startOffset: bigint): void {
     let lastRemoved: EpochEntry | undefined;
@@ -168,11 +190,11 @@ export class LeaderEpochFileCache {
     }
     if (!lastRemoved) return;
     this.epochs.unshift({ epoch: lastRemoved.epoch, startOffset });
-    this.flush();
   }
 
   clearAndFlush(): void {
     this.epochs = [];
+    if (this.deferring) this.assignedWhileDeferring = true;
     this.flush();
   }
 

@@ -65,6 +65,12 @@ export class LocalLog {
     nextOffset: bigint,
     recoveryPoint: bigint,
     private readonly ctx: StorageContext,
+    /**
+     * Runs before a flush moves the recovery point: what the log above keeps beside the segments
+     * and leaves unwritten for a while (the leader epochs' truncations) is written first, since a
+     * recovery trusts everything below the recovery point.
+     */
+    private readonly beforeFlush: () => void = () => {},
   ) {
     this.nextOffset = nextOffset;
     this.recoveryPointOffset = recoveryPoint;
@@ -304,6 +310,7 @@ export class LocalLog {
   /** fsyncs every segment that may hold offsets in [recovery point, `upTo`) and advances the recovery point. */
   flush(upTo: bigint = this.nextOffset): void {
     if (upTo <= this.recoveryPointOffset) return;
+    this.beforeFlush();
     for (const s of this.segments.range(this.recoveryPointOffset, upTo)) s.flush();
     this.ctx.fs.syncDir(this.dir);
     this.recoveryPointOffset = upTo > this.nextOffset ? this.nextOffset : upTo;

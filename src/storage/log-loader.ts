@@ -178,7 +178,9 @@ function load(p: LoadParams): LoadedLog {
   // Recovery does not fsync what it truncated: the recovery point stays where it was (at most the
   // LEO), so a second crash validates the same segments again instead of trusting them.
   const recoveryPoint = p.hadCleanShutdown ? nextOffset : min(p.recoveryPoint, nextOffset);
-  const local = new LocalLog(p.dir, p.name, p.config, segments, nextOffset, recoveryPoint, p.ctx);
+  const local = new LocalLog(p.dir, p.name, p.config, segments, nextOffset, recoveryPoint, p.ctx, () =>
+    p.epochCache.flushIfChanged(),
+  );
   let logStartOffset = max(p.logStartOffsetCheckpoint, segments.first()!.baseOffset);
   if (logStartOffset > nextOffset) {
     logger.warn(

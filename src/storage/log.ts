@@ -901,6 +901,8 @@ export class Log {
   /** Clean close: flush, final index entries, trimmed indexes, files closed. */
   close(): void {
     this.local.flush();
+    // A truncation not written yet (nothing appended since, so the flush above did not run).
+    this.leaderEpochCache.flushIfChanged();
     this.producerState.takeSnapshot();
     this.local.close();
   }

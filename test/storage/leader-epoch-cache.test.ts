@@ -1,12 +1,15 @@
 import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { MemoryLogger, silentLogger } from '../../src/common/logger.js';
-import { CheckpointFile, epochEntryCodec } from '../../src/storage/checkpoint.js';
+import { CheckpointFile, epochEntryCodec, LEADER_EPOCH_CHECKPOINT } from '../../src/storage/checkpoint.js';
 import { NodeFileSystem } from '../../src/storage/fs.js';
 import { LeaderEpochFileCache } from '../../src/storage/leader-epoch-cache.js';
-import { tempDir } from './helpers.js';
+import { Log } from '../../src/storage/log.js';
+import { logConfig } from '../../src/storage/log-config.js';
+import { makeBatch, tempDir, testContext } from './helpers.js';
 
 function cache(): LeaderEpochFileCache {
   return new LeaderEpochFileCache(null, silentLogger, 't-0');
@@ -83,22 +86,132 @@ test('truncateFromEnd and truncateFromStart', () => {
   assert.equal(c.epochForOffset(25n), 5);
 });
 
-test('every change is checkpointed and a reload sees the same entries', () => {
+/** The real file system, counting the writes of leader-epoch-checkpoint files. */
+class CountingFileSystem extends NodeFileSystem {
+  epochWrites = 0;
+  override writeFileAtomic(filePath: string, data: Buffer): void {
+    if (path.basename(filePath) === LEADER_EPOCH_CHECKPOINT) this.epochWrites++;
+    super.writeFileAtomic(filePath, data);
+  }
+}
+
+test('an assignment that changes the entries is written at once; truncations ride on the next write', () => {
   const { dir, cleanup } = tempDir();
   try {
-    const fsys = new NodeFileSystem();
-    const file = new CheckpointFile(fsys, path.join(dir, 'leader-epoch-checkpoint'), epochEntryCodec);
+    const fsys = new CountingFileSystem();
+    const file = new CheckpointFile(fsys, path.join(dir, LEADER_EPOCH_CHECKPOINT), epochEntryCodec);
     const c = new LeaderEpochFileCache(file, silentLogger, 't-0');
     c.assign(0, 0n);
     c.assign(2, 100n);
+    assert.equal(fsys.epochWrites, 2);
+    c.assign(2, 150n); // the same epoch later: nothing changed, nothing written
+    assert.equal(fsys.epochWrites, 2);
     c.truncateFromStart(50n);
-    const again = new LeaderEpochFileCache(file, silentLogger, 't-0');
-    assert.deepEqual(again.entries(), [
-      { epoch: 0, startOffset: 50n },
+    c.truncateFromEnd(100n);
+    assert.equal(fsys.epochWrites, 2);
+    assert.deepEqual(file.read(), [
+      { epoch: 0, startOffset: 0n },
       { epoch: 2, startOffset: 100n },
+    ]);
+    c.flushIfChanged();
+    c.flushIfChanged();
+    assert.equal(fsys.epochWrites, 3);
+    assert.deepEqual(new LeaderEpochFileCache(file, silentLogger, 't-0').entries(), [
+      { epoch: 0, startOffset: 50n },
+    ]);
+    c.truncateFromEnd(60n); // nothing starts at or after 60
+    c.flushIfChanged();
+    assert.equal(fsys.epochWrites, 3);
+    c.truncateFromEnd(50n);
+    c.assign(3, 50n); // writes the truncation with it
+    assert.equal(fsys.epochWrites, 4);
+    assert.deepEqual(file.read(), [{ epoch: 3, startOffset: 50n }]);
+
+    // A load: a replay that re-adds what it cleared writes nothing, nor does a truncation alone;
+    // an assignment that changes the entries writes once.
+    c.deferFlushes();
+    c.truncateFromEnd(50n, { quiet: true });
+    c.assign(3, 50n);
+    c.endDeferredFlushes();
+    c.deferFlushes();
+    c.truncateFromEnd(50n);
+    c.endDeferredFlushes();
+    assert.equal(fsys.epochWrites, 4);
+    c.deferFlushes();
+    c.assign(4, 50n);
+    c.assign(5, 60n);
+    c.endDeferredFlushes();
+    assert.equal(fsys.epochWrites, 5);
+    assert.deepEqual(file.read(), [
+      { epoch: 4, startOffset: 50n },
+      { epoch: 5, startOffset: 60n },
     ]);
   } finally {
     cleanup();
+  }
+});
+
+function openLog(dir: string, fsys: NodeFileSystem, opts: { clean: boolean; recoveryPoint?: bigint }): Log {
+  return Log.open({
+    dir,
+    topic: 't',
+    partition: 0,
+    config: logConfig(),
+    ctx: { ...testContext(), fs: fsys },
+    hadCleanShutdown: opts.clean,
+    ...(opts.recoveryPoint === undefined ? {} : { recoveryPoint: opts.recoveryPoint }),
+  });
+}
+
+test('a clean restart of an empty log writes no checkpoint; becoming leader again writes it once', () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const fsys = new CountingFileSystem();
+    const log = openLog(dir, fsys, { clean: true });
+    log.leaderEpochCache.assign(3, log.logEndOffset); // became leader in epoch 3
+    log.close();
+    assert.equal(fsys.epochWrites, 1);
+    const again = openLog(dir, fsys, { clean: true });
+    // The load drops the entry at the LEO (Kafka's truncateFromEnd does too) without writing.
+    assert.deepEqual(again.leaderEpochCache.entries(), []);
+    assert.equal(fsys.epochWrites, 1);
+    again.leaderEpochCache.assign(4, again.logEndOffset);
+    again.close();
+    assert.equal(fsys.epochWrites, 2);
+    assert.equal(fs.readFileSync(path.join(dir, LEADER_EPOCH_CHECKPOINT), 'utf8'), '0\n1\n4 0\n');
+  } finally {
+    cleanup();
+  }
+});
+
+test('a truncation not yet written survives a crash before and after the flush that follows', () => {
+  for (const flushed of [false, true]) {
+    const { dir, cleanup } = tempDir();
+    try {
+      const fsys = new NodeFileSystem();
+      const log = openLog(dir, fsys, { clean: true });
+      log.appendAsFollower(makeBatch({ baseOffset: 0n, count: 10, epoch: 0 }));
+      log.appendAsFollower(makeBatch({ baseOffset: 10n, count: 5, epoch: 5 }));
+      // The leader of epoch 0 ended it at 10 with more of its own batches: the follower truncates
+      // (the file keeps 5@10 for now) and appends epoch 0 again, which changes no entry.
+      log.truncateTo(10n);
+      log.appendAsFollower(makeBatch({ baseOffset: 10n, count: 10, epoch: 0 }));
+      log.local.roll();
+      if (flushed) log.flush(); // the recovery point passes 10: the truncation is written first
+      const recoveryPoint = log.recoveryPoint;
+      assert.equal(recoveryPoint, flushed ? 20n : 0n);
+      log.local.abandon(); // kill -9
+      const again = openLog(dir, fsys, { clean: false, recoveryPoint });
+      assert.deepEqual(
+        again.leaderEpochCache.entries(),
+        [{ epoch: 0, startOffset: 0n }],
+        `flushed ${flushed}`,
+      );
+      assert.deepEqual(again.endOffsetForEpoch(0), { epoch: 0, endOffset: 20n });
+      again.close();
+    } finally {
+      cleanup();
+    }
   }
 });
 
