@@ -24,6 +24,8 @@ MAIN_ONLY_TESTS=(examples/ scenarios/ sim/ dashboard/)
 need=()
 command -v kcat >/dev/null 2>&1 || need+=(kcat)
 command -v etcd >/dev/null 2>&1 || need+=(etcd-server)
+# etcdctl: docs/deployment.md's backup step, run by test/docs/deployment.test.ts.
+command -v etcdctl >/dev/null 2>&1 || need+=(etcd-client)
 /usr/bin/python3 -c 'import kafka' >/dev/null 2>&1 || need+=(python3-kafka)
 /usr/bin/python3 -c 'import confluent_kafka' >/dev/null 2>&1 || need+=(python3-confluent-kafka)
 # Headers and libraries that @confluentinc/kafka-javascript's librdkafka links against when built

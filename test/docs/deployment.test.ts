@@ -6,10 +6,11 @@
  * systemd-analyze verify when the machine has it; its ExecStart is how each broker is started),
  * topic creation with the documented output, a rolling restart (`systemctl restart skiff` is a
  * SIGTERM and the ExecStart again) waiting on --under-replicated-partitions after each broker,
- * then a fourth broker and the reassignment of the topic onto it. Substituted: every kafkaN:9092
+ * then a fourth broker and the reassignment of the topic onto it, then the backups (etcdctl's
+ * snapshot, a stopped broker's log dir in a tar archive). Substituted: every kafkaN:9092
  * and etcdN:2379/2380 (and the 0.0.0.0 listeners on host N) by free ports of host N on 127.0.0.1,
- * /etc/skiff, /var/lib/skiff, /var/lib/etcd and /usr/local/bin/skiff by a directory per host,
- * `sleep 5` by `sleep 0.5`.
+ * /etc/skiff, /var/lib/skiff, /var/lib/etcd, /var/backups and /usr/local/bin/skiff by a directory
+ * per host, `sleep 5` by `sleep 0.5`.
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
@@ -68,6 +69,7 @@ function local(text: string, host: number): string {
     .replaceAll('/etc/skiff', path.join(hostDir, 'etc'))
     .replaceAll('/var/lib/skiff', path.join(hostDir, 'var'))
     .replaceAll('/var/lib/etcd', path.join(hostDir, 'etcd'))
+    .replaceAll('/var/backups', path.join(hostDir, 'backups'))
     .replaceAll('sleep 5', 'sleep 0.5');
 }
 
@@ -104,6 +106,7 @@ function writeProperties(id: number): void {
     .replaceAll('kafka1', `kafka${id}`);
   assert.match(text, new RegExp(`^advertised.listeners=PLAINTEXT://kafka${id}:9092$`, 'm'));
   mkdirSync(path.join(dir, `host${id}`, 'etc'), { recursive: true });
+  mkdirSync(path.join(dir, `host${id}`, 'backups'));
   writeFileSync(local('/etc/skiff/server.properties', id), local(text, id));
 }
 
@@ -117,14 +120,41 @@ async function start(id: number): Promise<void> {
   await p.waitFor(new RegExp(`skiff broker ${id} ready: listening on`), 30_000);
 }
 
-/** Runs a block's lines as one shell script on host `host`, stopping at the first failure. */
-async function run(script: string, host = 1): Promise<string> {
-  const r = await runProcess('sh', ['-e', '-c', local(script, host)], '', 60_000, {
-    cwd: path.join(dir, 'admin'),
-    env,
-  });
-  assert.equal(r.status, 0, `${script} exited ${r.status}:\n${r.stdout}${r.stderr}`);
-  return r.stdout;
+/**
+ * Runs a block on host `host`: `sudo systemctl stop|start|restart skiff` as systemd would do it
+ * (SIGTERM, a clean exit; the unit's ExecStart), the other lines, without `sudo`, as one shell
+ * script per run of lines, stopping at the first failure. Returns what they print, both streams
+ * (as a terminal shows them).
+ */
+async function run(block: string, host = 1): Promise<string> {
+  let out = '';
+  let script: string[] = [];
+  const starting: Promise<void>[] = [];
+  const flush = async (): Promise<void> => {
+    if (script.length === 0) return;
+    const text = local(script.join('\n'), host);
+    script = [];
+    const r = await runProcess('sh', ['-e', '-c', text], '', 60_000, { cwd: path.join(dir, 'admin'), env });
+    assert.equal(r.status, 0, `${text} exited ${r.status}:\n${r.stdout}${r.stderr}`);
+    out += r.stdout + r.stderr;
+  };
+  for (const line of block.split('\n')) {
+    const systemctl = /^sudo systemctl (stop|start|restart) skiff$/.exec(line)?.[1];
+    if (systemctl === undefined) {
+      if (line.trim() !== '') script.push(line.replace(/^sudo /, ''));
+      continue;
+    }
+    await flush();
+    if (systemctl !== 'start') {
+      const stopped = await brokers.get(host)!.stop();
+      assert.deepEqual(stopped, { code: 0, signal: null }, `broker ${host}: a clean stop`);
+    }
+    // systemctl returns once the process runs; the block's next lines wait for it as they say.
+    if (systemctl !== 'stop') starting.push(start(host));
+  }
+  await flush();
+  await Promise.all(starting);
+  return out;
 }
 
 function assertDocumented(name: string, output: string): void {
@@ -194,14 +224,10 @@ it("three brokers from the guide's server.properties and unit; topic creation pr
 });
 
 it('rolling restart: each broker restarted in turn, the next only once --under-replicated-partitions prints nothing', async () => {
-  const [restart, ...rest] = named('rolling-restart').body.split('\n');
-  assert.match(restart!, /^sudo systemctl restart skiff$/);
+  const block = named('rolling-restart').body;
+  assert.match(block, /^sudo systemctl restart skiff$/m);
   for (const id of [1, 2, 3]) {
-    const stopped = await brokers.get(id)!.stop();
-    assert.deepEqual(stopped, { code: 0, signal: null }, `broker ${id}: a clean stop`);
-    const starting = start(id);
-    await run(rest.join('\n'), id);
-    await starting;
+    await run(block, id);
     // The wait is what it promises: nothing under-replicated when it returns.
     await fullyReplicated([1, 2, 3]);
   }
@@ -217,4 +243,14 @@ it("a fourth broker; the guide's --generate/--execute/--verify move partitions o
     `no replica on broker 4: ${JSON.stringify(replicas)}`,
   );
   assert.ok(replicas.every((r) => r.length === 3));
+});
+
+it("backing up: the guide's etcdctl snapshot of the metadata, and a stopped broker's log dir", async () => {
+  requireTool('etcdctl', 'version');
+  assertDocumented('etcd-backup', await run(named('etcd-backup').body));
+  await run(named('log-dirs-backup').body, 2);
+  const listing = await runProcess('tar', ['-tzf', local('/var/backups/skiff-data.tar.gz', 2)]);
+  assert.match(listing.stdout, /^data\/meta\.properties$/m);
+  assert.match(listing.stdout, /^data\/orders-\d+\/0{20}\.log$/m);
+  await fullyReplicated([1, 2, 3, 4]);
 });

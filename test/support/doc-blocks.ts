@@ -11,12 +11,12 @@ export interface Block {
   readonly body: string;
 }
 
-/** The fenced blocks of `markdown`, in order (indented ones included). */
+/** The fenced blocks of `markdown`, in order; a block indented in a list item loses that indent. */
 export function fencedBlocks(markdown: string): Block[] {
-  return [...markdown.matchAll(/^ *```(\w+)(?: (\S+))?\n([\s\S]*?)^ *```$/gm)].map((m) => ({
-    lang: m[1]!,
-    name: m[2],
-    body: m[3]!,
+  return [...markdown.matchAll(/^( *)```(\w+)(?: (\S+))?\n([\s\S]*?)^ *```$/gm)].map((m) => ({
+    lang: m[2]!,
+    name: m[3],
+    body: m[4]!.replace(new RegExp(`^ {0,${m[1]!.length}}`, 'gm'), ''),
   }));
 }
 
