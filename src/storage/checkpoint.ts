@@ -1,3 +1,4 @@
+import * as path from 'node:path';
 import type { FileSystem } from './fs.js';
 
 /**
@@ -104,6 +105,14 @@ export class CheckpointFile<T> {
 
   write(entries: readonly T[]): void {
     this.fs.writeFileAtomic(this.path, Buffer.from(formatCheckpoint(this.codec, entries), 'utf8'));
+  }
+
+  /**
+   * write, unless the directory is gone (Kafka's writeIfDirExists): for a write left for later,
+   * which may come after the partition's directory was renamed for deletion.
+   */
+  writeIfDirExists(entries: readonly T[]): void {
+    if (this.fs.exists(path.dirname(this.path))) this.write(entries);
   }
 
   /** The entries, or an empty list when the file does not exist yet. */

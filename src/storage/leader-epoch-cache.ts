@@ -65,14 +65,20 @@ export class LeaderEpochFileCache {
     this.assignedWhileDeferring = false;
   }
 
-  /** Writes the file when the entries differ from what it holds (a truncation not written yet). */
+  /**
+   * Writes the file when the entries differ from what it holds (a truncation not written yet), and
+   * its directory still exists: a flush scheduled before the log was deleted may come after.
+   */
   flushIfChanged(): void {
+    if (this.deferring) return;
     const same =
       this.persisted.length === this.epochs.length &&
       this.epochs.every(
         (e, i) => e.epoch === this.persisted[i]!.epoch && e.startOffset === this.persisted[i]!.startOffset,
       );
-    if (!same) this.flush();
+    if (same) return;
+    this.checkpoint?.writeIfDirExists(this.epochs);
+    this.persisted = [...this.epochs];
   }
 
   entries(): EpochEntry[] {

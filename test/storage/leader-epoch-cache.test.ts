@@ -151,6 +151,27 @@ test('an assignment that changes the entries is written at once; truncations rid
   }
 });
 
+test('a truncation left for later is not written into a directory that is gone', () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const partitionDir = path.join(dir, 't-0');
+    fs.mkdirSync(partitionDir);
+    const file = new CheckpointFile(
+      new NodeFileSystem(),
+      path.join(partitionDir, LEADER_EPOCH_CHECKPOINT),
+      epochEntryCodec,
+    );
+    const c = new LeaderEpochFileCache(file, silentLogger, 't-0');
+    c.assign(1, 0n);
+    c.truncateFromEnd(0n);
+    fs.renameSync(partitionDir, path.join(dir, 't-0.deleted')); // the log deleted meanwhile
+    c.flushIfChanged();
+    assert.deepEqual(fs.readdirSync(dir), ['t-0.deleted']);
+  } finally {
+    cleanup();
+  }
+});
+
 function openLog(dir: string, fsys: NodeFileSystem, opts: { clean: boolean; recoveryPoint?: bigint }): Log {
   return Log.open({
     dir,
