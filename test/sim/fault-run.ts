@@ -4,7 +4,14 @@
  */
 import { defaultClusterConfig, SimCluster } from './sim-cluster.js';
 
-/** Seeds above 100 run with unclean.leader.election.enable and min.insync.replicas 1. */
+/**
+ * Seeds above 100 run with unclean.leader.election.enable and min.insync.replicas 1. Every third
+ * seed misbehaves more: messages held up (overtaken on other connections) and process pauses.
+ */
+export function misbehaves(seed: number): boolean {
+  return seed % 3 === 0;
+}
+
 export async function faultRun(seed: number): Promise<SimCluster> {
   const config = defaultClusterConfig();
   if (seed > 100) {
@@ -13,9 +20,12 @@ export async function faultRun(seed: number): Promise<SimCluster> {
   }
   const c = new SimCluster(seed, config);
   const r = c.random;
+  const misbehave = misbehaves(seed);
+  if (misbehave) c.net.config.stallRate = 0.05;
   c.start();
   await c.run(500);
   c.startProducing(20);
+  c.startIdempotentProducing(40);
   c.startConsuming();
   const dead = new Set<number>();
   for (let t = 0; t < 9000; ) {
@@ -23,7 +33,7 @@ export async function faultRun(seed: number): Promise<SimCluster> {
     await c.run(step);
     t += step;
     const ids = [...c.brokers.keys()];
-    const action = r.int(12);
+    const action = r.int(misbehave ? 14 : 12);
     if (action < 3 && dead.size < 2) {
       const id = r.pick(ids.filter((i) => !dead.has(i)));
       // A power cut (lost tail) only where another live ISR member holds everything acknowledged:
@@ -44,6 +54,10 @@ export async function faultRun(seed: number): Promise<SimCluster> {
       c.queue.schedule('heal', r.between(500, 4000), () => c.net.healAll());
     } else if (action < 10) {
       c.net.config.dropRate = r.chance(0.5) ? r.next() * 0.05 : 0;
+    } else if (action >= 12) {
+      // A GC pause or SIGSTOP: long ones outlive the session, the broker is fenced and rejoins.
+      const live = ids.filter((i) => !dead.has(i));
+      c.brokers.get(r.pick(live))!.pause(r.chance(0.5) ? r.between(50, 500) : r.between(600, 3000));
     } else {
       // DeleteRecords on a leader (up to its HW): followers that were down may have to rebuild.
       const key = `t-${r.int(c.config.partitions)}`;
@@ -60,6 +74,7 @@ export async function faultRun(seed: number): Promise<SimCluster> {
   // Faults stop: everyone back, links healed, no loss; writes go on for a while, then stop.
   c.net.healAll();
   c.net.config.dropRate = 0;
+  c.net.config.stallRate = 0;
   for (const id of dead) c.brokers.get(id)!.start();
   await c.run(5000);
   c.stopProducing();

@@ -46,12 +46,16 @@ export interface BrokerSimConfig {
   segmentBytes: number;
   sessionTimeoutMs: number;
   produceTimeoutMs: number;
+  /** How often a live broker renews its session with the controller (its lease keep-alive). */
+  heartbeatIntervalMs: number;
 }
 
 export interface ProduceResult {
   readonly errorCode: number;
   readonly baseOffset: bigint;
   readonly lastOffset: bigint;
+  /** acks=all: the leader epoch of the leader that appended it (-1 otherwise). */
+  readonly leaderEpoch?: number;
 }
 
 /** A request the broker has taken and not answered yet (for the invariants). */
@@ -94,6 +98,8 @@ function unknownPartition(topic: string, partition: number): PartitionState {
 export class SimBroker {
   alive = false;
   incarnation = 0;
+  /** Until when the process is paused (GC pause, SIGSTOP): it takes no message and runs no timer. */
+  pausedUntilMs = 0;
   epoch = -1n;
   readonly logger: RingLogger;
   /** The latest partition state applied, by partition key (older ones from the network are dropped). */
@@ -119,7 +125,7 @@ export class SimBroker {
     readonly config: BrokerSimConfig,
   ) {
     this.logger = new RingLogger(queue.clock, `[broker ${id}]`);
-    this.scheduler = new BrokerScheduler(queue);
+    this.scheduler = new BrokerScheduler(queue, () => this.pausedUntilMs);
     this.replication = this.replicationManager();
     this.image = this.imageOf();
   }
@@ -147,7 +153,12 @@ export class SimBroker {
       isReplicaIsrEligible: (id, epoch) => this.controller.isEligible(id, epoch),
       alterPartition: (p) => {
         const epoch = this.epoch;
-        return this.net.request(this.id, 0, () => this.controller.alterPartition(this.id, epoch, p));
+        return this.net.request(
+          this.id,
+          0,
+          () => this.controller.alterPartition(this.id, epoch, p),
+          'controller',
+        );
       },
       onEvent: (e) => this.events.push(e),
     });
@@ -167,7 +178,7 @@ export class SimBroker {
   start(): void {
     this.alive = true;
     this.incarnation++;
-    this.scheduler = new BrokerScheduler(this.queue);
+    this.scheduler = new BrokerScheduler(this.queue, () => this.pausedUntilMs);
     this.replication = this.replicationManager();
     const logs = new LogManager([this.dir], this.logConfig(), this.storageContext(), undefined, () =>
       this.logConfig(),
@@ -189,6 +200,42 @@ export class SimBroker {
     this.applyImage();
     this.replication.start();
     this.logger.info(`started with broker epoch ${this.epoch}`);
+    this.heartbeat();
+  }
+
+  /**
+   * The session keep-alive (src/metadata/store-cluster-metadata.ts): one at a time; a lost one is
+   * retried at the next interval; once fenced (the session expired) the broker registers again
+   * with a new epoch, as the real one does when its lease is gone.
+   */
+  private heartbeat(): void {
+    const incarnation = this.incarnation;
+    const interval = this.config.heartbeatIntervalMs;
+    this.scheduler.schedule('broker-heartbeat', interval, () => {
+      const epoch = this.epoch;
+      void this.net
+        .request(this.id, 0, () => this.controller.heartbeat(this.id, epoch), 'heartbeat', interval)
+        .then(
+          (alive) => {
+            if (!this.alive || this.incarnation !== incarnation) return;
+            if (!alive && this.epoch === epoch) {
+              this.epoch = this.controller.register(this.id);
+              this.logger.warn(`fenced (session expired); registered again with epoch ${this.epoch}`);
+            }
+          },
+          () => {},
+        )
+        .finally(() => {
+          if (this.alive && this.incarnation === incarnation) this.heartbeat();
+        });
+    });
+  }
+
+  /** A process pause (GC, SIGSTOP) of `ms`: nothing runs in it, its session may expire meanwhile. */
+  pause(ms: number): void {
+    if (!this.alive) return;
+    this.logger.info(`paused for ${ms} ms`);
+    this.pausedUntilMs = Math.max(this.pausedUntilMs, this.queue.clock.nowMs() + ms);
   }
 
   /** What the handlers may use: this broker's clock, scheduler, metadata and partitions. */
@@ -227,10 +274,8 @@ export class SimBroker {
     // What waited in the process dies with it: its answers never leave.
     this.replication.purgatory.forceCompleteAll();
     this.outstanding.clear();
-    const epoch = this.epoch;
-    this.queue.schedule('session-timeout', this.config.sessionTimeoutMs, () =>
-      this.controller.fence(this.id, epoch),
-    );
+    // Its session expires at the controller once the heartbeats stop.
+    this.pausedUntilMs = 0;
     this.logManager = null;
     this.replicaManager = null;
     this.services = null;
@@ -287,13 +332,20 @@ export class SimBroker {
   private transport(): ReplicaTransport {
     return {
       fetch: (leaderId, request) =>
-        this.net.request(this.id, leaderId, () =>
-          // v12, as src/broker/replica-transport.ts sends it: the replica id at the top level.
-          this.peer(leaderId).fetch({ ...request, replicaState: { replicaId: -1, replicaEpoch: -1n } }, 12),
+        this.net.request(
+          this.id,
+          leaderId,
+          () =>
+            // v12, as src/broker/replica-transport.ts sends it: the replica id at the top level.
+            this.peer(leaderId).fetch({ ...request, replicaState: { replicaId: -1, replicaEpoch: -1n } }, 12),
+          'replica-fetcher',
         ),
       leaderOffsets: (leaderId, topic, partition, epoch) =>
-        this.net.request(this.id, leaderId, () =>
-          this.peer(leaderId).leaderOffsets(topicPartitionKey(topic, partition), epoch),
+        this.net.request(
+          this.id,
+          leaderId,
+          () => this.peer(leaderId).leaderOffsets(topicPartitionKey(topic, partition), epoch),
+          'replica-fetcher',
         ),
     };
   }
@@ -439,7 +491,7 @@ export class SimBroker {
     entry.offset = entry.leader?.log.logEndOffset ?? -1n;
     return this.settled(entry, pending).then((r) => {
       this.checkAcknowledged(key, entry.leader?.log, r);
-      return r;
+      return { ...r, leaderEpoch: entry.leader?.leaderEpoch ?? -1 };
     });
   }
 

@@ -46,8 +46,16 @@ export function defaultClusterConfig(): ClusterConfig {
       segmentBytes: 16 * 1024,
       sessionTimeoutMs: 600,
       produceTimeoutMs: 1500,
+      heartbeatIntervalMs: 150,
     },
-    network: { minDelayMs: 1, maxDelayMs: 8, dropRate: 0, requestTimeoutMs: 2500 },
+    network: {
+      minDelayMs: 1,
+      maxDelayMs: 8,
+      dropRate: 0,
+      stallRate: 0,
+      stallMaxMs: 300,
+      requestTimeoutMs: 2500,
+    },
   };
 }
 
@@ -102,6 +110,8 @@ export class SimCluster {
   consumerFetches = 0;
   consumed = 0;
   private eventsSinceCheck = 0;
+  /** By partition: the leader epoch of its last unclean election. */
+  private readonly uncleanEpoch = new Map<string, number>();
 
   constructor(
     readonly seed: number,
@@ -109,20 +119,29 @@ export class SimCluster {
   ) {
     this.random = new SeededRandom(seed);
     this.root = fs.mkdtempSync(path.join(os.tmpdir(), `skiff-sim-${seed}-`));
-    this.net = new SimNetwork(this.queue, this.random, config.network, (node) => {
-      if (node <= 0) return 0;
-      const b = this.brokers.get(node);
-      return b?.alive ? b.incarnation : null;
-    });
+    this.net = new SimNetwork(
+      this.queue,
+      this.random,
+      config.network,
+      (node) => {
+        if (node <= 0) return 0;
+        const b = this.brokers.get(node);
+        return b?.alive ? b.incarnation : null;
+      },
+      (node) => this.brokers.get(node)?.pausedUntilMs ?? 0,
+    );
     this.controller = new SimController(
       () => this.queue.clock.nowMs(),
       (st) => this.publish(st),
       (key) => {
         // An unclean election may lose acknowledged records by design (Kafka's trade-off): from
-        // here on only what is acknowledged after it is held to the durability invariant.
+        // here on only what is acknowledged after it is held to the durability invariant — and
+        // not what a deposed leader of an earlier epoch acknowledges before it learns of it (a
+        // paused one whose ISR was itself alone, with min.insync.replicas 1).
         const kept = this.acked.filter((a) => a.key !== key);
         this.acked.length = 0;
         this.acked.push(...kept);
+        this.uncleanEpoch.set(key, this.controller.records.get(key)?.leaderEpoch ?? -1);
       },
     );
     this.controller.uncleanElection = config.uncleanElection;
@@ -151,6 +170,12 @@ export class SimCluster {
       );
       this.controller.createPartition(`t-${p}`, replicas);
     }
+    // The controller's session expiry check (the metadata store's lease expiry).
+    const expire = (): void => {
+      this.controller.expireSessions(this.config.broker.sessionTimeoutMs);
+      this.queue.schedule('session-expiry', 50, expire);
+    };
+    this.queue.schedule('session-expiry', 50, expire);
   }
 
   close(): void {
@@ -169,6 +194,7 @@ export class SimCluster {
           if (b.alive && b.incarnation === incarnation) b.applyState(st);
         },
         true,
+        'metadata',
       );
     }
   }
@@ -193,11 +219,11 @@ export class SimCluster {
     });
     const crc = readBatchHeader(batch, 0).crc;
     return this.net
-      .request(-1, leader, () => this.brokers.get(leader)!.produce(key, batch, acks))
+      .request(-1, leader, () => this.brokers.get(leader)!.produce(key, batch, acks), 'producer')
       .then(
         (r) => {
           this.produceErrors.set(r.errorCode, (this.produceErrors.get(r.errorCode) ?? 0) + 1);
-          if (r.errorCode === 0 && acks === -1) {
+          if (r.errorCode === 0 && acks === -1 && !this.excused(key, r)) {
             this.acked.push({ key, baseOffset: r.baseOffset, lastOffset: r.lastOffset, crc });
             this.checkAckedOnLeader(this.acked[this.acked.length - 1]!, leader);
           }
@@ -223,9 +249,112 @@ export class SimCluster {
     this.queue.schedule('producer', intervalMs, tick);
   }
 
+  /** An acks=all answer from a leader epoch before the partition's last unclean election. */
+  private excused(key: string, r: ProduceResult): boolean {
+    return (r.leaderEpoch ?? -1) < (this.uncleanEpoch.get(key) ?? -1);
+  }
+
   stopProducing(): void {
     this.producing = false;
   }
+
+  /**
+   * One idempotent acks=all producer per partition (producer id 1000 + partition, one batch in
+   * flight, as max.in.flight 1): a batch whose answer is lost or retriable is sent again, as it
+   * was, to the partition's current leader — the duplicate a real network makes — and the
+   * leader's duplicate detection must answer it with the offsets it was first written at. When
+   * the broker has lost the producer's state (UNKNOWN_PRODUCER_ID, OUT_OF_ORDER_SEQUENCE_NUMBER)
+   * the producer bumps its epoch and starts its sequence over, as the Java client does.
+   */
+  startIdempotentProducing(intervalMs: number): void {
+    for (let p = 0; p < this.config.partitions; p++) {
+      const key = `t-${p}`;
+      const producerId = BigInt(1000 + p);
+      let producerEpoch = 0;
+      let sequence = 0;
+      const send = (batch: Buffer, count: number, attempt: number, handled = { times: 0 }): void => {
+        const leader = this.leaderOf(key);
+        if (leader < 0) {
+          this.queue.schedule('idempotent-producer', 100, () => send(batch, count, attempt, handled));
+          return;
+        }
+        if (attempt > 0) this.idempotentRetries++;
+        const crc = readBatchHeader(batch, 0).crc;
+        void this.net
+          .request(
+            -1,
+            leader,
+            () => {
+              if (++handled.times === 2) this.idempotentRedelivered++;
+              return this.brokers.get(leader)!.produce(key, batch, -1);
+            },
+            `idempotent-${key}`,
+          )
+          .then(
+            (r) => r,
+            () => null,
+          )
+          .then((r) => {
+            const code = r === null ? ErrorCode.REQUEST_TIMED_OUT : r.errorCode;
+            if (r !== null) this.produceErrors.set(code, (this.produceErrors.get(code) ?? 0) + 1);
+            if (r !== null && code === 0) {
+              if (!this.excused(key, r)) {
+                const a = { key, baseOffset: r.baseOffset, lastOffset: r.lastOffset, crc };
+                this.acked.push(a);
+                this.checkAckedOnLeader(a, leader);
+              }
+              sequence += count;
+              if (this.producing) this.queue.schedule('idempotent-producer', intervalMs, next);
+            } else if (
+              code === ErrorCode.UNKNOWN_PRODUCER_ID ||
+              code === ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
+            ) {
+              // A duplicate must be answered with its first offsets, never refused as out of order.
+              const log = this.brokers.get(leader)?.logs.get(key);
+              const h = readBatchHeader(batch, 0);
+              const at = log && this.findProducerBatch(log, producerId, h.producerEpoch, h.baseSequence);
+              if (at !== undefined && at !== null)
+                this.fail(
+                  `${key}: broker ${leader} refused a duplicate of idempotent batch ${producerId}/${h.producerEpoch}/${h.baseSequence} with error ${code} though its log holds it at ${at}`,
+                );
+              producerEpoch++;
+              sequence = 0;
+              this.idempotentResets++;
+              if (this.producing) this.queue.schedule('idempotent-producer', intervalMs, next);
+            } else {
+              // Retriable (or no answer): the same batch again; a producer stopping gives up here.
+              if (this.producing)
+                this.queue.schedule('idempotent-producer', 50, () =>
+                  send(batch, count, attempt + 1, handled),
+                );
+            }
+          });
+      };
+      const next = (): void => {
+        const count = this.random.between(1, 4);
+        const n = this.produced++;
+        const batch = encodeBatch({
+          baseOffset: 0n,
+          baseTimestamp: BigInt(this.queue.clock.nowMs()),
+          producerId,
+          producerEpoch,
+          baseSequence: sequence,
+          records: Array.from({ length: count }, (_, i) => ({
+            key: null,
+            value: Buffer.from(`seed ${this.seed} idempotent ${n}.${i}`),
+          })),
+        });
+        send(batch, count, 0);
+      };
+      this.queue.schedule('idempotent-producer', intervalMs, next);
+    }
+  }
+
+  /** Idempotent batches sent again, and producer epoch bumps after the broker lost their state. */
+  idempotentRetries = 0;
+  /** Idempotent batches that reached a broker more than once (duplicates the network made). */
+  idempotentRedelivered = 0;
+  idempotentResets = 0;
 
   async run(ms: number): Promise<void> {
     await this.queue.runFor(ms, () => this.afterEvent());
@@ -318,7 +447,12 @@ export class SimCluster {
         }
         this.consumerFetches++;
         void this.net
-          .request(-1, leader, () => this.brokers.get(leader)!.consumerFetch(key, offset, maxWaitMs))
+          .request(
+            -1,
+            leader,
+            () => this.brokers.get(leader)!.consumerFetch(key, offset, maxWaitMs),
+            `consumer-${key}`,
+          )
           .then(
             (r) => {
               const d = r.responses[0]?.partitions[0];
@@ -412,6 +546,7 @@ export class SimCluster {
           );
           continue;
         }
+        this.checkNoDuplicates(key, id, log);
         const from =
           log.logStartOffset > leaderLog.logStartOffset ? log.logStartOffset : leaderLog.logStartOffset;
         const mine = batchesBetween(log, from, hw);
@@ -424,6 +559,36 @@ export class SimCluster {
           );
         }
       }
+    }
+  }
+
+  /** Each idempotent batch in the log, by "producer id/epoch/base sequence", with its base offset. */
+  private *producerBatches(log: Log): Generator<[string, bigint]> {
+    for (let o = log.logStartOffset; o < log.logEndOffset; ) {
+      const r = log.read(o, 1, 'log-end', true).records;
+      if (r.length < 61) break;
+      const h = readBatchHeader(r, 0);
+      if (h.producerId >= 0n) yield [`${h.producerId}/${h.producerEpoch}/${h.baseSequence}`, h.baseOffset];
+      o = h.baseOffset + BigInt(h.lastOffsetDelta) + 1n;
+    }
+  }
+
+  private findProducerBatch(log: Log, producerId: bigint, epoch: number, sequence: number): bigint | null {
+    const want = `${producerId}/${epoch}/${sequence}`;
+    for (const [k, at] of this.producerBatches(log)) if (k === want) return at;
+    return null;
+  }
+
+  /** An idempotent producer's batch (producer id, epoch, sequence) is in a replica's log once at most. */
+  private checkNoDuplicates(key: string, id: number, log: Log): void {
+    const seen = new Map<string, bigint>();
+    for (const [k, at] of this.producerBatches(log)) {
+      const first = seen.get(k);
+      if (first !== undefined)
+        this.fail(
+          `${key}: idempotent batch ${k} (producer/epoch/sequence) written twice on replica ${id}, at ${first} and ${at}`,
+        );
+      seen.set(k, at);
     }
   }
 

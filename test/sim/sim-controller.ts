@@ -33,6 +33,7 @@ export class SimController {
   readonly records = new Map<string, PartitionRecord>();
   private readonly brokers = new Map<number, BrokerInfo>();
   private readonly restarted = new Set<number>();
+  private readonly lastHeartbeat = new Map<number, number>();
   private nextBrokerEpoch = 100n;
   readonly changes: CommittedChange[] = [];
   /** (partition, leader epoch) → leader: at most one leader per epoch. */
@@ -88,9 +89,24 @@ export class SimController {
       inControlledShutdown: false,
     });
     if (wasKnown) this.restarted.add(id);
+    this.lastHeartbeat.set(id, this.nowMs());
     this.reconcileAll(`broker ${id} registered with epoch ${epoch}`);
     this.restarted.delete(id);
     return epoch;
+  }
+
+  /** A broker's session keep-alive: false once it is fenced (it must register again). */
+  heartbeat(id: number, epoch: bigint): boolean {
+    if (this.brokers.get(id)?.epoch !== epoch) return false;
+    this.lastHeartbeat.set(id, this.nowMs());
+    return true;
+  }
+
+  /** Fences every broker whose last heartbeat is older than the session timeout. */
+  expireSessions(sessionTimeoutMs: number): void {
+    for (const [id, b] of [...this.brokers]) {
+      if (this.nowMs() - (this.lastHeartbeat.get(id) ?? 0) > sessionTimeoutMs) this.fence(id, b.epoch);
+    }
   }
 
   /** The session of `id` at `epoch` expired: fenced, its ISR places and leaderships go. */

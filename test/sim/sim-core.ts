@@ -74,15 +74,25 @@ export function drain(): Promise<void> {
 export class BrokerScheduler implements Scheduler {
   private readonly cancels = new Set<() => void>();
 
-  constructor(private readonly queue: EventQueue) {}
+  constructor(
+    private readonly queue: EventQueue,
+    /** Until when the broker is paused (a GC pause, SIGSTOP): its timers fire when it resumes. */
+    private readonly holdUntil: () => number = () => 0,
+  ) {}
 
   schedule(name: string, delayMs: number, task: () => void): () => void {
     let cancel: () => void = () => {};
+    let inner: () => void = () => {};
     const wrapped = (): void => {
+      const until = this.holdUntil();
+      if (until > this.queue.clock.nowMs()) {
+        inner = this.queue.at(until, wrapped);
+        return;
+      }
       this.cancels.delete(cancel);
       task();
     };
-    const inner = this.queue.schedule(name, delayMs, wrapped);
+    inner = this.queue.schedule(name, delayMs, wrapped);
     cancel = () => {
       inner();
       this.cancels.delete(cancel);
@@ -123,21 +133,34 @@ export class RingLogger implements Logger {
 export interface NetworkConfig {
   minDelayMs: number;
   maxDelayMs: number;
-  /** Probability that one message (request or response) is lost. */
+  /** Probability that one message (request or response) is lost: its connection breaks. */
   dropRate: number;
+  /** Probability that a message is held up (congestion, a retransmission) by up to `stallMaxMs`. */
+  stallRate: number;
+  stallMaxMs: number;
   requestTimeoutMs: number;
 }
 
 /**
- * Requests between nodes (brokers 1..N, the controller 0, clients -1). A lost message, a cut link
- * or a node that is down means no answer: the caller's promise rejects at its timeout.
+ * Requests between nodes (brokers 1..N, the controller 0, clients -1) over named connections, as
+ * TCP carries them: on one connection messages arrive in order (a held-up message holds up those
+ * behind it), while different connections — a broker's replica fetcher and its AlterPartition
+ * channel, a producer's and a consumer's — are independent, so a later message on one may
+ * overtake an earlier one on another. Loss is a broken connection: the lost message and every
+ * message still in flight on it are gone (the next message opens a new one); the caller learns
+ * nothing and its promise rejects at its request timeout, as a client's in-flight request does. A
+ * node that is down answers nothing; a paused node (`holdUntil`) takes its messages when it resumes.
  */
 export class SimNetwork {
   private readonly cut = new Set<string>();
-  /** Per ordered pair: when the last message was delivered, so messages never overtake each other. */
+  /** Per connection and direction: when the last message was delivered, so none overtakes another. */
   private readonly lastDelivery = new Map<string, number>();
+  /** Per connection: how many times it broke; a message sent on an earlier one is lost. */
+  private readonly generation = new Map<string, number>();
   /** Exceptions thrown by request handlers: bugs, reported by the invariant checks. */
   readonly handlerErrors: string[] = [];
+  /** Connections broken by a lost message (for the summary). */
+  breaks = 0;
 
   constructor(
     private readonly queue: EventQueue,
@@ -145,6 +168,8 @@ export class SimNetwork {
     readonly config: NetworkConfig,
     /** The node's current incarnation, or null when it is down. */
     private readonly incarnation: (node: number) => number | null,
+    /** Until when the node is paused (takes no message), or 0. */
+    private readonly holdUntil: (node: number) => number = () => 0,
   ) {}
 
   cutLink(a: number, b: number): void {
@@ -160,55 +185,95 @@ export class SimNetwork {
     return this.cut.has(`${a}>${b}`);
   }
 
-  private lost(from: number, to: number): boolean {
-    return this.isCut(from, to) || this.random.chance(this.config.dropRate);
-  }
-
   /**
-   * Schedules a one-way message, in order per link; false when it is lost. A `reliable` message
-   * (the metadata watch, a stream that resumes where it stopped) is only ever delayed.
+   * Schedules a one-way message on connection `conn` between the two nodes, in order on it; false
+   * when it is lost. A `reliable` message (the metadata watch, a stream that resumes where it
+   * stopped) is only ever delayed.
    */
-  deliver(from: number, to: number, run: () => void, reliable = false): boolean {
-    if (!reliable && this.lost(from, to)) return false;
-    const key = `${from}>${to}`;
-    const { minDelayMs, maxDelayMs } = this.config;
+  deliver(from: number, to: number, run: () => void, reliable = false, conn = ''): boolean {
+    const link = `${Math.min(from, to)}<>${Math.max(from, to)}#${conn}`;
+    if (!reliable && (this.isCut(from, to) || this.random.chance(this.config.dropRate))) {
+      this.generation.set(link, (this.generation.get(link) ?? 0) + 1);
+      this.breaks++;
+      return false;
+    }
+    const gen = this.generation.get(link) ?? 0;
+    const key = `${from}>${to}#${conn}`;
+    const { minDelayMs, maxDelayMs, stallRate, stallMaxMs } = this.config;
     const now = this.queue.clock.nowMs();
-    const at = Math.max(now + this.random.between(minDelayMs, maxDelayMs), this.lastDelivery.get(key) ?? 0);
+    let delay = this.random.between(minDelayMs, maxDelayMs);
+    if (stallRate > 0 && this.random.chance(stallRate)) delay += this.random.between(1, stallMaxMs);
+    const at = Math.max(now + delay, this.lastDelivery.get(key) ?? 0);
     this.lastDelivery.set(key, at);
-    this.queue.at(at, run);
+    const arrive = (): void => {
+      if (!reliable && (this.generation.get(link) ?? 0) !== gen) return;
+      const until = this.holdUntil(to);
+      if (until > this.queue.clock.nowMs()) this.queue.at(until, arrive);
+      else run();
+    };
+    this.queue.at(at, arrive);
     return true;
   }
 
-  /** A request from `from` to `to`, answered by `handle` on arrival (it may wait). */
-  request<T>(from: number, to: number, handle: () => T | Promise<T>): Promise<T> {
+  /** A request from `from` to `to` on connection `conn`, answered by `handle` on arrival (it may wait). */
+  request<T>(
+    from: number,
+    to: number,
+    handle: () => T | Promise<T>,
+    conn = '',
+    timeoutMs = this.config.requestTimeoutMs,
+  ): Promise<T> {
     const fromIncarnation = this.incarnation(from);
     return new Promise<T>((resolve, reject) => {
       let settled = false;
-      const cancelTimeout = this.queue.schedule('request-timeout', this.config.requestTimeoutMs, () => {
-        if (settled) return;
+      let cancelled = false;
+      const timeout = (): void => {
+        if (settled || cancelled) return;
+        // A paused sender notices the timeout when it runs again.
+        const until = this.holdUntil(from);
+        if (until > this.queue.clock.nowMs()) {
+          this.queue.at(until, timeout);
+          return;
+        }
         settled = true;
         reject(new Error(`request from ${from} to ${to} timed out`));
-      });
-      this.deliver(from, to, () => {
-        const toIncarnation = this.incarnation(to);
-        if (toIncarnation === null) return;
-        Promise.resolve()
-          .then(handle)
-          .then(
-            (result) => {
-              if (this.incarnation(to) !== toIncarnation) return;
-              this.deliver(to, from, () => {
-                if (settled || this.incarnation(from) !== fromIncarnation) return;
-                settled = true;
-                cancelTimeout();
-                resolve(result);
-              });
-            },
-            (e: unknown) => {
-              this.handlerErrors.push(e instanceof Error ? (e.stack ?? e.message) : String(e));
-            },
-          );
-      });
+      };
+      this.queue.schedule('request-timeout', timeoutMs, timeout);
+      const cancelTimeout = (): void => {
+        cancelled = true;
+      };
+      this.deliver(
+        from,
+        to,
+        () => {
+          const toIncarnation = this.incarnation(to);
+          if (toIncarnation === null) return;
+          Promise.resolve()
+            .then(handle)
+            .then(
+              (result) => {
+                if (this.incarnation(to) !== toIncarnation) return;
+                this.deliver(
+                  to,
+                  from,
+                  () => {
+                    if (settled || this.incarnation(from) !== fromIncarnation) return;
+                    settled = true;
+                    cancelTimeout();
+                    resolve(result);
+                  },
+                  false,
+                  conn,
+                );
+              },
+              (e: unknown) => {
+                this.handlerErrors.push(e instanceof Error ? (e.stack ?? e.message) : String(e));
+              },
+            );
+        },
+        false,
+        conn,
+      );
     });
   }
 }
