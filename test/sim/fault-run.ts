@@ -6,7 +6,8 @@ import { defaultClusterConfig, SimCluster } from './sim-cluster.js';
 
 /**
  * Seeds above 100 run with unclean.leader.election.enable and min.insync.replicas 1. Every third
- * seed misbehaves more: messages held up (overtaken on other connections) and process pauses.
+ * seed misbehaves more: messages held up (overtaken on other connections), process pauses and
+ * wall clock jumps.
  */
 export function misbehaves(seed: number): boolean {
   return seed % 3 === 0;
@@ -33,7 +34,7 @@ export async function faultRun(seed: number): Promise<SimCluster> {
     await c.run(step);
     t += step;
     const ids = [...c.brokers.keys()];
-    const action = r.int(misbehave ? 14 : 12);
+    const action = r.int(misbehave ? 16 : 12);
     if (action < 3 && dead.size < 2) {
       const id = r.pick(ids.filter((i) => !dead.has(i)));
       // A power cut (lost tail) only where another live ISR member holds everything acknowledged:
@@ -54,6 +55,9 @@ export async function faultRun(seed: number): Promise<SimCluster> {
       c.queue.schedule('heal', r.between(500, 4000), () => c.net.healAll());
     } else if (action < 10) {
       c.net.config.dropRate = r.chance(0.5) ? r.next() * 0.05 : 0;
+    } else if (action >= 14) {
+      // A host's wall clock steps (NTP, an operator): timestamps and wall-clock durations jump.
+      c.brokers.get(r.pick(ids))!.jumpClock((r.chance(0.5) ? 1 : -1) * r.between(100, 5000));
     } else if (action >= 12) {
       // A GC pause or SIGSTOP: long ones outlive the session, the broker is fenced and rejoins.
       const live = ids.filter((i) => !dead.has(i));

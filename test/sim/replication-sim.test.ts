@@ -3,12 +3,13 @@
  * LogManager, ReplicaManager, Partitions, replication and its purgatory, and the Produce and Fetch
  * handlers — on real logs: crashes (some losing the tail of their active segments), restarts, cut
  * links, lost messages (a broken connection), messages held up and overtaken on other connections,
- * process pauses outliving the broker's session (fenced, then registering again), producers with
- * acks=all, acks=1 and acks=0, idempotent producers sending a batch again when its answer is
- * lost (the leader must answer the duplicate, and no log may hold it twice), long-polling consumers. Invariants are checked after every event (among them: no acks=all produce answered
- * before the HW passes its last offset, nothing left waiting once it could be answered); once the
- * faults stop the replicas must converge. SKIFF_SIM_SEED=n replays one seed; SKIFF_SIM_SEEDS=n
- * runs n seeds (default 200).
+ * process pauses outliving the broker's session (fenced, then registering again), hosts' wall
+ * clocks jumping forward and back (timers follow monotonic time), producers with acks=all, acks=1
+ * and acks=0, idempotent producers sending a batch again when its answer is lost (the leader must
+ * answer the duplicate, and no log may hold it twice), long-polling consumers. Invariants are
+ * checked after every event (among them: no acks=all produce answered before the HW passes its
+ * last offset, nothing left waiting once it could be answered); once the faults stop the replicas
+ * must converge. SKIFF_SIM_SEED=n replays one seed; SKIFF_SIM_SEEDS=n runs n seeds (default 200).
  */
 import * as assert from 'node:assert/strict';
 import { test } from 'node:test';

@@ -13,6 +13,7 @@ import type { BrokerServices, RequestContext } from '../../src/broker/handler-co
 import { handleFetch } from '../../src/broker/handlers/fetch.js';
 import { handleProduce } from '../../src/broker/handlers/produce.js';
 import { ReplicaManager } from '../../src/broker/replica-manager.js';
+import type { Clock } from '../../src/common/clock.js';
 import { topicPartitionKey } from '../../src/common/topic-partition.js';
 import type {
   ClusterMetadata,
@@ -100,6 +101,13 @@ export class SimBroker {
   incarnation = 0;
   /** Until when the process is paused (GC pause, SIGSTOP): it takes no message and runs no timer. */
   pausedUntilMs = 0;
+  /** How far this host's wall clock is off the simulation's time (stepped by NTP, an operator). */
+  wallClockSkewMs = 0;
+  /**
+   * The wall clock its code reads (record timestamps, ISR lag, backoffs): the simulation's time
+   * plus the skew. Its timers run on the scheduler, which like setTimeout follows monotonic time.
+   */
+  readonly wallClock: Clock = { nowMs: () => this.queue.clock.nowMs() + this.wallClockSkewMs };
   epoch = -1n;
   readonly logger: RingLogger;
   /** The latest partition state applied, by partition key (older ones from the network are dropped). */
@@ -142,7 +150,7 @@ export class SimBroker {
   private replicationManager(): ReplicationManager {
     return new ReplicationManager({
       localBrokerId: this.id,
-      clock: this.queue.clock,
+      clock: this.wallClock,
       logger: this.logger,
       scheduler: this.scheduler,
       transport: this.transport(),
@@ -167,7 +175,7 @@ export class SimBroker {
   private storageContext(): StorageContext {
     // The test file system without fsync (a process crash keeps what was written; a power cut is
     // simulated by cutting the tail explicitly), on the simulation's clock and this broker's scheduler.
-    return { ...testContext(), clock: this.queue.clock, scheduler: this.scheduler, logger: this.logger };
+    return { ...testContext(), clock: this.wallClock, scheduler: this.scheduler, logger: this.logger };
   }
 
   private logConfig(): LogConfig {
@@ -231,6 +239,12 @@ export class SimBroker {
     });
   }
 
+  /** The host's wall clock steps by `deltaMs` (forward or back). */
+  jumpClock(deltaMs: number): void {
+    this.logger.info(`wall clock jumps ${deltaMs > 0 ? 'forward' : 'back'} ${Math.abs(deltaMs)} ms`);
+    this.wallClockSkewMs += deltaMs;
+  }
+
   /** A process pause (GC, SIGSTOP) of `ms`: nothing runs in it, its session may expire meanwhile. */
   pause(ms: number): void {
     if (!this.alive) return;
@@ -243,13 +257,13 @@ export class SimBroker {
     const metadata: Pick<ClusterMetadata, 'image'> = { image: () => this.image };
     return {
       config: brokerConfig({ nodeId: this.id, minInsyncReplicas: this.config.minInsyncReplicas }),
-      clock: this.queue.clock,
+      clock: this.wallClock,
       scheduler: this.scheduler,
       logger: this.logger,
       // The handlers of the data path read only the image; the controller calls are not simulated here.
       metadata: metadata as ClusterMetadata,
       replicaManager,
-      fetchSessions: new FetchSessionCache(0, this.queue.clock, () => 1),
+      fetchSessions: new FetchSessionCache(0, this.wallClock, () => 1),
       nextProducerId: () => ++this.producerIds,
       diskSpace: () => ({ totalBytes: -1n, usableBytes: -1n }),
     };
