@@ -71,10 +71,14 @@ export function runPython<T>(
 
 /**
  * Gives a client id a controller_mutation_rate on the broker at `port` (AlterClientQuotas, as
- * `skiff configs` sends it: not every client can) and waits until the broker's DescribeClientQuotas
- * shows it — the broker enforces what its metadata image holds.
+ * `skiff configs` sends it: not every client can), or removes it (`rate` null), and waits until the
+ * broker's DescribeClientQuotas shows it so — the broker enforces what its metadata image holds.
  */
-export async function setControllerMutationRate(port: number, clientId: string, rate: number): Promise<void> {
+export async function setControllerMutationRate(
+  port: number,
+  clientId: string,
+  rate: number | null,
+): Promise<void> {
   const conn = await ClientConnection.connect('127.0.0.1', port, { clientId: 'quota-admin' });
   try {
     const altered = await conn.send(
@@ -85,7 +89,7 @@ export async function setControllerMutationRate(port: number, clientId: string, 
         entries: [
           {
             entity: [{ entityType: 'client-id', entityName: clientId }],
-            ops: [{ key: 'controller_mutation_rate', value: rate, remove: false }],
+            ops: [{ key: 'controller_mutation_rate', value: rate ?? 0, remove: rate === null }],
           },
         ],
         validateOnly: false,
@@ -101,8 +105,12 @@ export async function setControllerMutationRate(port: number, clientId: string, 
         { components: [{ entityType: 'client-id', matchType: 0, match: clientId }], strict: false },
         DescribeClientQuotasResponseCodec,
       );
-      if (described.entries?.[0]?.values.some((v) => v.key === 'controller_mutation_rate')) return;
-      assert.ok(i < 200, `the broker never showed the controller_mutation_rate of ${clientId}`);
+      const shown = described.entries?.[0]?.values.some((v) => v.key === 'controller_mutation_rate') ?? false;
+      if (shown === (rate !== null)) return;
+      assert.ok(
+        i < 200,
+        `the broker never showed the controller_mutation_rate of ${clientId} ${rate === null ? 'removed' : 'set'}`,
+      );
       await new Promise((r) => setTimeout(r, 10));
     }
   } finally {
