@@ -60,7 +60,10 @@ async function waitFor(what, check, timeoutMs = 20_000) {
  */
 async function startConsumer(groupId, topic) {
   // A fetch waits at most 100 ms for new data (KafkaJS's default, 5 s, is also how long disconnect() waits).
-  const consumer = kafka.consumer({ groupId, maxWaitTimeInMs: 100 });
+  // A session of 6 s (the broker's group.min.session.timeout.ms), not KafkaJS's 30 s: when the
+  // broker killed below was the group's coordinator, KafkaJS may give up on it, restart the consumer
+  // as a new member, and the group then waits for the old member's session to run out.
+  const consumer = kafka.consumer({ groupId, maxWaitTimeInMs: 100, sessionTimeout: 6000 });
   /** @type {Set<string>} */
   const seen = new Set();
   await consumer.connect();
