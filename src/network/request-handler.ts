@@ -1,12 +1,22 @@
 /** What a server connection needs from the broker: one call per request frame, in order. */
 
-/** Who sent a request: for log lines and for per-client decisions (never for authorization). */
+import type { KafkaPrincipal, SecurityProtocol } from '../security/principal.js';
+
+/** Who sent a request: for log lines, per-client decisions and authorization. */
 export interface ConnectionInfo {
   /** Unique per server, e.g. `127.0.0.1:9092-127.0.0.1:50412-7`, as Kafka names its channels. */
   readonly id: string;
   readonly remoteAddress: string;
   /** The clientId of the last request read on this connection, once one was decoded. */
   clientId: string | null;
+  /** The listener the connection came in on (`PLAINTEXT`, `INTERNAL`, ...), as Kafka's listener name. */
+  readonly listenerName: string;
+  readonly securityProtocol: SecurityProtocol;
+  /**
+   * Who the connection is: User:ANONYMOUS until authentication says otherwise (a SASL exchange
+   * sets it once it succeeds; an SSL client certificate gives it at the handshake).
+   */
+  principal: KafkaPrincipal;
   /**
    * Runs `listener` once when the connection closes (at once if it is closed), so a parked request
    * stops waiting for a client that is gone. Returns a function that removes the listener.

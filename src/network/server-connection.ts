@@ -4,6 +4,7 @@ import type { Logger } from '../common/logger.js';
 import type { Scheduler } from '../common/scheduler.js';
 import { type FramePool, FrameReader } from '../protocol/framing.js';
 import { ProtocolError } from '../protocol/protocol-error.js';
+import { ANONYMOUS, type KafkaPrincipal, type SecurityProtocol } from '../security/principal.js';
 import { checkRegion, readRegion, regionOf, sendRegion, zeroCopyAvailable } from '../storage/file-region.js';
 import { readBuffers } from '../storage/read-buffers.js';
 import { CloseConnectionError, type ConnectionInfo, type RequestHandler } from './request-handler.js';
@@ -36,6 +37,9 @@ export interface ServerConnectionLimits {
 export class ServerConnection implements ConnectionInfo {
   readonly remoteAddress: string;
   clientId: string | null = null;
+  readonly listenerName: string = 'PLAINTEXT';
+  readonly securityProtocol: SecurityProtocol = 'PLAINTEXT';
+  principal: KafkaPrincipal = ANONYMOUS;
   private readonly reader: FrameReader;
   private readonly queue: Buffer[] = [];
   private queuedBytes = 0;

@@ -32,6 +32,7 @@ import type { FetcherConfig, ReplicaTransport } from '../../src/replication/fetc
 import type { ReplicationEvent } from '../../src/replication/follower.js';
 import type { PartitionLeaderState } from '../../src/replication/leader-state.js';
 import { ReplicationManager } from '../../src/replication/replication-manager.js';
+import { ANONYMOUS } from '../../src/security/principal.js';
 import type { StorageContext } from '../../src/storage/local-log.js';
 import type { Log } from '../../src/storage/log.js';
 import { type LogConfig, logConfig } from '../../src/storage/log-config.js';
@@ -384,7 +385,15 @@ export class SimBroker {
       apiVersion,
       correlationId: 0,
       clientId,
-      connection: { id: `sim-${this.id}`, remoteAddress: 'sim', clientId, whenClosed: () => () => {} },
+      connection: {
+        id: `sim-${this.id}`,
+        remoteAddress: 'sim',
+        clientId,
+        listenerName: 'PLAINTEXT',
+        securityProtocol: 'PLAINTEXT',
+        principal: ANONYMOUS,
+        whenClosed: () => () => {},
+      },
       releaseConnection: () => {},
       // The simulation has no client quotas: nothing meters its requests.
       sizeBytes: 0,

@@ -18,12 +18,34 @@ export const LAYER_RULES: Readonly<Record<string, readonly string[]>> = {
   storage: ['common', 'protocol'],
   metadata: ['common', 'protocol'],
   controller: ['common', 'protocol', 'metadata'],
-  network: ['common', 'protocol', 'storage'],
+  // Who a connection is and what it may do: principals, authentication (SASL, TLS), ACLs.
+  security: ['common', 'protocol', 'metadata'],
+  network: ['common', 'protocol', 'storage', 'security'],
   replication: ['common', 'protocol', 'storage', 'metadata'],
   coordinator: ['common', 'protocol'],
-  client: ['common', 'protocol', 'network'],
-  broker: ['common', 'protocol', 'storage', 'metadata', 'replication', 'coordinator', 'network', 'metrics'],
-  cluster: ['common', 'protocol', 'storage', 'metadata', 'controller', 'network', 'broker', 'metrics'],
+  client: ['common', 'protocol', 'network', 'security'],
+  broker: [
+    'common',
+    'protocol',
+    'storage',
+    'metadata',
+    'replication',
+    'coordinator',
+    'network',
+    'metrics',
+    'security',
+  ],
+  cluster: [
+    'common',
+    'protocol',
+    'storage',
+    'metadata',
+    'controller',
+    'network',
+    'broker',
+    'metrics',
+    'security',
+  ],
   cli: [
     'common',
     'protocol',
@@ -38,11 +60,12 @@ export const LAYER_RULES: Readonly<Record<string, readonly string[]>> = {
     'cluster',
     'dashboard',
     'metrics',
+    'security',
   ],
   // The live dashboard: polls the cluster through the client, served by the launcher's HTTP port.
   dashboard: ['common', 'protocol', 'client'],
   // The package's programmatic API (startCluster): a launcher process and a client for createTopic.
-  api: ['common', 'protocol', 'metadata', 'network', 'client', 'cluster', 'dashboard'],
+  api: ['common', 'protocol', 'metadata', 'network', 'client', 'cluster', 'dashboard', 'security'],
 };
 
 export interface ImportViolation {
