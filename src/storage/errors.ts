@@ -53,7 +53,14 @@ export interface RecordError {
 export class RecordValidationError extends Error {
   override readonly name = 'RecordValidationError';
   readonly error: KafkaError;
-  constructor(readonly recordErrors: readonly RecordError[]) {
+  /**
+   * `error`: the partition's error when it is not INVALID_RECORD with the summary (Kafka's
+   * InvalidTimestampException, when any record's timestamp was refused).
+   */
+  constructor(
+    readonly recordErrors: readonly RecordError[],
+    error?: KafkaError,
+  ) {
     const shown = recordErrors
       .slice(0, 3)
       .map(
@@ -61,7 +68,7 @@ export class RecordValidationError extends Error {
           `RecordError(batchIndex=${e.batchIndex}, message=${e.message === null ? 'null' : `'${e.message}'`})`,
       );
     const message = `One or more records have been rejected due to ${recordErrors.length} record errors in total, and only showing the first three errors at most: [${shown.join(', ')}]`;
-    super(message);
-    this.error = invalidRecord(message);
+    super(error?.message ?? message);
+    this.error = error ?? invalidRecord(message);
   }
 }

@@ -21,6 +21,10 @@ export interface LogConfig {
   readonly maxMessageBytes: number;
   /** message.timestamp.type */
   readonly messageTimestampType: 'CreateTime' | 'LogAppendTime';
+  /** message.timestamp.before.max.ms: how far a CreateTime record may lag the broker's time (Infinity: any). */
+  readonly messageTimestampBeforeMaxMs: number;
+  /** message.timestamp.after.max.ms: how far a CreateTime record may lead the broker's time (Infinity: any). */
+  readonly messageTimestampAfterMaxMs: number;
   /** retention.ms (-1: unlimited) */
   readonly retentionMs: number;
   /** retention.bytes (-1: unlimited) */
@@ -49,6 +53,8 @@ export const DEFAULT_LOG_CONFIG: LogConfig = Object.freeze({
   fileDeleteDelayMs: 60_000,
   maxMessageBytes: 1_048_588,
   messageTimestampType: 'CreateTime',
+  messageTimestampBeforeMaxMs: Number.POSITIVE_INFINITY,
+  messageTimestampAfterMaxMs: Number.POSITIVE_INFINITY,
   retentionMs: 7 * 24 * 60 * 60 * 1000,
   retentionBytes: -1,
   compact: false,

@@ -34,7 +34,7 @@ import { type EpochEndOffset, LeaderEpochFileCache } from './leader-epoch-cache.
 import type { LocalLog, LogOffsetMetadata, LogReadResult, StorageContext } from './local-log.js';
 import type { LogConfig } from './log-config.js';
 import { loadLog } from './log-loader.js';
-import { validateKeysForCompactedTopic } from './log-validator.js';
+import { needsRecordChecks, type RecordChecks, validateRecords } from './log-validator.js';
 import { LogTopicId } from './partition-metadata.js';
 import { type BatchMetadata, type CompletedTxn, ProducerStateManager } from './producer-state.js';
 import { type AbortedTxn, TXN_INDEX_FILE_SUFFIX } from './transaction-index.js';
@@ -368,15 +368,21 @@ export class Log {
   /**
    * Validates, assigns offsets from the LEO, stamps `leaderEpoch` and appends. Each batch is
    * checked as Kafka's leader does: size against max.message.bytes, CRC, and the records of an
-   * batch, decompressed when compressed (offset deltas 0..n-1), and on a compacted topic that every record has a
-   * key. Throws a KafkaError (CORRUPT_MESSAGE, INVALID_RECORD, MESSAGE_TOO_LARGE) or a
-   * RecordValidationError (keyless records) and appends nothing if any batch fails. Producer
+   * batch, decompressed when compressed (offset deltas 0..n-1), on a compacted topic that every record has a
+   * key, and record timestamps against message.timestamp.before/after.max.ms. Throws a KafkaError
+   * (CORRUPT_MESSAGE, INVALID_RECORD, MESSAGE_TOO_LARGE) or a RecordValidationError (keyless
+   * records, refused timestamps) and appends nothing if any batch fails. Producer
    * state checks follow (sequences, epochs, transactions; a marker's coordinator epoch).
    */
   appendAsLeader(records: Buffer, leaderEpoch: number, origin: AppendOrigin = 'client'): LogAppendInfo {
     const logAppendTime = this.config.messageTimestampType === 'LogAppendTime';
     const maxMessageBytes = this.config.maxMessageBytes;
-    const compact = this.config.compact;
+    const checks: RecordChecks = {
+      compact: this.config.compact,
+      createTime: !logAppendTime,
+      timestampBeforeMaxMs: this.config.messageTimestampBeforeMaxMs,
+      timestampAfterMaxMs: this.config.messageTimestampAfterMaxMs,
+    };
     // One parse per batch, into header objects this log reuses: the headers from validation are
     // carried through, updated in step with the bytes they describe.
     const headers = this.appendHeaders;
@@ -398,7 +404,9 @@ export class Log {
           `${this.name}: batch of ${size} bytes exceeds max.message.bytes ${maxMessageBytes}`,
         );
       }
-      if (compact) validateKeysForCompactedTopic(records, pos, h, `${this.topic}-${this.partition}`);
+      if (needsRecordChecks(h, checks)) {
+        validateRecords(records, pos, h, checks, this.ctx.clock.nowMs(), `${this.topic}-${this.partition}`);
+      }
       if (isControl(h.attributes)) {
         if (origin === 'client') {
           throw invalidRecord(`${this.name}: clients are not allowed to write control records`);

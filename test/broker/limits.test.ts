@@ -62,10 +62,17 @@ describe('server.properties', () => {
       'retention.ms': '10',
       'max.message.bytes': '99',
       'message.timestamp.type': 'LogAppendTime',
+      'message.timestamp.before.max.ms': '3600000',
+      'message.timestamp.after.max.ms': '9223372036854775807',
     });
     assert.equal(c.retentionMs, 10);
     assert.equal(c.maxMessageBytes, 99);
     assert.equal(c.messageTimestampType, 'LogAppendTime');
+    assert.equal(c.messageTimestampBeforeMaxMs, 3_600_000);
+    assert.equal(c.messageTimestampAfterMaxMs, Number.POSITIVE_INFINITY);
+    const b = brokerConfigFromProperties(parseProperties('log.message.timestamp.after.max.ms=5000'));
+    assert.equal(b.log.messageTimestampAfterMaxMs, 5000);
+    assert.equal(b.log.messageTimestampBeforeMaxMs, Number.POSITIVE_INFINITY);
   });
 });
 

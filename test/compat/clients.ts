@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import type { Kafka } from 'kafkajs';
 import { ClientConnection } from '../../src/network/client-connection.js';
 import { AlterClientQuotasRequestCodec } from '../../src/protocol/generated/AlterClientQuotasRequest.js';
 import { AlterClientQuotasResponseCodec } from '../../src/protocol/generated/AlterClientQuotasResponse.js';
@@ -115,5 +116,16 @@ export async function setControllerMutationRate(
     }
   } finally {
     conn.close();
+  }
+}
+
+/** The high watermark of partition 0 of `topic`, through a KafkaJS admin of `kafka`. */
+export async function highWatermarkOf(kafka: Kafka, topic: string): Promise<bigint> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    return BigInt((await admin.fetchTopicOffsets(topic))[0]!.high);
+  } finally {
+    await admin.disconnect();
   }
 }

@@ -19,7 +19,7 @@ import { after, before, describe, it } from 'node:test';
 import { Kafka, logLevel } from 'kafkajs';
 import type { BrokerProcess } from '../support/broker-process.js';
 import { cleanedUpToActive, type SegmentView, stableSegments } from '../support/compacted-log.js';
-import { runPython, startCompatBroker } from './clients.js';
+import { highWatermarkOf, runPython, startCompatBroker } from './clients.js';
 
 const REFUSING = 'compacted-js';
 const TOPIC = 'compacted-e2e';
@@ -135,15 +135,7 @@ describe('a compacted topic with KafkaJS, kcat and python3-confluent-kafka', () 
     await broker?.stop();
   });
 
-  const highWatermark = async (topic: string): Promise<bigint> => {
-    const admin = kafka.admin();
-    await admin.connect();
-    try {
-      return BigInt((await admin.fetchTopicOffsets(topic))[0]!.high);
-    } finally {
-      await admin.disconnect();
-    }
-  };
+  const highWatermark = (topic: string): Promise<bigint> => highWatermarkOf(kafka, topic);
 
   describe('a record without a key is refused', () => {
     it('KafkaJS: keyed records and a tombstone are accepted; a keyless record is INVALID_RECORD', async () => {
