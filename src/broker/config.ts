@@ -187,7 +187,8 @@ export function brokerConfigFromProperties(
   const defaultReplicationFactor = int('default.replication.factor');
   if (defaultReplicationFactor < 1) throw new Error('default.replication.factor: expected at least 1');
   // These resolve through their synonyms (log.retention.ms ← minutes ← hours, log.roll.ms ←
-  // log.roll.hours, log.flush.interval.ms ← log.flush.scheduler.interval.ms), so never null.
+  // log.roll.hours, log.roll.jitter.ms ← log.roll.jitter.hours, log.flush.interval.ms ←
+  // log.flush.scheduler.interval.ms), so never null.
   const retentionMs = long('log.retention.ms');
   const segmentMs = long('log.roll.ms');
   const flushMs = long('log.flush.interval.ms');
@@ -211,6 +212,7 @@ export function brokerConfigFromProperties(
     log: logConfig({
       segmentBytes: int('log.segment.bytes'),
       segmentMs: msOrInfinity(segmentMs),
+      segmentJitterMs: msOrInfinity(long('log.roll.jitter.ms')),
       segmentIndexBytes: int('log.index.size.max.bytes'),
       retentionMs: msOrInfinity(retentionMs),
       retentionBytes: msOrInfinity(long('log.retention.bytes')),
@@ -268,6 +270,7 @@ export function topicLogConfig(
   const fields: [string, keyof LogConfig][] = [
     ['segment.bytes', 'segmentBytes'],
     ['segment.ms', 'segmentMs'],
+    ['segment.jitter.ms', 'segmentJitterMs'],
     ['segment.index.bytes', 'segmentIndexBytes'],
     ['index.interval.bytes', 'indexIntervalBytes'],
     ['flush.messages', 'flushMessages'],

@@ -116,7 +116,7 @@ export class LocalLog {
     const active = this.segments.active();
     const roll = active.shouldRoll({
       maxSegmentBytes: this.config.segmentBytes,
-      maxSegmentMs: this.config.segmentMs,
+      maxSegmentMs: this.config.segmentMs - rollJitterMs(this.name, active.baseOffset, this.config),
       incomingBytes,
       maxTimestampInIncoming: maxTimestamp,
       maxOffsetInIncoming: maxOffset,
@@ -349,4 +349,24 @@ export class LocalLog {
     this.pendingDeletionBytes = 0;
     for (const s of this.segments.values()) s.closeHandles();
   }
+}
+
+/**
+ * How much before segment.ms the segment at `baseOffset` rolls: Kafka's randomSegmentJitter, a
+ * value in [0, min(segment.jitter.ms, segment.ms)) so that the partitions of a broker, created
+ * together, do not all roll at once. Kafka draws it at random when the segment opens; here it is
+ * a hash of the log and the segment's base offset — as well spread across partitions, the same
+ * after a restart, and replayable in the simulation without a random source.
+ */
+export function rollJitterMs(logName: string, baseOffset: bigint, config: LogConfig): number {
+  const bound = Math.min(config.segmentJitterMs, config.segmentMs);
+  if (!(bound > 0) || bound === Number.POSITIVE_INFINITY) return 0;
+  // FNV-1a over the log's name and the base offset.
+  let h = 0x811c9dc5;
+  const text = `${logName}@${baseOffset}`;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return (h & 0x7fffffff) % bound;
 }

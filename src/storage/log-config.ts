@@ -7,6 +7,8 @@ export interface LogConfig {
   readonly segmentBytes: number;
   /** segment.ms */
   readonly segmentMs: number;
+  /** segment.jitter.ms: each segment rolls up to this much before segment.ms (0: none). */
+  readonly segmentJitterMs: number;
   /** segment.index.bytes */
   readonly segmentIndexBytes: number;
   /** index.interval.bytes */
@@ -46,6 +48,7 @@ export interface LogConfig {
 export const DEFAULT_LOG_CONFIG: LogConfig = Object.freeze({
   segmentBytes: 1024 * 1024 * 1024,
   segmentMs: 7 * 24 * 60 * 60 * 1000,
+  segmentJitterMs: 0,
   segmentIndexBytes: 10 * 1024 * 1024,
   indexIntervalBytes: 4096,
   flushMessages: Number.POSITIVE_INFINITY,

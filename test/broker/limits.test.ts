@@ -73,6 +73,12 @@ describe('server.properties', () => {
     const b = brokerConfigFromProperties(parseProperties('log.message.timestamp.after.max.ms=5000'));
     assert.equal(b.log.messageTimestampAfterMaxMs, 5000);
     assert.equal(b.log.messageTimestampBeforeMaxMs, Number.POSITIVE_INFINITY);
+    assert.equal(
+      brokerConfigFromProperties(parseProperties('log.roll.jitter.hours=2')).log.segmentJitterMs,
+      7_200_000,
+    );
+    assert.equal(brokerConfigFromProperties(parseProperties('log.roll.jitter.ms=5')).log.segmentJitterMs, 5);
+    assert.equal(topicLogConfig(logConfig(), { 'segment.jitter.ms': '7' }).segmentJitterMs, 7);
   });
 });
 

@@ -6,6 +6,7 @@ import { KafkaError } from '../../src/protocol/kafka-error.js';
 import { readBatchHeader } from '../../src/protocol/records/batch.js';
 import { batchesIn } from '../../src/protocol/records/validate.js';
 import { UnexpectedAppendOffsetError } from '../../src/storage/errors.js';
+import { rollJitterMs } from '../../src/storage/local-log.js';
 import { Log } from '../../src/storage/log.js';
 import { type LogConfig, logConfig } from '../../src/storage/log-config.js';
 import { makeBatch, type TestContext, tempDir, testContext } from './helpers.js';
@@ -161,6 +162,31 @@ test('roll by segment.bytes, segment.ms and a full index; new base offset = LEO'
     assert.ok(log2.local.segments.size >= 2);
     log.close();
     log2.close();
+  });
+});
+
+test('segment.jitter.ms: each segment rolls up to that much before segment.ms, by a jitter spread over partitions and the same after a restart', () => {
+  const config = logConfig({ segmentMs: 60_000, segmentJitterMs: 30_000 });
+  const jitters = Array.from({ length: 64 }, (_, p) => rollJitterMs(`t-${p}`, 0n, config));
+  assert.ok(jitters.every((j) => j >= 0 && j < 30_000));
+  assert.ok(new Set(jitters).size > 50, `jitters spread: ${new Set(jitters).size} distinct of 64`);
+  assert.equal(rollJitterMs('t-0', 0n, config), jitters[0]);
+  assert.equal(rollJitterMs('t-0', 0n, logConfig({ segmentMs: 60_000 })), 0);
+  // Bounded by segment.ms as Kafka bounds it.
+  assert.ok(rollJitterMs('t-0', 0n, logConfig({ segmentMs: 10, segmentJitterMs: 30_000 })) < 10);
+  withLog((dir, ctx) => {
+    const log = openLog(dir, ctx, config);
+    const jitter = rollJitterMs(log.local.name, 0n, config);
+    const t0 = 1_700_000_000_000n;
+    log.appendAsLeader(makeBatch({ count: 1, valueBytes: 10, timestamp: t0 }), 0);
+    log.appendAsLeader(makeBatch({ count: 1, valueBytes: 10, timestamp: t0 + BigInt(60_000 - jitter) }), 0);
+    assert.equal(log.local.segments.size, 1, 'not older than segment.ms less the jitter yet');
+    log.appendAsLeader(
+      makeBatch({ count: 1, valueBytes: 10, timestamp: t0 + BigInt(60_000 - jitter + 1) }),
+      0,
+    );
+    assert.equal(log.local.segments.size, 2);
+    log.close();
   });
 });
 
