@@ -118,6 +118,7 @@ export class Broker {
       topicConfig,
       // Read at every cleaner turn: the log.cleaner.* configs are dynamic, as in Kafka.
       () => cleanerConfigOf((name) => this.currentConfig(name)),
+      () => this.intConfig('producer.id.expiration.ms'),
     );
     this.replicaTransport = new BrokerReplicaTransport(config.nodeId, metadata, scheduler, () =>
       this.intConfig('replica.socket.timeout.ms'),

@@ -123,6 +123,8 @@ const SKIFF_BROKER_KEYS: ReadonlyMap<string, ConfigDef> = new Map(
       ['queued.max.requests', 'int', '100', 1],
       ['queued.max.request.bytes', 'int', String(16 * 1024 * 1024), 1],
       ['max.incremental.fetch.session.cache.slots', 'int', '1000', 0],
+      // Kafka's internal config (ProducerStateManagerConfig): how often producer.id.expiration.ms is applied.
+      ['producer.id.expiration.check.interval.ms', 'int', '600000', 1],
     ] as const
   ).map(([name, type, defaultValue, min]) => [
     name,
@@ -236,6 +238,7 @@ export function brokerConfigFromProperties(
       logStartOffsetCheckpointIntervalMs: int('log.flush.start.offset.checkpoint.interval.ms'),
       highWatermarkCheckpointIntervalMs: msOrInfinity(long('replica.high.watermark.checkpoint.interval.ms')),
       retentionCheckIntervalMs: msOrInfinity(long('log.retention.check.interval.ms')),
+      producerIdExpirationCheckIntervalMs: skiffInt('producer.id.expiration.check.interval.ms'),
     },
     groupInitialRebalanceDelayMs: int('group.initial.rebalance.delay.ms'),
     groupMinSessionTimeoutMs: int('group.min.session.timeout.ms'),

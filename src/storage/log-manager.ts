@@ -30,6 +30,8 @@ export interface LogManagerConfig {
   readonly highWatermarkCheckpointIntervalMs: number;
   /** log.retention.check.interval.ms */
   readonly retentionCheckIntervalMs: number;
+  /** How often idle producer ids are expired (Kafka's internal producer.id.expiration.check.interval.ms). */
+  readonly producerIdExpirationCheckIntervalMs: number;
 }
 
 export const DEFAULT_LOG_MANAGER_CONFIG: LogManagerConfig = Object.freeze({
@@ -38,6 +40,7 @@ export const DEFAULT_LOG_MANAGER_CONFIG: LogManagerConfig = Object.freeze({
   logStartOffsetCheckpointIntervalMs: 60_000,
   highWatermarkCheckpointIntervalMs: 5_000,
   retentionCheckIntervalMs: 300_000,
+  producerIdExpirationCheckIntervalMs: 600_000,
 });
 
 export interface TopicPartition {
@@ -89,6 +92,8 @@ export class LogManager {
     private readonly config: LogManagerConfig = DEFAULT_LOG_MANAGER_CONFIG,
     private readonly topicConfig: (topic: string) => LogConfig = () => defaultConfig,
     cleanerConfig?: () => CleanerConfig,
+    /** producer.id.expiration.ms, read at every check (a dynamic broker config in Kafka). */
+    private readonly producerIdExpirationMs: () => number = () => 86_400_000,
   ) {
     if (logDirs.length === 0) throw new RangeError('at least one log dir is needed');
     this.cleaner = cleanerConfig ? new LogCleaner(cleanerConfig, ctx, () => this.logs.values()) : null;
@@ -139,6 +144,11 @@ export class LogManager {
       this.writeOffsetsInBackground(REPLICATION_OFFSET_CHECKPOINT, (log) => log.highWatermark),
     );
     this.schedulePeriodic('retention', this.config.retentionCheckIntervalMs, () => this.runRetention());
+    this.schedulePeriodic('producer-id-expiration', this.config.producerIdExpirationCheckIntervalMs, () => {
+      const nowMs = this.ctx.clock.nowMs();
+      const expirationMs = this.producerIdExpirationMs();
+      for (const { log } of this.logs.values()) log.producerState.removeExpiredProducers(nowMs, expirationMs);
+    });
     this.cleaner?.startup();
   }
 

@@ -323,6 +323,24 @@ export class ProducerStateManager {
     for (const o of this.snapshotOffsets()) if (o < logStartOffset) this.deleteSnapshot(o);
   }
 
+  /**
+   * Forgets the producers idle for `expirationMs` or more (Kafka's removeExpiredProducers,
+   * producer.id.expiration.ms): idle by their last batch's max timestamp, and never one with an
+   * ongoing transaction, whose marker must still find it. Returns how many were removed.
+   */
+  removeExpiredProducers(nowMs: number, expirationMs: number): number {
+    const now = BigInt(nowMs);
+    const expiration = BigInt(expirationMs);
+    let removed = 0;
+    for (const [id, e] of this.producers) {
+      if (e.currentTxnFirstOffset < 0n && now - e.lastTimestamp >= expiration) {
+        this.producers.delete(id);
+        removed++;
+      }
+    }
+    return removed;
+  }
+
   /** Empties the state and starts it at `offset` (truncate fully, or before a replay). */
   reset(offset: bigint): void {
     this.producers.clear();

@@ -3,9 +3,16 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import { KafkaError } from '../../src/protocol/kafka-error.js';
+import { encodeBatch } from '../../src/protocol/records/codec.js';
 import { NodeFileSystem } from '../../src/storage/fs.js';
+import type { Log } from '../../src/storage/log.js';
 import { logConfig } from '../../src/storage/log-config.js';
-import { CLEAN_SHUTDOWN_FILE, LogManager, parseTopicPartitionDir } from '../../src/storage/log-manager.js';
+import {
+  CLEAN_SHUTDOWN_FILE,
+  DEFAULT_LOG_MANAGER_CONFIG,
+  LogManager,
+  parseTopicPartitionDir,
+} from '../../src/storage/log-manager.js';
 import { PartitionMetadataFile } from '../../src/storage/partition-metadata.js';
 import { makeBatch, type TestContext, tempDir, testContext } from './helpers.js';
 
@@ -355,3 +362,59 @@ test('startupInSlices gives the event loop a turn between logs once a slice has 
     cleanup();
   }
 });
+
+test('producer.id.expiration.ms: idle producers are forgotten at the periodic check, one in a transaction is kept', () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const ctx = testContext();
+    let expirationMs = 60_000;
+    const m = new LogManager(
+      [dir],
+      logConfig(),
+      ctx,
+      { ...DEFAULT_LOG_MANAGER_CONFIG, producerIdExpirationCheckIntervalMs: 10_000 },
+      undefined,
+      undefined,
+      () => expirationMs,
+    );
+    m.startup();
+    const log = m.getOrCreateLog('t', 0);
+    const now = BigInt(ctx.clock.nowMs());
+    const produce = (producerId: bigint, timestamp: bigint, isTransactional = false) =>
+      log.appendAsLeader(
+        encodeBatch({
+          producerId,
+          producerEpoch: 0,
+          baseSequence: 0,
+          isTransactional,
+          baseTimestamp: timestamp,
+          records: [{ key: null, value: Buffer.from('v'), timestampDelta: 0n }],
+        }),
+        0,
+      );
+    produce(1n, now - 30_000n); // idle for 30 s now
+    produce(2n, now - 30_000n, true); // its transaction is still open
+    produce(3n, now); // active
+    ctx.clock.advance(10_000);
+    ctx.scheduler.runDue();
+    assert.deepEqual(ids(log), [1n, 2n, 3n], 'nobody idle for 60 s yet');
+    ctx.clock.advance(20_000);
+    ctx.scheduler.runDue();
+    assert.deepEqual(ids(log), [2n, 3n], 'producer 1 idle for 60 s');
+    // A dynamic change applies at the next check.
+    expirationMs = 1_000;
+    ctx.clock.advance(10_000);
+    ctx.scheduler.runDue();
+    assert.deepEqual(ids(log), [2n]);
+    m.shutdown();
+  } finally {
+    cleanup();
+  }
+});
+
+function ids(log: Log): bigint[] {
+  return log.producerState
+    .activeProducers()
+    .map((e) => e.producerId)
+    .sort((a, b) => (a < b ? -1 : 1));
+}
