@@ -24,6 +24,7 @@ import type { AlterPartitionOutcome, IsrProposal } from '../replication/leader-s
 import { ReplicationQuota, type ReplicationQuotas } from '../replication/quota.js';
 import { ReplicationManager } from '../replication/replication-manager.js';
 import type { FileSystem } from '../storage/fs.js';
+import type { LogConfig } from '../storage/log-config.js';
 import { LogManager } from '../storage/log-manager.js';
 import { AlterLogDirsManager } from './alter-log-dirs.js';
 import { BrokerMetrics } from './broker-metrics.js';
@@ -110,16 +111,7 @@ export class Broker {
     this.logger = logger;
     const topicConfig = (topic: string) =>
       effectiveLogConfig(config.log, metadata.image(), config.nodeId, topic);
-    this.logManager = new LogManager(
-      config.logDirs,
-      config.log,
-      { fs, clock, scheduler, logger },
-      config.logManager,
-      topicConfig,
-      // Read at every cleaner turn: the log.cleaner.* configs are dynamic, as in Kafka.
-      () => cleanerConfigOf((name) => this.currentConfig(name)),
-      () => this.intConfig('producer.id.expiration.ms'),
-    );
+    this.logManager = this.createLogManager(logger, topicConfig);
     this.replicaTransport = new BrokerReplicaTransport(config.nodeId, metadata, scheduler, () =>
       this.intConfig('replica.socket.timeout.ms'),
     );
@@ -242,6 +234,20 @@ export class Broker {
   }
 
   /** An int or long broker config; its default is config-defs.ts's, so it always has a value. */
+  private createLogManager(logger: Logger, topicConfig: (topic: string) => LogConfig): LogManager {
+    const { config, clock, scheduler, fs } = this.deps;
+    return new LogManager(
+      config.logDirs,
+      config.log,
+      { fs, clock, scheduler, logger },
+      config.logManager,
+      topicConfig,
+      // Read at every cleaner turn and every producer-id expiration check: dynamic, as in Kafka.
+      () => cleanerConfigOf((name) => this.currentConfig(name)),
+      () => this.intConfig('producer.id.expiration.ms'),
+    );
+  }
+
   private intConfig(name: string): number {
     const v = this.currentConfig(name);
     assert(typeof v === 'number' || typeof v === 'bigint', `broker config ${name} has no numeric value`);
