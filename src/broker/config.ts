@@ -215,6 +215,7 @@ export function brokerConfigFromProperties(
       segmentBytes: int('log.segment.bytes'),
       segmentMs: msOrInfinity(segmentMs),
       segmentJitterMs: msOrInfinity(long('log.roll.jitter.ms')),
+      preallocate: bool('log.preallocate'),
       segmentIndexBytes: int('log.index.size.max.bytes'),
       retentionMs: msOrInfinity(retentionMs),
       retentionBytes: msOrInfinity(long('log.retention.bytes')),
@@ -294,6 +295,8 @@ export function topicLogConfig(
     const n = num(name);
     if (n !== undefined) out[field] = n;
   }
+  const preallocate = overrides.preallocate;
+  if (preallocate !== undefined) out.preallocate = preallocate.trim().toLowerCase() === 'true';
   const ts = overrides['message.timestamp.type'];
   if (ts === 'CreateTime' || ts === 'LogAppendTime') out.messageTimestampType = ts;
   const policy = overrides['cleanup.policy'];

@@ -38,7 +38,11 @@ export interface LogReadResult {
 }
 
 export function segmentConfigOf(config: LogConfig): SegmentConfig {
-  return { indexIntervalBytes: config.indexIntervalBytes, maxIndexSize: config.segmentIndexBytes };
+  return {
+    indexIntervalBytes: config.indexIntervalBytes,
+    maxIndexSize: config.segmentIndexBytes,
+    preallocateBytes: config.preallocate ? config.segmentBytes : 0,
+  };
 }
 
 /**

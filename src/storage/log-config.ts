@@ -9,6 +9,8 @@ export interface LogConfig {
   readonly segmentMs: number;
   /** segment.jitter.ms: each segment rolls up to this much before segment.ms (0: none). */
   readonly segmentJitterMs: number;
+  /** preallocate: a new segment reserves segment.bytes of disk at its first append. */
+  readonly preallocate: boolean;
   /** segment.index.bytes */
   readonly segmentIndexBytes: number;
   /** index.interval.bytes */
@@ -49,6 +51,7 @@ export const DEFAULT_LOG_CONFIG: LogConfig = Object.freeze({
   segmentBytes: 1024 * 1024 * 1024,
   segmentMs: 7 * 24 * 60 * 60 * 1000,
   segmentJitterMs: 0,
+  preallocate: false,
   segmentIndexBytes: 10 * 1024 * 1024,
   indexIntervalBytes: 4096,
   flushMessages: Number.POSITIVE_INFINITY,

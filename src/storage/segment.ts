@@ -68,6 +68,12 @@ export interface SegmentConfig {
   readonly indexIntervalBytes: number;
   /** Preallocated size of each index file (segment.index.bytes, 10 MiB). */
   readonly maxIndexSize: number;
+  /**
+   * Disk blocks the segment reserves at its first append (preallocate: segment.bytes); 0 or absent:
+   * the reserve grows with the appends. Reserved without changing the file's length, so readers
+   * and recovery see only appended bytes; given back when the segment rolls.
+   */
+  readonly preallocateBytes?: number;
 }
 
 export interface SegmentRead {
@@ -252,7 +258,8 @@ export class LogSegment {
   /** Reserves blocks through `end` and ahead of it (see PREALLOCATE_MAX_BYTES). Never throws. */
   private preallocate(end: number): void {
     const from = Math.max(this.preallocatedEnd, this.sizeBytes);
-    const to = end + Math.min(PREALLOCATE_MAX_BYTES, Math.max(PREALLOCATE_MIN_BYTES, end));
+    const ahead = Math.min(PREALLOCATE_MAX_BYTES, Math.max(PREALLOCATE_MIN_BYTES, end));
+    const to = Math.max(end + ahead, this.config.preallocateBytes ?? 0);
     let ok = false;
     try {
       ok = this.log.preallocate?.(from, to - from) === true;

@@ -79,6 +79,8 @@ describe('server.properties', () => {
     );
     assert.equal(brokerConfigFromProperties(parseProperties('log.roll.jitter.ms=5')).log.segmentJitterMs, 5);
     assert.equal(topicLogConfig(logConfig(), { 'segment.jitter.ms': '7' }).segmentJitterMs, 7);
+    assert.equal(topicLogConfig(logConfig(), { preallocate: 'true' }).preallocate, true);
+    assert.equal(brokerConfigFromProperties(parseProperties('log.preallocate=true')).log.preallocate, true);
   });
 });
 

@@ -59,6 +59,33 @@ describe('blocks reserved ahead of a segment’s appends', { skip: !preallocatio
     }
   });
 
+  test('preallocate=true: a new segment reserves segment.bytes at its first append, ls still sees the appended bytes, a roll gives it back', () => {
+    const { dir, cleanup } = tempDir();
+    const ctx = testContext();
+    try {
+      const seg = LogSegment.open(
+        ctx.fs,
+        dir,
+        0n,
+        { ...config, preallocateBytes: 32 * 1024 * 1024 },
+        ctx.clock,
+        true,
+      );
+      const file = seg.logPath;
+      fillTo(seg, 20_000);
+      assert.equal(fs.statSync(file).size, seg.size, 'ls sees the appended bytes only');
+      assert.ok(
+        allocated(file) >= 32 * 1024 * 1024,
+        `${allocated(file)} bytes held for segment.bytes 32 MiB`,
+      );
+      seg.onBecomeInactive();
+      assert.ok(noReserve(file), `${allocated(file)} bytes held for ${seg.size}`);
+      seg.close();
+    } finally {
+      cleanup();
+    }
+  });
+
   test('truncation frees the reserve with the bytes; later appends reserve again; a clean close gives it back', () => {
     const { dir, cleanup } = tempDir();
     const ctx = testContext();
