@@ -7,7 +7,7 @@
  */
 import { LIMITS } from '../common/limits.js';
 import type { ConfigMap } from '../metadata/cluster-metadata.js';
-import { BROKER_CONFIG_DEFS, type ConfigDef } from '../metadata/config-defs.js';
+import { BROKER_CONFIG_DEFS, BROKER_CONFIGS_NOT_TAKEN, type ConfigDef } from '../metadata/config-defs.js';
 import {
   brokerConfigValue,
   type ConfigValue,
@@ -157,6 +157,11 @@ export function brokerConfigFromProperties(
   const staticProps: Record<string, string> = {};
   for (const [k, v] of props) {
     const def = BROKER_CONFIG_DEFS.get(k) ?? SKIFF_BROKER_KEYS.get(k);
+    const notTaken = BROKER_CONFIGS_NOT_TAKEN.get(k);
+    if (notTaken !== undefined) {
+      warn(`ignoring config '${k}': ${notTaken}`);
+      continue;
+    }
     if (def === undefined) {
       warn(`ignoring unknown or unsupported config '${k}'`);
       continue;

@@ -396,13 +396,6 @@ export const BROKER_CONFIGS: readonly ConfigDef[] = [
     'Cleaner I/O (read and write) throttle, bytes per second.',
   ),
   dyn('log.cleaner.backoff.ms', 'long', '15000', 'Cleaner pause when no log needs cleaning.', { min: 0 }),
-  dyn(
-    'num.recovery.threads.per.data.dir',
-    'int',
-    '2',
-    'Threads per log dir for recovery at start-up and flushing at shutdown.',
-    { min: 1 },
-  ),
   // Replication.
   dyn(
     'replica.lag.time.max.ms',
@@ -428,19 +421,12 @@ export const BROKER_CONFIGS: readonly ConfigDef[] = [
     { min: 0 },
   ),
   broker('replica.socket.timeout.ms', 'int', '30000', 'Socket timeout of replica fetchers.'),
-  broker('replica.socket.receive.buffer.bytes', 'int', '65536', 'Receive buffer of replica fetcher sockets.'),
   broker(
     'replica.high.watermark.checkpoint.interval.ms',
     'long',
     '5000',
     'How often the high watermark is checkpointed.',
     { min: 1 },
-  ),
-  broker(
-    'replica.selector.class',
-    'class',
-    null,
-    'Selects the replica a consumer fetches from (unused in Skiff).',
   ),
   dyn('num.replica.fetchers', 'int', '1', 'Fetcher threads per source broker.', { min: 1 }),
   dyn(
@@ -470,13 +456,6 @@ export const BROKER_CONFIGS: readonly ConfigDef[] = [
   broker('controller.quota.window.size.seconds', 'int', '1', 'Controller quota sample span.', { min: 1 }),
   broker('replication.quota.window.num', 'int', '11', 'Samples kept for replication quotas.', { min: 1 }),
   broker('replication.quota.window.size.seconds', 'int', '1', 'Replication quota sample span.', { min: 1 }),
-  broker(
-    'alter.log.dirs.replication.quota.window.num',
-    'int',
-    '11',
-    'Samples kept for the alter-log-dirs quota.',
-    { min: 1 },
-  ),
   broker(
     'alter.log.dirs.replication.quota.window.size.seconds',
     'int',
@@ -577,15 +556,37 @@ export const BROKER_CONFIGS: readonly ConfigDef[] = [
   dyn('producer.id.expiration.ms', 'int', '86400000', 'How long an idle producer id is kept.', { min: 1 }),
   // Network.
   broker('socket.request.max.bytes', 'int', '104857600', 'Largest request the broker accepts.', { min: 1 }),
-  broker('socket.send.buffer.bytes', 'int', '102400', 'SO_SNDBUF of client sockets; -1: OS default.'),
-  broker('socket.receive.buffer.bytes', 'int', '102400', 'SO_RCVBUF of client sockets; -1: OS default.'),
   broker('connections.max.idle.ms', 'long', '600000', 'Idle connections are closed after this long.'),
   dyn('max.connections', 'int', '2147483647', 'Most connections the broker accepts.', { min: 0 }),
   dyn('max.connections.per.ip', 'int', '2147483647', 'Most connections from one address.', { min: 0 }),
-  dyn('num.io.threads', 'int', '8', 'Request handler threads.', { min: 1 }),
-  dyn('num.network.threads', 'int', '3', 'Network threads.', { min: 1 }),
   broker('request.timeout.ms', 'int', '30000', 'Timeout of inter-broker requests.', { min: 0 }),
 ];
+
+/**
+ * Kafka broker configs Skiff does not take, each with the reason an operator reads when
+ * server.properties names one: the broker logs it and goes on without it (as Kafka logs a config
+ * it does not know). DescribeConfigs does not list it; set at run time it is a custom config, as
+ * any name Kafka does not know.
+ */
+export const BROKER_CONFIGS_NOT_TAKEN: ReadonlyMap<string, string> = new Map([
+  ['num.io.threads', 'a Skiff broker serves every request on its one event loop'],
+  ['num.network.threads', 'a Skiff broker serves every connection on its one event loop'],
+  [
+    'num.recovery.threads.per.data.dir',
+    'a Skiff broker loads and recovers its logs on its event loop in slices, keeping its session meanwhile',
+  ],
+  ['socket.send.buffer.bytes', "Skiff leaves socket buffer sizes to the kernel's autotuning"],
+  ['socket.receive.buffer.bytes', "Skiff leaves socket buffer sizes to the kernel's autotuning"],
+  ['replica.socket.receive.buffer.bytes', "Skiff leaves socket buffer sizes to the kernel's autotuning"],
+  [
+    'replica.selector.class',
+    'consumers always fetch from the leader (KIP-392 follower fetching is not built)',
+  ],
+  [
+    'alter.log.dirs.replication.quota.window.num',
+    'the alter-log-dirs throttle is a token bucket holding one alter.log.dirs.replication.quota.window.size.seconds of the rate',
+  ],
+]);
 
 export const TOPIC_CONFIG_DEFS: ReadonlyMap<string, ConfigDef> = new Map(
   TOPIC_CONFIGS.map((d) => [d.name, d]),

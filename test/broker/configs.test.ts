@@ -29,6 +29,7 @@ describe('server.properties through the config table', () => {
           'log.flush.interval.messages=9223372036854775807',
           'frobnicate=1',
           'frobnicate=2',
+          'num.io.threads=8',
         ].join('\n'),
       ),
       (w) => warnings.push(w),
@@ -41,8 +42,14 @@ describe('server.properties through the config table', () => {
     assert.equal(c.log.flushMessages, Number.POSITIVE_INFINITY);
     assert.equal(c.log.retentionMs, 168 * 3_600_000);
     assert.equal(c.staticProps['log.roll.hours'], '2');
-    assert.equal(warnings.length, 1);
+    assert.equal(warnings.length, 2);
     assert.match(warnings[0]!, /frobnicate/);
+    // A Kafka config Skiff does not take says why.
+    assert.equal(
+      warnings[1],
+      "ignoring config 'num.io.threads': a Skiff broker serves every request on its one event loop",
+    );
+    assert.equal(c.staticProps['num.io.threads'], undefined);
     assert.throws(
       () => brokerConfigFromProperties(parseProperties('log.segment.bytes=10')),
       /Invalid value 10 for configuration log.segment.bytes: Value must be at least 14/,

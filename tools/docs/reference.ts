@@ -10,7 +10,12 @@
 import { BROKER_API_VERSIONS, type VersionRange } from '../../src/broker/api-versions.js';
 import { commandList, commandLoader } from '../../src/cli/commands.js';
 import { GROUP_API_VERSIONS } from '../../src/coordinator/group-api.js';
-import { BROKER_CONFIGS, type ConfigDef, TOPIC_CONFIGS } from '../../src/metadata/config-defs.js';
+import {
+  BROKER_CONFIGS,
+  BROKER_CONFIGS_NOT_TAKEN,
+  type ConfigDef,
+  TOPIC_CONFIGS,
+} from '../../src/metadata/config-defs.js';
 import { API_MESSAGES, ApiKey } from '../../src/protocol/generated/index.js';
 
 export const CONFIG_REFERENCE_PATH = 'docs/configuration.md';
@@ -83,6 +88,16 @@ export function renderConfigReference(): string {
       (d) => (d.synonyms ?? []).map((s) => code(s.name)).join(', '),
       'broker synonyms, first wins',
     ),
+    '',
+    `## Kafka broker configs Skiff does not take (${BROKER_CONFIGS_NOT_TAKEN.size})`,
+    '',
+    "A broker whose `server.properties` names one of these logs `ignoring config '<name>': <why>` and starts",
+    'without it. DescribeConfigs does not list them; set at run time, each is kept as Kafka keeps a broker config',
+    'name it does not know (a custom config, described as sensitive) and changes nothing.',
+    '',
+    '| Config | Why |',
+    '| --- | --- |',
+    ...[...BROKER_CONFIGS_NOT_TAKEN].map(([name, why]) => `| ${code(name)} | ${cell(why)} |`),
     '',
   ];
   return lines.join('\n');
