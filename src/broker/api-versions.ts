@@ -45,6 +45,8 @@ export const BROKER_API_VERSIONS: ReadonlyMap<number, VersionRange> = new Map([
   [ApiKey.DescribeClientQuotas, { min: 0, max: 1 }],
   [ApiKey.AlterClientQuotas, { min: 0, max: 1 }],
   [ApiKey.DescribeCluster, { min: 0, max: 1 }],
+  [ApiKey.DescribeUserScramCredentials, { min: 0, max: 0 }],
+  [ApiKey.AlterUserScramCredentials, { min: 0, max: 0 }],
   [ApiKey.SkiffDescribeReplication, { min: 0, max: 0 }],
 ]);
 

@@ -53,6 +53,10 @@ import {
   handleAlterPartitionReassignments,
   handleListPartitionReassignments,
 } from './handlers/reassignments.js';
+import {
+  handleAlterUserScramCredentials,
+  handleDescribeUserScramCredentials,
+} from './handlers/scram-credentials.js';
 import { handleSkiffDescribeReplication } from './handlers/skiff-replication.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: each route is typed by its own handler; the table erases it.
@@ -140,6 +144,8 @@ export class RequestRouter implements RequestHandler {
       [ApiKey.AlterPartitionReassignments]: (c, r) => handleAlterPartitionReassignments(b, c, r),
       [ApiKey.ListPartitionReassignments]: (c, r) => handleListPartitionReassignments(b, c, r),
       [ApiKey.AlterReplicaLogDirs]: (c, r) => handleAlterReplicaLogDirs(b, c, r),
+      [ApiKey.DescribeUserScramCredentials]: (c, r) => handleDescribeUserScramCredentials(b, c, r),
+      [ApiKey.AlterUserScramCredentials]: (c, r) => handleAlterUserScramCredentials(b, c, r),
     };
     for (const [apiKey, versions] of BROKER_API_VERSIONS) {
       const handler = handlers[apiKey];

@@ -9,6 +9,7 @@
  * Prints one ready line when listening; SIGTERM/SIGINT stop it cleanly, and so does the death of
  * the process that started it (its title in ps: `skiff broker <id> <log dirs>`).
  */
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { parseProperties } from '../broker/config.js';
 import { brokerTitle } from '../cluster/child-protocol.js';
@@ -20,6 +21,7 @@ import { watchParent } from '../common/parent-watch.js';
 import type { EtcdStore } from '../metadata/etcd-store.js';
 import { StoreError } from '../metadata/store.js';
 import type { Metrics } from '../metrics/registry.js';
+import { type InitialScramCredential, parseAddScram } from '../security/scram.js';
 import type { CliIo } from './cli.js';
 import { commandInfo } from './commands.js';
 import { runTool, TORN_TAIL_NOTES, type ToolDef, UsageError } from './tools/common.js';
@@ -36,6 +38,12 @@ export const BROKER: ToolDef = {
   flags: [
     { name: 'config', arg: 'server.properties', help: 'the broker configuration (Kafka names)' },
     { name: 'override', arg: 'key=value', repeat: true, help: 'a property over the file, as Kafka allows' },
+    {
+      name: 'add-scram',
+      arg: "'SCRAM-SHA-256=[name=admin,password=admin-secret]'",
+      repeat: true,
+      help: 'a SCRAM credential created at set-up, as kafka-storage.sh format --add-scram (kept if the user already has one)',
+    },
   ],
   notes: [
     'With etcd.endpoints the broker is a member of a cluster whose metadata lives in etcd; without,',
@@ -59,11 +67,17 @@ export function runBroker(args: string[], io: CliIo): Promise<number> {
     // /tmp/kafka-logs.
     if (config === undefined)
       throw new UsageError('missing the broker configuration: --config <server.properties>');
-    return serveBroker(config, flags.all('override'), io);
+    const scram = flags.all('add-scram').map((v) => parseAddScram(v, randomBytes));
+    return serveBroker(config, flags.all('override'), scram, io);
   });
 }
 
-async function serveBroker(configPath: string, overrides: readonly string[], io: CliIo): Promise<number> {
+async function serveBroker(
+  configPath: string,
+  overrides: readonly string[],
+  scram: readonly InitialScramCredential[],
+  io: CliIo,
+): Promise<number> {
   const props = parseProperties(readFileSync(configPath, 'utf8'));
   for (const o of overrides) for (const [k, v] of parseProperties(o)) props.set(k, v);
   // A broker is coming: only now is this process's heap tuned for one.
@@ -87,6 +101,7 @@ async function serveBroker(configPath: string, overrides: readonly string[], io:
       props,
       clock,
       logger,
+      scram,
       ...(metrics && { metrics }),
     });
   } catch (e) {

@@ -12,6 +12,7 @@ import { LIMITS } from '../common/limits.js';
 import { watchParent } from '../common/parent-watch.js';
 import { serveDashboard } from '../dashboard/index.js';
 import { parseProperties } from '../metadata/properties.js';
+import { type InitialScramCredential, parseAddScram } from '../security/scram.js';
 import type { CliIo } from './cli.js';
 import { commandInfo } from './commands.js';
 import { intFlag, runTool, TORN_TAIL_NOTES, type ToolDef } from './tools/common.js';
@@ -27,6 +28,12 @@ export const UP: ToolDef = {
   ],
   usageOnError: true,
   flags: [
+    {
+      name: 'add-scram',
+      arg: "'SCRAM-SHA-256=[name=admin,password=admin-secret]'",
+      repeat: true,
+      help: 'a SCRAM credential created at set-up, as kafka-storage.sh format --add-scram (kept if the user already has one)',
+    },
     { name: 'brokers', arg: 'N', help: `brokers with ids 1..N (default 3, at most ${LIMITS.upBrokers})` },
     {
       name: 'data-dir',
@@ -66,6 +73,7 @@ export function runUp(args: string[], io: CliIo): Promise<number> {
       httpPort: intFlag(flags, 'http-port', 0, 0, 65535),
       httpToken: flags.get('http-token') ?? null,
       configFile: flags.get('config-file') ?? null,
+      scram: flags.all('add-scram').map((v) => parseAddScram(v, randomBytes)),
     }),
   );
 }
@@ -79,9 +87,10 @@ async function up(
     httpPort: number;
     httpToken: string | null;
     configFile: string | null;
+    scram: readonly InitialScramCredential[];
   },
 ): Promise<number> {
-  const { brokers, dataDir, port, httpPort, httpToken, configFile } = opts;
+  const { brokers, dataDir, port, httpPort, httpToken, configFile, scram } = opts;
   const brokerProps =
     configFile === null ? new Map<string, string>() : parseProperties(fs.readFileSync(configFile, 'utf8'));
   for (const k of ['node.id', 'broker.id', 'log.dirs', 'log.dir', 'etcd.endpoints']) {
@@ -105,6 +114,7 @@ async function up(
     clock,
     randomBytes,
     log,
+    scram,
   });
   const stopDashboard = serveDashboard(launcher, (e) => log(`dashboard: ${e.message}`));
   // Listening for the stop before the last line: whoever reads it may signal at once.

@@ -22,7 +22,9 @@ import { EmbeddedStore } from '../metadata/embedded-store.js';
 import { MetadataKeys } from '../metadata/keys.js';
 import { MetadataFollower } from '../metadata/metadata-follower.js';
 import { ipcChannel, serveStore } from '../metadata/remote-store.js';
+import { addScramCredentialIfAbsent } from '../metadata/scram-credentials.js';
 import { checkListenable } from '../network/socket-server.js';
+import type { InitialScramCredential } from '../security/scram.js';
 import { isChildMessage, PROPS_ENV } from './child-protocol.js';
 import { resolveClusterId } from './cluster-id.js';
 import { ChildScraper } from './cluster-metrics.js';
@@ -69,6 +71,8 @@ export interface LauncherOptions {
   readonly readyTimeoutMs?: number;
   /** Grace period of a graceful stop before SIGKILL, like `docker stop -t` (default 30 s). */
   readonly stopTimeoutMs?: number;
+  /** SCRAM credentials written before any broker starts, where the user has none yet (`--add-scram`). */
+  readonly scram?: readonly InitialScramCredential[];
 }
 
 interface Slot {
@@ -163,6 +167,11 @@ export class Launcher implements LauncherControl {
     let launcher: Launcher;
     try {
       const clusterId = await resolveClusterId(store, options.randomBytes);
+      const keys = new MetadataKeys(clusterId);
+      for (const c of options.scram ?? []) {
+        if (await addScramCredentialIfAbsent(store, keys, c.user, c.mechanism, c.stored))
+          options.log(`created the ${c.mechanism} credential of user ${c.user}`);
+      }
       const follower = new MetadataFollower(store, new MetadataKeys(clusterId), scheduler, fileLogger);
       await follower.start();
       launcher = new Launcher(options, store, clusterId, follower);

@@ -25,13 +25,16 @@ import { type Scheduler, TimerScheduler } from '../common/scheduler.js';
 import { Controller } from '../controller/controller.js';
 import { BROKER_CONFIG_DEFS } from '../metadata/config-defs.js';
 import { EmbeddedStore } from '../metadata/embedded-store.js';
+import { MetadataKeys } from '../metadata/keys.js';
 import { propertiesToRecord } from '../metadata/properties.js';
+import { addScramCredentialIfAbsent } from '../metadata/scram-credentials.js';
 import type { MetadataStore } from '../metadata/store.js';
 import { StoreClusterMetadata } from '../metadata/store-cluster-metadata.js';
 import { type HttpEndpoint, parseHttpListener, startHttpEndpoint } from '../metrics/http-endpoint.js';
 import type { Metrics } from '../metrics/registry.js';
 import { registerScrapeFamily } from '../metrics/scrape-family.js';
 import { type BoundAddress, checkListenable } from '../network/socket-server.js';
+import type { InitialScramCredential } from '../security/scram.js';
 import { type FileSystem, NodeFileSystem } from '../storage/fs.js';
 import { resolveClusterId } from './cluster-id.js';
 import { importLegacyMetadata } from './legacy-metadata.js';
@@ -57,6 +60,8 @@ export interface StoreBrokerDeps {
   readonly metrics?: Metrics;
   /** A monotonic clock with sub-millisecond resolution: the request quota's measure of handling time. */
   readonly monotonicMs: () => number;
+  /** SCRAM credentials written before the broker serves, where the user has none yet (`--add-scram`). */
+  readonly scram?: readonly InitialScramCredential[];
 }
 
 /**
@@ -150,6 +155,11 @@ export class StoreBroker {
       Math.floor(sessionTimeoutMs / 3),
     );
     const clusterId = await resolveClusterId(store, deps.randomBytes);
+    const keys = new MetadataKeys(clusterId);
+    for (const c of deps.scram ?? []) {
+      if (await addScramCredentialIfAbsent(store, keys, c.user, c.mechanism, c.stored))
+        logger.info(`created the ${c.mechanism} credential of user ${c.user}`);
+    }
     deps.fs.mkdirp(config.logDirs[0]!);
     const rack = props.get('broker.rack')?.trim();
     const metadata = await StoreClusterMetadata.start({

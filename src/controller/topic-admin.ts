@@ -19,6 +19,7 @@ import {
   type PartitionRecord,
   type TopicRecord,
 } from '../metadata/keys.js';
+import { validateScramAlterations } from '../metadata/scram-credentials.js';
 import type { Compare, Op } from '../metadata/store.js';
 import { isInternalTopic, validateTopicName } from '../metadata/topic-name.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
@@ -415,6 +416,11 @@ export function planAlterConfigs(
     if (check.errorCode !== 0) return { result: check, chunks: [] };
     key = ctx.keys.topicConfig(resource.name);
     current = ctx.image.topicConfigs.get(resource.name) ?? {};
+  } else if (resource.type === 'scram-user') {
+    current = ctx.image.scramCredentials?.get(resource.user) ?? {};
+    const check = validateScramAlterations(current, changes);
+    if (check.errorCode !== 0) return { result: check, chunks: [] };
+    key = ctx.keys.scramUser(resource.user);
   } else if (resource.type === 'client-quota') {
     const check = validateClientQuotas(changes);
     if (check.errorCode !== 0) return { result: check, chunks: [] };

@@ -67,6 +67,8 @@ export interface MetadataImage {
   readonly brokerConfigs: ReadonlyMap<string, ConfigMap>;
   /** Client quotas by canonical entity key (client-quotas.ts); absent means none. */
   readonly clientQuotas?: ReadonlyMap<string, ConfigMap>;
+  /** SCRAM credentials by user: mechanism name → stored credential (scram-credentials.ts); absent means none. */
+  readonly scramCredentials?: ReadonlyMap<string, ConfigMap>;
 }
 
 export interface CreateTopicRequest {
@@ -103,6 +105,16 @@ export interface ClientQuotaResource {
   readonly entity: string;
 }
 
+/**
+ * A user's SCRAM credentials (AlterUserScramCredentials), altered like a config resource: the
+ * names are mechanisms, the values stored credentials (never a password); deleting a mechanism
+ * the user has not is refused with RESOURCE_NOT_FOUND.
+ */
+export interface ScramUserResource {
+  readonly type: 'scram-user';
+  readonly user: string;
+}
+
 export interface ConfigAlteration {
   readonly name: string;
   /** null deletes the dynamic value. */
@@ -118,7 +130,7 @@ export interface ControllerClient {
   ): Promise<(ApiResult & { name: string })[]>;
   /** Replaces (incremental=false) or edits (incremental=true) the dynamic configs of a resource. */
   alterConfigs(
-    resource: ConfigResource | ClientQuotaResource,
+    resource: ConfigResource | ClientQuotaResource | ScramUserResource,
     alterations: readonly ConfigAlteration[],
     incremental: boolean,
     validateOnly: boolean,

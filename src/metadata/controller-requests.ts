@@ -4,6 +4,7 @@ import type {
   ConfigAlteration,
   ConfigResource,
   CreateTopicResult,
+  ScramUserResource,
 } from './cluster-metadata.js';
 
 /**
@@ -86,7 +87,7 @@ export type ControllerRequestBody =
     }
   | {
       readonly kind: 'alterConfigs';
-      readonly resource: ConfigResource | ClientQuotaResource;
+      readonly resource: ConfigResource | ClientQuotaResource | ScramUserResource;
       readonly alterations: readonly ConfigAlteration[];
       readonly incremental: boolean;
       readonly validateOnly: boolean;

@@ -33,6 +33,9 @@ export class ImageBuilder {
   private brokerConfigsDirty = true;
   private clientQuotasDirty = true;
   private clientQuotasView: ReadonlyMap<string, ConfigMap> = new Map();
+  private readonly scramUsers = new Map<string, ConfigMap>();
+  private scramUsersDirty = true;
+  private scramUsersView: ReadonlyMap<string, ConfigMap> = new Map();
   private topicConfigsView: ReadonlyMap<string, ConfigMap> = new Map();
   private brokerConfigsView: ReadonlyMap<string, ConfigMap> = new Map();
   private cached: MetadataImage | null = null;
@@ -95,6 +98,8 @@ export class ImageBuilder {
     this.brokerConfigsDirty = false;
     if (this.clientQuotasDirty) this.clientQuotasView = new Map(this.clientQuotas);
     this.clientQuotasDirty = false;
+    if (this.scramUsersDirty) this.scramUsersView = new Map(this.scramUsers);
+    this.scramUsersDirty = false;
     this.cached = Object.freeze({
       clusterId: this.keys.clusterId,
       revision: this.revision,
@@ -104,6 +109,7 @@ export class ImageBuilder {
       topicConfigs: this.topicConfigsView,
       brokerConfigs: this.brokerConfigsView,
       clientQuotas: this.clientQuotasView,
+      scramCredentials: this.scramUsersView,
     });
     return this.cached;
   }
@@ -166,6 +172,10 @@ export class ImageBuilder {
         this.clientQuotas.set(k.entity, Object.freeze(decodeJson<ConfigMap>(value, key)));
         this.clientQuotasDirty = true;
         return true;
+      case 'scramUser':
+        this.scramUsers.set(k.user, Object.freeze(decodeJson<ConfigMap>(value, key)));
+        this.scramUsersDirty = true;
+        return true;
     }
   }
 
@@ -204,6 +214,10 @@ export class ImageBuilder {
       case 'clientQuota':
         this.clientQuotas.delete(k.entity);
         this.clientQuotasDirty = true;
+        return true;
+      case 'scramUser':
+        this.scramUsers.delete(k.user);
+        this.scramUsersDirty = true;
         return true;
     }
   }

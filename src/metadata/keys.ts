@@ -14,6 +14,7 @@ import type { ConfigMap } from './cluster-metadata.js';
  *   configs/topics/<name>         ConfigMap
  *   configs/brokers/<id|<default>> ConfigMap
  *   configs/quotas/<entity>       ConfigMap of client quota values (client-quotas.ts)
+ *   configs/users/<encoded user>  ConfigMap of SCRAM mechanism → stored credential (scram-credentials.ts)
  *   requests/<request id>         ControllerRequest, on the requesting broker's lease
  *   responses/<broker>/<request>  ControllerResponse, on the requesting broker's lease
  *
@@ -80,6 +81,13 @@ export class MetadataKeys {
   clientQuota(entity: string): string {
     return `${this.clientQuotas}${entity}`;
   }
+  get scramUsers(): string {
+    return `${this.root}configs/users/`;
+  }
+  /** A user's SCRAM credentials; the name URI-encoded, since a user name may hold '/'. */
+  scramUser(user: string): string {
+    return `${this.scramUsers}${encodeURIComponent(user)}`;
+  }
   get requests(): string {
     return `${this.root}requests/`;
   }
@@ -128,6 +136,8 @@ export class MetadataKeys {
           return { kind: 'brokerConfig', entity: tail.slice('brokers/'.length) };
         if (tail.startsWith('quotas/') && tail.length > 'quotas/'.length)
           return { kind: 'clientQuota', entity: tail.slice('quotas/'.length) };
+        if (tail.startsWith('users/') && tail.length > 'users/'.length)
+          return { kind: 'scramUser', user: decodeURIComponent(tail.slice('users/'.length)) };
         return null;
       }
       default:
@@ -143,7 +153,8 @@ export type ParsedKey =
   | { kind: 'partition'; topic: string; partition: number }
   | { kind: 'topicConfig'; name: string }
   | { kind: 'brokerConfig'; entity: string }
-  | { kind: 'clientQuota'; entity: string };
+  | { kind: 'clientQuota'; entity: string }
+  | { kind: 'scramUser'; user: string };
 
 export interface BrokerRecord {
   readonly host: string;

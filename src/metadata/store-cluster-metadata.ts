@@ -12,6 +12,7 @@ import type {
   CreateTopicRequest,
   CreateTopicResult,
   MetadataImage,
+  ScramUserResource,
 } from './cluster-metadata.js';
 import type {
   AlterPartitionRequest,
@@ -414,7 +415,7 @@ export class StoreClusterMetadata implements ClusterMetadata {
   }
 
   private async alterConfigs(
-    resource: ConfigResource | ClientQuotaResource,
+    resource: ConfigResource | ClientQuotaResource | ScramUserResource,
     alterations: readonly ConfigAlteration[],
     incremental: boolean,
     validateOnly: boolean,

@@ -280,3 +280,50 @@ export function authMessage(
 ): string {
   return `${clientFirstBare},${serverFirst},${clientFinalWithoutProof}`;
 }
+
+/** A credential to create at set-up (`--add-scram`), in its stored form. */
+export interface InitialScramCredential {
+  readonly user: string;
+  readonly mechanism: ScramMechanismName;
+  readonly stored: string;
+}
+
+/**
+ * Parses kafka-storage.sh's `--add-scram` value: `SCRAM-SHA-256=[name=admin,password=admin-secret]`,
+ * with optional `iterations=8192` and `salt=<base64>` (a random salt otherwise); a value may be
+ * double-quoted. Throws a message naming what is wrong.
+ */
+export function parseAddScram(text: string, randomBytes: (n: number) => Buffer): InitialScramCredential {
+  const m = /^([A-Z0-9-]+)=\[(.*)\]$/s.exec(text.trim());
+  if (m === null)
+    throw new Error(`--add-scram: expected MECHANISM=[name=...,password=...], got ${JSON.stringify(text)}`);
+  const info = SCRAM_MECHANISMS.get(m[1]!);
+  if (info === undefined) {
+    throw new Error(`--add-scram: unknown SCRAM mechanism ${m[1]} (${SCRAM_MECHANISM_NAMES.join(', ')})`);
+  }
+  const fields = new Map<string, string>();
+  for (const part of m[2]!.match(/(?:[^,"]|"[^"]*")+/g) ?? []) {
+    const eq = part.indexOf('=');
+    if (eq <= 0) throw new Error(`--add-scram: expected key=value, got ${JSON.stringify(part)}`);
+    const raw = part.slice(eq + 1).trim();
+    fields.set(part.slice(0, eq).trim(), raw.startsWith('"') && raw.endsWith('"') ? raw.slice(1, -1) : raw);
+  }
+  for (const k of fields.keys()) {
+    if (!['name', 'password', 'iterations', 'salt'].includes(k))
+      throw new Error(`--add-scram: unknown key ${k}`);
+  }
+  const user = fields.get('name');
+  const password = fields.get('password');
+  if (user === undefined || user === '') throw new Error('--add-scram: name is required');
+  if (password === undefined) throw new Error('--add-scram: password is required');
+  const iterations = fields.has('iterations') ? Number(fields.get('iterations')) : SCRAM_DEFAULT_ITERATIONS;
+  if (!Number.isInteger(iterations) || iterations < info.minIterations || iterations > SCRAM_MAX_ITERATIONS) {
+    throw new Error(
+      `--add-scram: iterations must be between ${info.minIterations} and ${SCRAM_MAX_ITERATIONS}, got ${fields.get('iterations')}`,
+    );
+  }
+  const salt = fields.has('salt') ? Buffer.from(fields.get('salt')!, 'base64') : randomBytes(32);
+  if (salt.length === 0) throw new Error('--add-scram: the salt must not be empty');
+  const stored = credentialToString(makeScramCredential(info.hash, password, salt, iterations));
+  return { user, mechanism: info.name, stored };
+}

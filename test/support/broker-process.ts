@@ -29,6 +29,8 @@ export async function startBrokerProcess(
   readyTimeoutMs = 15_000,
   /** Writes what the log dir holds before the broker first starts (a broker's state on disk). */
   prepare?: (logDir: string) => void,
+  /** More arguments of `skiff broker` (e.g. --add-scram). */
+  extraArgs: readonly string[] = [],
 ): Promise<BrokerProcess> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'skiff-broker-proc-'));
   try {
@@ -49,7 +51,7 @@ export async function startBrokerProcess(
       '',
     ].join('\n'),
   );
-  const child: ChildProcess = spawn(process.execPath, [SKIFF, 'broker', '--config', props], {
+  const child: ChildProcess = spawn(process.execPath, [SKIFF, 'broker', '--config', props, ...extraArgs], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

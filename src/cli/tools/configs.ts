@@ -12,6 +12,7 @@ import type { CliIo } from '../cli.js';
 import { commandInfo } from '../commands.js';
 import { ADMIN_FLAGS, adminClient, type Flags, runTool, type ToolDef, UsageError } from './common.js';
 import { alterQuotas, describeQuotas, type QuotaEntityType } from './configs-quotas.js';
+import { alterScram, describeScram, isScramAlteration } from './configs-scram.js';
 
 export const CONFIGS: ToolDef = {
   ...commandInfo('configs'),
@@ -45,9 +46,14 @@ export const CONFIGS: ToolDef = {
     'from the next request on. controller_mutation_rate counts partitions created, added and deleted',
     "(Kafka's token bucket of controller.quota.window.num x .size.seconds): over it, CreateTopics v6+,",
     'CreatePartitions v3+ and DeleteTopics v5+ answer THROTTLING_QUOTA_EXCEEDED for the topics past',
-    'it and change the others; older versions change all and are throttled. The user is always',
-    'ANONYMOUS (no SASL). One entity type at a time (Kafka also takes a user and a client id',
-    'together); entity type ips is not supported.',
+    'it and change the others; older versions change all and are throttled. A user is the',
+    'authenticated SASL user (ANONYMOUS without SASL). One entity type at a time (Kafka also takes a',
+    'user and a client id together); entity type ips is not supported.',
+    '',
+    "users also hold SCRAM credentials: --add-config 'SCRAM-SHA-256=[iterations=8192,password=secret]'",
+    '(iterations 4096 by default, at most 16384), --delete-config SCRAM-SHA-512, and --describe lists',
+    "each user's mechanisms and iterations, as kafka-configs does through AlterUserScramCredentials /",
+    'DescribeUserScramCredentials: the password is salted by the tool and never sent nor stored.',
     '',
     'A stopped broker (registered in the cluster metadata, not live) is described by any live broker',
     'from the metadata: its dynamic configs (per broker and cluster-wide); its server.properties is not',
@@ -183,7 +189,19 @@ export function runConfigs(
     const client = adminClient('configs', flags, runtime);
     try {
       if (entity.type === 'users' || entity.type === 'clients') {
-        if (flags.has('describe')) return await describeQuotas(client, entity.type, entity.name, flags, io);
+        if (flags.has('describe')) {
+          const code = await describeQuotas(client, entity.type, entity.name, flags, io);
+          // As kafka-configs: SCRAM credentials too, for users and not for the user default.
+          if (entity.type === 'users' && entity.name !== '' && !flags.has('json')) {
+            await describeScram(client, entity.name, io);
+          }
+          return code;
+        }
+        const toAdd = parseAddConfig(flags.all('add-config').join(','));
+        const toDelete = deleteList(flags);
+        if (isScramAlteration(entity.type, entity.name!, toAdd, toDelete)) {
+          return await alterScram(client, entity.name!, toAdd, toDelete, io);
+        }
         return await alterQuotas(
           client,
           entity.type,
