@@ -47,6 +47,7 @@ export const BROKER_API_VERSIONS: ReadonlyMap<number, VersionRange> = new Map([
   [ApiKey.DescribeCluster, { min: 0, max: 1 }],
   [ApiKey.DescribeUserScramCredentials, { min: 0, max: 0 }],
   [ApiKey.AlterUserScramCredentials, { min: 0, max: 0 }],
+  [ApiKey.DescribeProducers, { min: 0, max: 0 }],
   [ApiKey.SkiffDescribeReplication, { min: 0, max: 0 }],
 ]);
 
@@ -63,4 +64,5 @@ export const GROUP_API_KEYS: readonly number[] = [
   ApiKey.ListGroups,
   ApiKey.DeleteGroups,
   ApiKey.OffsetDelete,
+  ApiKey.TxnOffsetCommit,
 ];

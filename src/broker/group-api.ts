@@ -26,6 +26,8 @@ import type { OffsetFetchRequest } from '../protocol/generated/OffsetFetchReques
 import type { OffsetFetchResponse } from '../protocol/generated/OffsetFetchResponse.js';
 import type { SyncGroupRequest } from '../protocol/generated/SyncGroupRequest.js';
 import type { SyncGroupResponse } from '../protocol/generated/SyncGroupResponse.js';
+import type { TxnOffsetCommitRequest } from '../protocol/generated/TxnOffsetCommitRequest.js';
+import type { TxnOffsetCommitResponse } from '../protocol/generated/TxnOffsetCommitResponse.js';
 
 /** What the coordinator learns about the request besides its body. */
 export interface GroupRequestContext {
@@ -52,4 +54,5 @@ export interface GroupApi {
   describeGroups(ctx: GroupRequestContext, req: DescribeGroupsRequest): Promise<DescribeGroupsResponse>;
   deleteGroups(ctx: GroupRequestContext, req: DeleteGroupsRequest): Promise<DeleteGroupsResponse>;
   offsetDelete(ctx: GroupRequestContext, req: OffsetDeleteRequest): Promise<OffsetDeleteResponse>;
+  txnOffsetCommit(ctx: GroupRequestContext, req: TxnOffsetCommitRequest): Promise<TxnOffsetCommitResponse>;
 }

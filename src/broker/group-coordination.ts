@@ -15,7 +15,7 @@ import { CONSUMER_OFFSETS_TOPIC } from '../coordinator/config.js';
 import type { CoordinatorNode } from '../coordinator/find-coordinator.js';
 import { GroupCoordinator } from '../coordinator/group-coordinator.js';
 import type { ReplayRecord } from '../coordinator/loader.js';
-import type { CoordinatorLog, CoordinatorRecord } from '../coordinator/records.js';
+import type { CoordinatorLog, CoordinatorRecord, TxnProducer } from '../coordinator/records.js';
 import type { ClusterMetadata, MetadataImage } from '../metadata/cluster-metadata.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
@@ -174,13 +174,16 @@ export class GroupCoordination implements CoordinatorLog {
 
   // ---- CoordinatorLog ------------------------------------------------------------------------
 
-  append(partition: number, records: CoordinatorRecord[]): Promise<void> {
+  append(partition: number, records: CoordinatorRecord[], txn?: TxnProducer): Promise<bigint> {
     const previous = this.appendTails.get(partition) ?? Promise.resolve();
     const next = previous.then(
-      () => this.appendNow(partition, records),
-      () => this.appendNow(partition, records),
+      () => this.appendNow(partition, records, txn),
+      () => this.appendNow(partition, records, txn),
     );
-    const tail = next.catch(() => {});
+    const tail = next.then(
+      () => {},
+      () => {},
+    );
     this.appendTails.set(partition, tail);
     void tail.then(() => {
       if (this.appendTails.get(partition) === tail) this.appendTails.delete(partition);
@@ -188,8 +191,12 @@ export class GroupCoordination implements CoordinatorLog {
     return next;
   }
 
-  /** One leader append with acks=-1: resolves once the HW covers it. */
-  private async appendNow(partition: number, records: CoordinatorRecord[]): Promise<void> {
+  /** One leader append with acks=-1: resolves to the batch's base offset once the HW covers it. */
+  private async appendNow(
+    partition: number,
+    records: CoordinatorRecord[],
+    txn?: TxnProducer,
+  ): Promise<bigint> {
     const { replicaManager, config, clock, scheduler } = this.deps;
     const p = replicaManager.getPartition(CONSUMER_OFFSETS_TOPIC, partition);
     if (p === undefined) {
@@ -198,8 +205,9 @@ export class GroupCoordination implements CoordinatorLog {
         `${CONSUMER_OFFSETS_TOPIC}-${partition} is not hosted by broker ${config.nodeId}`,
       );
     }
-    // Throws NOT_LEADER_OR_FOLLOWER, NOT_ENOUGH_REPLICAS or MESSAGE_TOO_LARGE as a KafkaError.
-    const { acks } = p.appendAsLeader(coordinatorBatch(records, clock.nowMs()), -1);
+    // Throws NOT_LEADER_OR_FOLLOWER, NOT_ENOUGH_REPLICAS or MESSAGE_TOO_LARGE as a KafkaError, and
+    // INVALID_PRODUCER_EPOCH for a transactional commit of a fenced producer epoch.
+    const { info, acks } = p.appendAsLeader(coordinatorBatch(records, clock.nowMs(), txn), -1, 'coordinator');
     const [code] = await awaitAcks(
       replicaManager.replication.purgatory,
       scheduler,
@@ -214,6 +222,7 @@ export class GroupCoordination implements CoordinatorLog {
     }
     if (code !== ErrorCode.NONE)
       throw KafkaError.fromCode(code!, `${p.log.name}: the append was not acknowledged`);
+    return info.firstOffset;
   }
 }
 

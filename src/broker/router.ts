@@ -49,6 +49,7 @@ import { handleDescribeLogDirs } from './handlers/log-dirs.js';
 import { handleMetadata } from './handlers/metadata.js';
 import { handleListOffsets, handleOffsetForLeaderEpoch } from './handlers/offsets.js';
 import { handleProduce } from './handlers/produce.js';
+import { handleDescribeProducers } from './handlers/producers.js';
 import {
   handleAlterPartitionReassignments,
   handleListPartitionReassignments,
@@ -97,6 +98,7 @@ function groupHandler(g: GroupApi, apiKey: number): Handler {
     [ApiKey.DescribeGroups]: (c, r) => g.describeGroups(gctx(c), r),
     [ApiKey.DeleteGroups]: (c, r) => g.deleteGroups(gctx(c), r),
     [ApiKey.OffsetDelete]: (c, r) => g.offsetDelete(gctx(c), r),
+    [ApiKey.TxnOffsetCommit]: (c, r) => g.txnOffsetCommit(gctx(c), r),
   };
   return table[apiKey]!;
 }
@@ -146,6 +148,7 @@ export class RequestRouter implements RequestHandler {
       [ApiKey.AlterReplicaLogDirs]: (c, r) => handleAlterReplicaLogDirs(b, c, r),
       [ApiKey.DescribeUserScramCredentials]: (c, r) => handleDescribeUserScramCredentials(b, c, r),
       [ApiKey.AlterUserScramCredentials]: (c, r) => handleAlterUserScramCredentials(b, c, r),
+      [ApiKey.DescribeProducers]: (c, r) => handleDescribeProducers(b, c, r),
     };
     for (const [apiKey, versions] of BROKER_API_VERSIONS) {
       const handler = handlers[apiKey];

@@ -81,6 +81,10 @@ const COMMANDS = {
     summary: "check that every replica holds the same data (Kafka's kafka-replica-verification)",
     load: async () => (await import('./tools/replica-verification.js')).runReplicaVerification,
   },
+  transactions: {
+    summary: "describe a partition's active producers (Kafka's kafka-transactions)",
+    load: async () => (await import('./tools/transactions.js')).runTransactions,
+  },
   'isr-history': {
     summary: 'the ISR/leadership change history of a topic, merged from every broker',
     load: async () => (await import('./tools/isr-history.js')).runIsrHistory,

@@ -24,4 +24,5 @@ export const GROUP_API_VERSIONS: ReadonlyMap<number, { readonly min: number; rea
     [16, { min: 0, max: 5 }], // ListGroups
     [42, { min: 0, max: 2 }], // DeleteGroups
     [47, { min: 0, max: 0 }], // OffsetDelete
+    [28, { min: 0, max: 4 }], // TxnOffsetCommit
   ]);

@@ -32,6 +32,8 @@ import type { OffsetFetchRequest } from '../protocol/generated/OffsetFetchReques
 import type { OffsetFetchResponse } from '../protocol/generated/OffsetFetchResponse.js';
 import type { SyncGroupRequest } from '../protocol/generated/SyncGroupRequest.js';
 import type { SyncGroupResponse } from '../protocol/generated/SyncGroupResponse.js';
+import type { TxnOffsetCommitRequest } from '../protocol/generated/TxnOffsetCommitRequest.js';
+import type { TxnOffsetCommitResponse } from '../protocol/generated/TxnOffsetCommitResponse.js';
 import { KafkaError } from '../protocol/kafka-error.js';
 import { groupAppendError, offsetAppendError } from './append-errors.js';
 import { type GroupCoordinatorConfig, groupCoordinatorConfig } from './config.js';
@@ -40,7 +42,7 @@ import { ClassicGroup, type GroupState } from './group.js';
 import { GROUP_API_VERSIONS, type GroupRequestContext } from './group-api.js';
 import { type ReplayRecord, replayPartition } from './loader.js';
 import { Membership } from './membership.js';
-import { OffsetManager, offsetKey } from './offsets.js';
+import { type AppendResult, type OffsetHost, OffsetManager, offsetKey } from './offsets.js';
 import { partitionForGroup } from './partitioner.js';
 import {
   type CoordinatorLog,
@@ -48,8 +50,10 @@ import {
   groupMetadataRecord,
   groupTombstone,
   offsetTombstone,
+  type TxnProducer,
 } from './records.js';
 import * as responses from './responses.js';
+import { txnOffsetCommit } from './txn-offsets.js';
 
 export interface GroupCoordinatorOptions {
   clock: Clock;
@@ -81,6 +85,7 @@ export class GroupCoordinator {
   private readonly logger: Logger;
   private readonly membership: Membership;
   private readonly offsets: OffsetManager;
+  private readonly offsetHost: OffsetHost;
   private readonly groups = new Map<string, ClassicGroup>();
   private readonly partitions = new Map<number, PartitionState>();
   private nextEpoch = 0;
@@ -103,17 +108,18 @@ export class GroupCoordinator {
       storeGroup: (group, assignment) => this.storeGroup(group, assignment),
     });
     const partitionExists = options.partitionExists ?? (() => true);
-    this.offsets = new OffsetManager({
+    this.offsetHost = {
       config: this.config,
       clock: this.clock,
       membership: this.membership,
-      groupStatus: (id) => this.groupStatus(id, true),
+      groupStatus: (id, allowEmptyId = true) => this.groupStatus(id, allowEmptyId),
       getGroup: (id) => this.groups.get(id),
       createGroup: (id) => this.createGroup(id),
       removeGroup: (g) => this.removeGroup(g),
-      appendOffsets: (partition, records) => this.append(partition, records, offsetAppendError),
+      appendOffsets: (partition, records, txn) => this.append(partition, records, offsetAppendError, txn),
       partitionExists,
-    });
+    };
+    this.offsets = new OffsetManager(this.offsetHost);
     this.scheduleCleanup();
   }
 
@@ -207,26 +213,27 @@ export class GroupCoordinator {
     if (this.groups.get(group.groupId) === group) this.groups.delete(group.groupId);
   }
 
-  private storeGroup(group: ClassicGroup, assignment: ReadonlyMap<string, Buffer>): Promise<number> {
+  private async storeGroup(group: ClassicGroup, assignment: ReadonlyMap<string, Buffer>): Promise<number> {
     const record = groupMetadataRecord(group.groupId, group.toRecordValue(assignment));
-    return this.append(group.partition, [record], groupAppendError);
+    return (await this.append(group.partition, [record], groupAppendError)).errorCode;
   }
 
-  /** Appends and resolves to NONE or the Kafka error to answer with; never rejects. */
+  /** Appends and resolves to NONE and the batch's base offset, or the Kafka error to answer with; never rejects. */
   private async append(
     partition: number,
     records: CoordinatorRecord[],
     mapError: (code: number) => number,
-  ): Promise<number> {
+    txn?: TxnProducer,
+  ): Promise<AppendResult> {
     try {
-      await this.log.append(partition, records);
-      return ErrorCode.NONE;
+      const baseOffset = await this.log.append(partition, records, txn);
+      return { errorCode: ErrorCode.NONE, baseOffset };
     } catch (err) {
       const code = err instanceof KafkaError ? err.code : ErrorCode.UNKNOWN_SERVER_ERROR;
       this.logger.warn(
         `__consumer_offsets-${partition}: append of ${records.length} records failed: ${(err as Error).message}`,
       );
-      return mapError(code);
+      return { errorCode: mapError(code), baseOffset: -1n };
     }
   }
 
@@ -254,8 +261,8 @@ export class GroupCoordinator {
       const { records, expired, deleteGroup } = this.offsets.expiredRecords(group, nowMs);
       if (records.length === 0) continue;
       if (deleteGroup) group.transitionTo('Dead', nowMs);
-      const error = await this.append(group.partition, records, offsetAppendError);
-      if (error !== ErrorCode.NONE) {
+      const { errorCode } = await this.append(group.partition, records, offsetAppendError);
+      if (errorCode !== ErrorCode.NONE) {
         if (deleteGroup) group.state = 'Empty';
         continue;
       }
@@ -285,7 +292,8 @@ export class GroupCoordinator {
     let removed = 0;
     for (const { group, removals } of byGroup) {
       const records = removals.map(([t, p]) => offsetTombstone(group.groupId, t, p));
-      if ((await this.append(group.partition, records, offsetAppendError)) !== ErrorCode.NONE) continue;
+      const { errorCode } = await this.append(group.partition, records, offsetAppendError);
+      if (errorCode !== ErrorCode.NONE) continue;
       for (const [t, p] of removals) group.removeOffset(t, p);
       removed += removals.length;
     }
@@ -338,8 +346,7 @@ export class GroupCoordinator {
       group.size === 0 &&
       group.pendingMembers.size === 0 &&
       group.generationId === 0 &&
-      group.offsetCount() === 0 &&
-      group.pendingOffsetCommits.size === 0
+      group.hasNoOffsets()
     ) {
       this.removeGroup(group);
     }
@@ -420,7 +427,7 @@ export class GroupCoordinator {
     const v = ctx.apiVersion;
     if (v >= 8) {
       const groups = req.groups.map((g) => {
-        const r = this.offsets.fetch(g.groupId, g.topics);
+        const r = this.offsets.fetch(g.groupId, g.topics, req.requireStable);
         if (r.errorCode !== ErrorCode.NONE) return { groupId: g.groupId, errorCode: r.errorCode, topics: [] };
         return {
           groupId: g.groupId,
@@ -434,7 +441,11 @@ export class GroupCoordinator {
       return { throttleTimeMs: 0, topics: [], errorCode: ErrorCode.NONE, groups };
     }
     // v0 and v1 cannot ask for all topics; an empty list there is just an empty list.
-    const r = this.offsets.fetch(req.groupId, v >= 2 ? req.topics : (req.topics ?? []));
+    const r = this.offsets.fetch(
+      req.groupId,
+      v >= 2 ? req.topics : (req.topics ?? []),
+      v >= 7 && req.requireStable,
+    );
     // v2+ carry a coordinator error at the top level alone; v0-v1 can only say it per partition.
     if (v >= 2 && r.errorCode !== ErrorCode.NONE) {
       return { throttleTimeMs: 0, topics: [], errorCode: r.errorCode, groups: [] };
@@ -444,6 +455,39 @@ export class GroupCoordinator {
       partitions: t.partitions.map((p) => responses.fetchPartition(v, p)),
     }));
     return { throttleTimeMs: 0, topics, errorCode: v >= 2 ? r.errorCode : ErrorCode.NONE, groups: [] };
+  }
+
+  async txnOffsetCommit(
+    ctx: GroupRequestContext,
+    req: TxnOffsetCommitRequest,
+  ): Promise<TxnOffsetCommitResponse> {
+    return { throttleTimeMs: 0, topics: await txnOffsetCommit(this.offsetHost, req, ctx.apiVersion) };
+  }
+
+  /**
+   * A COMMIT or ABORT marker of `producerId`'s transaction is written to __consumer_offsets
+   * partition `partition` (the transaction coordinator's WriteTxnMarkers, once the append is
+   * done): the offsets that transaction committed for the partition's groups become committed
+   * offsets, or are dropped (Kafka's GroupMetadataManager.handleTxnCompletion). A partition not
+   * (or not yet) loaded here has nothing to update: its load replays the marker from the log.
+   * Returns the number of offsets that became committed.
+   */
+  onTransactionMarker(partition: number, producerId: bigint, producerEpoch: number, commit: boolean): number {
+    if (this.partitions.get(partition)?.state !== 'active') return 0;
+    let applied = 0;
+    let groups = 0;
+    for (const group of this.groups.values()) {
+      if (group.partition !== partition || group.is('Dead') || !group.pendingTxnOffsets.has(producerId))
+        continue;
+      applied += group.completePendingTxnOffsets(producerId, commit);
+      groups++;
+    }
+    if (groups > 0) {
+      this.logger.info(
+        `__consumer_offsets-${partition}: ${commit ? 'COMMIT' : 'ABORT'} marker of producer ${producerId} (epoch ${producerEpoch}) completed the transactional offsets of ${groups} groups (${applied} committed)`,
+      );
+    }
+    return applied;
   }
 
   async listGroups(ctx: GroupRequestContext, req: ListGroupsRequest): Promise<ListGroupsResponse> {
@@ -534,11 +578,11 @@ export class GroupCoordinator {
       records.push(offsetTombstone(groupId, k.slice(0, at), Number(k.slice(at + 1))));
     }
     records.push(groupTombstone(groupId));
-    const error = await this.append(group.partition, records, offsetAppendError);
-    if (error !== ErrorCode.NONE) {
+    const { errorCode } = await this.append(group.partition, records, offsetAppendError);
+    if (errorCode !== ErrorCode.NONE) {
       // Nothing could change a Dead group meanwhile, so it is exactly the Empty group it was.
       group.state = 'Empty';
-      return error;
+      return errorCode;
     }
     this.removeGroup(group);
     this.logger.info(`group ${groupId}: deleted with ${records.length - 1} offsets`);

@@ -117,6 +117,19 @@ export class ClassicGroup {
   /** topic → partition → committed offset. */
   readonly offsets = new Map<string, Map<number, OffsetAndMetadata>>();
   /**
+   * The base offset in __consumer_offsets of the batch that wrote each committed offset, by
+   * offsetKey: a transaction's offsets, committed by its marker, replace only older ones (Kafka's
+   * CommitRecordMetadataAndOffset.olderThan), in memory as on replay.
+   */
+  readonly offsetAppendedAt = new Map<string, bigint>();
+  /**
+   * Offsets of open transactions, by producer id, then offsetKey (Kafka's
+   * pendingTransactionalOffsetCommits): written to the log, applied by the COMMIT marker of the
+   * producer's transaction, dropped by its ABORT marker. appendedOffset is null until the
+   * batch's append completes.
+   */
+  readonly pendingTxnOffsets = new Map<bigint, Map<string, PendingTxnOffset>>();
+  /**
    * Commits written but not yet acknowledged, by "topic\0partition" (a count: several may be in
    * flight). Deleting the group tombstones these too, or a replay would resurrect them.
    */
@@ -378,22 +391,83 @@ export class ClassicGroup {
     return this.offsets.get(topic)?.get(partition);
   }
 
-  setOffset(topic: string, partition: number, o: OffsetAndMetadata): void {
+  /** Sets a committed offset; `appendedOffset` is the base offset of the batch that wrote it. */
+  setOffset(topic: string, partition: number, o: OffsetAndMetadata, appendedOffset: bigint): void {
     let parts = this.offsets.get(topic);
     if (parts === undefined) {
       parts = new Map();
       this.offsets.set(topic, parts);
     }
     parts.set(partition, o);
+    this.offsetAppendedAt.set(offsetKey(topic, partition), appendedOffset);
   }
 
+  /** Removes a committed offset, and any open transaction's offset for the partition (Kafka's removeOffsets). */
   removeOffset(topic: string, partition: number): boolean {
+    const key = offsetKey(topic, partition);
+    for (const [producerId, pending] of this.pendingTxnOffsets) {
+      pending.delete(key);
+      if (pending.size === 0) this.pendingTxnOffsets.delete(producerId);
+    }
+    this.offsetAppendedAt.delete(key);
     const parts = this.offsets.get(topic);
     if (parts === undefined) return false;
     const removed = parts.delete(partition);
     if (parts.size === 0) this.offsets.delete(topic);
     return removed;
   }
+
+  /** Whether a commit to this partition is in flight or in an open transaction (OffsetFetch's requireStable). */
+  hasPendingOffsetCommit(topic: string, partition: number): boolean {
+    const key = offsetKey(topic, partition);
+    if (this.pendingOffsetCommits.has(key)) return true;
+    for (const pending of this.pendingTxnOffsets.values()) if (pending.has(key)) return true;
+    return false;
+  }
+
+  /**
+   * The marker of `producerId`'s transaction is written (Kafka's completePendingTxnOffsetCommit):
+   * COMMIT makes its offsets the committed ones, unless a later batch committed the partition
+   * again; ABORT drops them. Offsets whose append has not completed are dropped either way:
+   * their TxnOffsetCommit has not been acknowledged, so the producer could not have ended its
+   * transaction over them. Returns how many offsets were applied.
+   */
+  completePendingTxnOffsets(producerId: bigint, commit: boolean): number {
+    const pending = this.pendingTxnOffsets.get(producerId);
+    if (pending === undefined) return 0;
+    this.pendingTxnOffsets.delete(producerId);
+    if (!commit) return 0;
+    let applied = 0;
+    for (const [key, p] of pending) {
+      if (p.appendedOffset === null) continue;
+      const current = this.offsetAppendedAt.get(key);
+      if (current !== undefined && current >= p.appendedOffset) continue;
+      this.setOffset(p.topic, p.partition, p.value, p.appendedOffset);
+      applied++;
+    }
+    return applied;
+  }
+
+  /** Nothing committed, pending or in an open transaction: an Empty group like this may go. */
+  hasNoOffsets(): boolean {
+    return (
+      this.offsets.size === 0 && this.pendingOffsetCommits.size === 0 && this.pendingTxnOffsets.size === 0
+    );
+  }
+}
+
+/** An offset written by an open transaction (Kafka's CommitRecordMetadataAndOffset of a pending one). */
+export interface PendingTxnOffset {
+  readonly topic: string;
+  readonly partition: number;
+  readonly value: OffsetAndMetadata;
+  /** The base offset of its batch in __consumer_offsets; null while the append is in flight. */
+  appendedOffset: bigint | null;
+}
+
+/** Key of a topic partition in per-group maps; NUL cannot occur in a topic name. */
+export function offsetKey(topic: string, partition: number): string {
+  return `${topic}\u0000${partition}`;
 }
 
 export function joinError(memberId: string, errorCode: number): JoinResult {

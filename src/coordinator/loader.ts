@@ -2,14 +2,28 @@
  * Rebuilds the groups of one __consumer_offsets partition from its records, oldest first, as
  * Kafka's GroupMetadataManager.doLoadGroupsAndOffsets does: the last value of each key wins,
  * tombstones delete, and a group with offsets but no (or a deleted) metadata record comes back
- * as an Empty group that only stores offsets. Pure: the coordinator starts timers afterwards.
+ * as an Empty group that only stores offsets. Offsets in a transactional batch wait per producer
+ * until that producer's marker: COMMIT applies those not older than the partition's committed
+ * offset, ABORT drops them; those still waiting at the end are the group's open transactions.
+ * Pure: the coordinator starts timers afterwards.
  */
-import { ClassicGroup, MemberMetadata } from './group.js';
+import { ClassicGroup, MemberMetadata, offsetKey, type PendingTxnOffset } from './group.js';
 import { decodeCoordinatorRecord, type GroupMetadataValue, type OffsetAndMetadata } from './records.js';
 
 export interface ReplayRecord {
   key: Buffer | null;
   value: Buffer | null;
+  /**
+   * The base offset of the record's batch, which orders commits of one partition (Kafka's
+   * appendedBatchOffset); the record's index in the replay when absent.
+   */
+  batchOffset?: bigint;
+  /** The batch's producer id (-1 or absent: none). */
+  producerId?: bigint;
+  /** A record of a transactional batch: an offset commit of an open transaction. */
+  transactional?: boolean;
+  /** A COMMIT/ABORT marker of `producerId`'s transaction (key and value are null). */
+  marker?: 'COMMIT' | 'ABORT';
 }
 
 export interface ReplayResult {
@@ -18,8 +32,19 @@ export interface ReplayResult {
   skipped: { index: number; reason: string }[];
 }
 
+interface Committed {
+  value: OffsetAndMetadata;
+  appendedOffset: bigint;
+}
+
+interface TxnCommitted extends Committed {
+  group: string;
+  topic: string;
+  partition: number;
+}
+
 interface Pending {
-  offsets: Map<string, Map<number, OffsetAndMetadata>>;
+  offsets: Map<string, Map<number, Committed>>;
   metadata: GroupMetadataValue | null;
 }
 
@@ -29,6 +54,8 @@ export async function replayPartition(
   nowMs: number,
 ): Promise<ReplayResult> {
   const pending = new Map<string, Pending>();
+  /** Open transactions: producer id → "group\0topic\0partition" → offset. */
+  const openTxns = new Map<bigint, Map<string, TxnCommitted>>();
   const skipped: { index: number; reason: string }[] = [];
   const entry = (group: string): Pending => {
     let p = pending.get(group);
@@ -38,9 +65,29 @@ export async function replayPartition(
     }
     return p;
   };
+  const commit = (group: string, topic: string, i: number, c: Committed) => {
+    const offsets = entry(group).offsets;
+    let parts = offsets.get(topic);
+    if (parts === undefined) {
+      parts = new Map();
+      offsets.set(topic, parts);
+    }
+    const current = parts.get(i);
+    if (current === undefined || current.appendedOffset < c.appendedOffset) parts.set(i, c);
+  };
   let index = 0;
   for await (const record of records) {
     const at = index++;
+    const batchOffset = record.batchOffset ?? BigInt(at);
+    const producerId = record.producerId ?? -1n;
+    if (record.marker !== undefined) {
+      const txn = openTxns.get(producerId);
+      openTxns.delete(producerId);
+      if (record.marker === 'COMMIT' && txn !== undefined) {
+        for (const t of txn.values()) commit(t.group, t.topic, t.partition, t);
+      }
+      continue;
+    }
     // Keyless records cannot be coordinator records (Kafka refuses to load them too).
     if (record.key === null) {
       skipped.push({ index: at, reason: 'record without a key' });
@@ -53,7 +100,23 @@ export async function replayPartition(
       skipped.push({ index: at, reason: (err as Error).message });
       continue;
     }
-    if (decoded.type === 'offset') {
+    if (decoded.type === 'offset' && record.transactional === true) {
+      let txn = openTxns.get(producerId);
+      if (txn === undefined) {
+        txn = new Map();
+        openTxns.set(producerId, txn);
+      }
+      const key = `${decoded.group}\u0000${offsetKey(decoded.topic, decoded.partition)}`;
+      if (decoded.value === null) txn.delete(key);
+      else
+        txn.set(key, {
+          group: decoded.group,
+          topic: decoded.topic,
+          partition: decoded.partition,
+          value: decoded.value,
+          appendedOffset: batchOffset,
+        });
+    } else if (decoded.type === 'offset') {
       const p = entry(decoded.group);
       let parts = p.offsets.get(decoded.topic);
       if (decoded.value === null) {
@@ -64,20 +127,46 @@ export async function replayPartition(
           parts = new Map();
           p.offsets.set(decoded.topic, parts);
         }
-        parts.set(decoded.partition, decoded.value);
+        parts.set(decoded.partition, { value: decoded.value, appendedOffset: batchOffset });
       }
     } else if (decoded.type === 'group') {
       entry(decoded.group).metadata = decoded.value;
     }
   }
+  // Transactions still open: their offsets wait in their groups for the marker.
+  const openByGroup = new Map<string, Map<bigint, Map<string, PendingTxnOffset>>>();
+  for (const [producerId, txn] of openTxns) {
+    for (const t of txn.values()) {
+      entry(t.group);
+      let byProducer = openByGroup.get(t.group);
+      if (byProducer === undefined) {
+        byProducer = new Map();
+        openByGroup.set(t.group, byProducer);
+      }
+      let offsets = byProducer.get(producerId);
+      if (offsets === undefined) {
+        offsets = new Map();
+        byProducer.set(producerId, offsets);
+      }
+      offsets.set(offsetKey(t.topic, t.partition), {
+        topic: t.topic,
+        partition: t.partition,
+        value: t.value,
+        appendedOffset: t.appendedOffset,
+      });
+    }
+  }
   const groups: ClassicGroup[] = [];
   for (const [groupId, p] of pending) {
-    if (p.metadata === null && p.offsets.size === 0) continue;
+    const open = openByGroup.get(groupId);
+    if (p.metadata === null && p.offsets.size === 0 && open === undefined) continue;
     const group =
       p.metadata === null
         ? new ClassicGroup(groupId, partition, 'Empty', nowMs)
         : fromMetadata(groupId, partition, p.metadata, nowMs);
-    for (const [topic, parts] of p.offsets) for (const [i, o] of parts) group.setOffset(topic, i, o);
+    for (const [topic, parts] of p.offsets)
+      for (const [i, c] of parts) group.setOffset(topic, i, c.value, c.appendedOffset);
+    if (open !== undefined) for (const [producerId, o] of open) group.pendingTxnOffsets.set(producerId, o);
     groups.push(group);
   }
   return { groups, skipped };

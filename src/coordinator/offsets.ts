@@ -12,7 +12,7 @@ import type { OffsetDeleteRequest } from '../protocol/generated/OffsetDeleteRequ
 import type { OffsetDeleteResponse } from '../protocol/generated/OffsetDeleteResponse.js';
 import type { OffsetFetchResponsePartition } from '../protocol/generated/OffsetFetchResponse.js';
 import type { GroupCoordinatorConfig } from './config.js';
-import type { ClassicGroup } from './group.js';
+import { type ClassicGroup, offsetKey } from './group.js';
 import { type Membership, validateCurrentMember } from './membership.js';
 import {
   type CoordinatorRecord,
@@ -20,21 +20,34 @@ import {
   type OffsetAndMetadata,
   offsetCommitRecord,
   offsetTombstone,
+  type TxnProducer,
 } from './records.js';
 
 export interface OffsetHost {
   readonly config: GroupCoordinatorConfig;
   readonly clock: Clock;
   readonly membership: Membership;
-  /** NONE, or why requests for this group cannot be served here (NOT_COORDINATOR, ...). */
-  groupStatus(groupId: string): number;
+  /**
+   * NONE, or why requests for this group cannot be served here (NOT_COORDINATOR, ...); the group
+   * id "" is valid unless `allowEmptyId` is false.
+   */
+  groupStatus(groupId: string, allowEmptyId?: boolean): number;
   getGroup(groupId: string): ClassicGroup | undefined;
   /** Adds an Empty group for a standalone consumer's first commit. */
   createGroup(groupId: string): ClassicGroup;
   removeGroup(group: ClassicGroup): void;
-  /** Appends to the group's partition; resolves to NONE or the error for an offset request. */
-  appendOffsets(partition: number, records: CoordinatorRecord[]): Promise<number>;
+  /**
+   * Appends to the group's partition (a transactional batch of `txn`'s producer when given);
+   * resolves to NONE and the batch's base offset, or the error for an offset request.
+   */
+  appendOffsets(partition: number, records: CoordinatorRecord[], txn?: TxnProducer): Promise<AppendResult>;
   partitionExists(topic: string, partition: number): boolean;
+}
+
+export interface AppendResult {
+  readonly errorCode: number;
+  /** The base offset of the appended batch; -1 when the append failed. */
+  readonly baseOffset: bigint;
 }
 
 interface PendingCommit {
@@ -101,7 +114,8 @@ export class OffsetManager {
       const records = pending.map((c) => offsetCommitRecord(req.groupId, c.topic, c.partition, c.value));
       const keys = pending.map((c) => offsetKey(c.topic, c.partition));
       for (const k of keys) group.pendingOffsetCommits.set(k, (group.pendingOffsetCommits.get(k) ?? 0) + 1);
-      appendError = await this.host.appendOffsets(group.partition, records);
+      const appended = await this.host.appendOffsets(group.partition, records);
+      appendError = appended.errorCode;
       for (const k of keys) {
         const n = group.pendingOffsetCommits.get(k)! - 1;
         if (n === 0) group.pendingOffsetCommits.delete(k);
@@ -109,13 +123,12 @@ export class OffsetManager {
       }
       // A group deleted meanwhile stays deleted: its tombstones covered this commit too.
       if (appendError === ErrorCode.NONE && !group.is('Dead')) {
-        for (const c of pending) group.setOffset(c.topic, c.partition, c.value);
+        for (const c of pending) group.setOffset(c.topic, c.partition, c.value, appended.baseOffset);
       } else if (
         created &&
         group.is('Empty') &&
         group.size === 0 &&
-        group.offsetCount() === 0 &&
-        group.pendingOffsetCommits.size === 0 &&
+        group.hasNoOffsets() &&
         group.generationId === 0
       ) {
         this.host.removeGroup(group);
@@ -169,6 +182,7 @@ export class OffsetManager {
   fetch(
     groupId: string,
     topics: { name: string; partitionIndexes: number[] }[] | null,
+    requireStable = false,
   ): { errorCode: number; topics: { name: string; partitions: OffsetFetchResponsePartition[] }[] } {
     const status = this.host.groupStatus(groupId);
     const group = status === ErrorCode.NONE ? this.host.getGroup(groupId) : undefined;
@@ -179,11 +193,17 @@ export class OffsetManager {
       metadata: o?.metadata ?? '',
       errorCode,
     });
+    // KIP-447: a consumer that asks for stable offsets waits out commits not yet settled, an
+    // open transaction's above all, rather than start from an offset about to change.
+    const stored = (topic: string, i: number) =>
+      requireStable && group !== undefined && !group.is('Dead') && group.hasPendingOffsetCommit(topic, i)
+        ? entry(i, undefined, ErrorCode.UNSTABLE_OFFSET_COMMIT)
+        : entry(i, group?.getOffset(topic, i), ErrorCode.NONE);
     if (topics === null) {
       if (group === undefined) return { errorCode: status, topics: [] };
       const all = [...group.offsets].map(([name, parts]) => ({
         name,
-        partitions: [...parts].sort((a, b) => a[0] - b[0]).map(([i, o]) => entry(i, o, ErrorCode.NONE)),
+        partitions: [...parts].sort((a, b) => a[0] - b[0]).map(([i]) => stored(name, i)),
       }));
       return { errorCode: status, topics: all };
     }
@@ -192,9 +212,7 @@ export class OffsetManager {
       topics: topics.map((t) => ({
         name: t.name,
         partitions: t.partitionIndexes.map((i) =>
-          status === ErrorCode.NONE
-            ? entry(i, group?.getOffset(t.name, i), ErrorCode.NONE)
-            : entry(i, undefined, status),
+          status === ErrorCode.NONE ? stored(t.name, i) : entry(i, undefined, status),
         ),
       })),
     };
@@ -231,8 +249,8 @@ export class OffsetManager {
       }),
     }));
     if (records.length > 0) {
-      const error = await this.host.appendOffsets(group.partition, records);
-      if (error !== ErrorCode.NONE) return topLevel(error);
+      const { errorCode } = await this.host.appendOffsets(group.partition, records);
+      if (errorCode !== ErrorCode.NONE) return topLevel(errorCode);
       for (const [topic, partition] of removals) group.removeOffset(topic, partition);
     }
     return { errorCode: ErrorCode.NONE, throttleTimeMs: 0, topics };
@@ -276,13 +294,13 @@ export class OffsetManager {
       }
     }
     const deleteGroup =
-      group.is('Empty') && group.offsetCount() === expired.length && group.pendingMembers.size === 0;
+      group.is('Empty') &&
+      group.offsetCount() === expired.length &&
+      group.pendingMembers.size === 0 &&
+      group.pendingTxnOffsets.size === 0;
     if (deleteGroup) records.push(groupTombstone(group.groupId));
     return { records, expired, deleteGroup };
   }
 }
 
-/** Key of a topic partition in per-group maps; NUL cannot occur in a topic name. */
-export function offsetKey(topic: string, partition: number): string {
-  return `${topic}\u0000${partition}`;
-}
+export { offsetKey };

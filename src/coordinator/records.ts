@@ -30,14 +30,21 @@ export interface CoordinatorRecord {
   value: Buffer | null;
 }
 
+/** The producer of a transactional offset commit (TxnOffsetCommit): its batch is transactional. */
+export interface TxnProducer {
+  readonly producerId: bigint;
+  readonly producerEpoch: number;
+}
+
 /**
  * Where the coordinator writes. The broker implements it by appending a batch to the given
- * partition of __consumer_offsets as its leader; the promise resolves once the records are as
- * durable as the broker's acks policy for internal topics requires (Kafka: acks=all), and rejects
- * (ideally with a KafkaError) otherwise. Appends to one partition must resolve in the order issued.
+ * partition of __consumer_offsets as its leader (a transactional batch of `txn`'s producer when
+ * given); the promise resolves to the batch's base offset once the records are as durable as the
+ * broker's acks policy for internal topics requires (Kafka: acks=all), and rejects (ideally with a
+ * KafkaError) otherwise. Appends to one partition must resolve in the order issued.
  */
 export interface CoordinatorLog {
-  append(partition: number, records: CoordinatorRecord[]): Promise<void>;
+  append(partition: number, records: CoordinatorRecord[], txn?: TxnProducer): Promise<bigint>;
 }
 
 export const OFFSET_COMMIT_KEY_VERSION = 1;

@@ -15,7 +15,7 @@ import { topicPartitionKey } from '../common/topic-partition.js';
 import type { PartitionState } from '../metadata/cluster-metadata.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
-import type { Log } from '../storage/log.js';
+import type { AppendOrigin, Log } from '../storage/log.js';
 import {
   type FollowerFetch,
   type FollowerReplicaState,
@@ -490,9 +490,9 @@ export class PartitionLeaderState {
   }
 
   /** Appends as leader at the current leader epoch, then moves the HW (an ISR of one). */
-  appendAsLeader(records: Buffer, requiredAcks: number) {
+  appendAsLeader(records: Buffer, requiredAcks: number, origin: AppendOrigin = 'client') {
     this.checkBeforeAppend(requiredAcks);
-    const info = this.log.appendAsLeader(records, this.leaderEpochValue);
+    const info = this.log.appendAsLeader(records, this.leaderEpochValue, origin);
     this.maybeIncrementHighWatermark();
     return info;
   }

@@ -11,7 +11,7 @@ import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
 import { batchSize, readBatchHeader } from '../protocol/records/batch.js';
 import type { LogReadResult } from '../storage/local-log.js';
-import type { FetchIsolation, Log, LogAppendInfo } from '../storage/log.js';
+import type { AppendOrigin, FetchIsolation, Log, LogAppendInfo } from '../storage/log.js';
 import type { PendingAcks } from './delayed-produce.js';
 import type { PartitionLeaderState } from './leader-state.js';
 import { localOffsetLag, UNKNOWN_OFFSET_LAG } from './offset-lag.js';
@@ -122,7 +122,7 @@ export class Partition {
    * the log's (a retried batch already in the log comes back with `duplicate` and its first
    * append's offsets). What waits on this partition is tried once the records are in.
    */
-  appendAsLeader(records: Buffer, requiredAcks: number): LeaderAppend {
+  appendAsLeader(records: Buffer, requiredAcks: number, origin: AppendOrigin = 'client'): LeaderAppend {
     this.checkLeader();
     const ls = this.leaderState;
     if (!ls) {
@@ -132,8 +132,8 @@ export class Partition {
       );
     }
     ls.checkBeforeAppend(requiredAcks);
-    this.refuseTransactionalBatches(records);
-    const info = ls.appendAsLeader(records, requiredAcks);
+    if (origin === 'client') this.refuseTransactionalBatches(records);
+    const info = ls.appendAsLeader(records, requiredAcks, origin);
     if (info.duplicate) this.duplicateBatches++;
     else this.replication.partitionChanged(this.key);
     return { info, acks: { key: this.key, leader: ls, requiredOffset: info.lastOffset + 1n } };

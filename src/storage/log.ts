@@ -61,8 +61,9 @@ export interface LogAppendInfo {
 export type FetchIsolation = 'log-end' | 'high-watermark' | 'txn-committed';
 
 /**
- * Who appends as leader (Kafka's AppendOrigin): a client's batches are checked for sequences and
- * may not be control batches; the coordinator writes the COMMIT/ABORT markers.
+ * Who appends as leader (Kafka's AppendOrigin): a client's batches are checked for duplicates and
+ * sequences and may not be control batches; the coordinators write the COMMIT/ABORT markers and
+ * the transactional offset commits, whose sequences are not checked (Kafka writes them at 0).
  */
 export type AppendOrigin = 'client' | 'coordinator';
 
@@ -423,7 +424,12 @@ export class Log {
       // Batches without a producer id have no sequence to check (checkClientBatch's first test).
       if (h.producerId < 0n) continue;
       pending ??= new Map();
-      const duplicate = this.producerState.checkClientBatch(h, pending, markers?.[i] ?? null);
+      const duplicate = this.producerState.checkClientBatch(
+        h,
+        pending,
+        markers?.[i] ?? null,
+        origin === 'client',
+      );
       if (duplicate) return this.duplicateInfo(duplicate);
     }
     const now = logAppendTime ? BigInt(this.ctx.clock.nowMs()) : -1n;

@@ -114,6 +114,8 @@ export class ProducerStateManager {
     h: BatchHeader,
     pending: Map<bigint, { epoch: number; lastSeq: number }>,
     marker: EndTxnMarker | null = null,
+    /** false for a coordinator's batches (transactional offset commits): only epochs are checked. */
+    checkSequences = true,
   ): BatchMetadata | null {
     if (h.producerId < 0n) return null;
     const current = this.producers.get(h.producerId);
@@ -122,7 +124,7 @@ export class ProducerStateManager {
       return null;
     }
     const before = pending.get(h.producerId);
-    if (!before && current) {
+    if (checkSequences && !before && current) {
       const dup = current.batches.find(
         (b) =>
           current.producerEpoch === h.producerEpoch &&
@@ -138,7 +140,9 @@ export class ProducerStateManager {
         `${this.name}: epoch ${h.producerEpoch} of producer ${h.producerId} is older than the current ${epoch}`,
       );
     }
-    if (h.producerEpoch !== epoch) {
+    if (!checkSequences) {
+      // Epoch checked above; a coordinator's batch carries no sequence of its own.
+    } else if (h.producerEpoch !== epoch) {
       if (h.baseSequence !== 0 && epoch !== -1) {
         throw KafkaError.fromCode(
           ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,

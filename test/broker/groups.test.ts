@@ -22,8 +22,9 @@ import type { OffsetFetchResponse } from '../../src/protocol/generated/OffsetFet
 import type { ProduceResponse } from '../../src/protocol/generated/ProduceResponse.js';
 import { defaultSyncGroupRequest } from '../../src/protocol/generated/SyncGroupRequest.js';
 import type { SyncGroupResponse } from '../../src/protocol/generated/SyncGroupResponse.js';
+import type { TxnOffsetCommitResponse } from '../../src/protocol/generated/TxnOffsetCommitResponse.js';
 import { KafkaError } from '../../src/protocol/kafka-error.js';
-import { batch, startBroker, type TestBroker } from './helpers.js';
+import { batch, createTopic, startBroker, type TestBroker } from './helpers.js';
 
 const GROUP = 'orders-app';
 
@@ -169,12 +170,20 @@ describe('the CoordinatorLog adapter', () => {
       const groups = b.broker.groups!;
       const record = (v: string) => ({ key: Buffer.from(`k-${v}`), value: Buffer.from(v) });
       const order: string[] = [];
-      await Promise.all(['a', 'b', 'c'].map((v) => groups.append(3, [record(v)]).then(() => order.push(v))));
+      const baseOffsets = await Promise.all(
+        ['a', 'b', 'c'].map((v) =>
+          groups.append(3, [record(v)]).then((offset) => {
+            order.push(v);
+            return offset;
+          }),
+        ),
+      );
       assert.deepEqual(order, ['a', 'b', 'c']);
+      assert.deepEqual(baseOffsets, [0n, 1n, 2n], 'each append resolves to its batch base offset');
       const log = b.broker.logManager.getLog('__consumer_offsets', 3)!;
       assert.equal(log.logEndOffset, 3n);
       assert.equal(log.highWatermark, 3n);
-      const codeOf = async (p: Promise<void>): Promise<number> => {
+      const codeOf = async (p: Promise<unknown>): Promise<number> => {
         try {
           await p;
           return 0;
@@ -195,6 +204,69 @@ describe('the CoordinatorLog adapter', () => {
       // min.insync.replicas above the RF counts as the RF (Kafka's effectiveMinIsr): accepted.
       assert.equal(await codeOf(groups.append(3, [record('y')])), 0);
       assert.equal(log.logEndOffset, 4n, 'only the accepted write was appended');
+    } finally {
+      await b.stop();
+    }
+  });
+});
+
+describe('TxnOffsetCommit on the broker', () => {
+  it('writes a transactional batch of the producer to __consumer_offsets, epochs checked, pending until its marker', async () => {
+    const b = await startBroker({ 'group.initial.rebalance.delay.ms': '0' });
+    try {
+      const conn = await b.connect();
+      await waitForCoordinator(b, conn);
+      await createTopic(b, conn, 'in', 1);
+      const txnCommit = (producerEpoch: number, offset: bigint) =>
+        b.call<TxnOffsetCommitResponse>(conn, 28, 3, {
+          transactionalId: 'tx-1',
+          groupId: GROUP,
+          producerId: 9000n,
+          producerEpoch,
+          generationId: -1,
+          memberId: '',
+          groupInstanceId: null,
+          topics: [
+            {
+              name: 'in',
+              partitions: [
+                {
+                  partitionIndex: 0,
+                  committedOffset: offset,
+                  committedLeaderEpoch: -1,
+                  committedMetadata: '',
+                },
+              ],
+            },
+          ],
+        });
+      const codes = (r: TxnOffsetCommitResponse) =>
+        r.topics.flatMap((t) => t.partitions.map((p) => p.errorCode));
+      assert.deepEqual(codes(await txnCommit(0, 11n)), [0]);
+      const coordinator = b.broker.groups!.coordinator;
+      const partition = coordinator.partitionFor(GROUP);
+      const log = b.broker.logManager.getLog('__consumer_offsets', partition)!;
+      const entry = log.producerState.entry(9000n);
+      assert.ok(entry !== undefined, 'the producer is in the partition producer state');
+      assert.equal(entry.currentTxnFirstOffset >= 0n, true, 'its transaction is open on the partition');
+      assert.ok(log.lastStableOffset <= entry.currentTxnFirstOffset, 'the open transaction holds the LSO');
+      // A new epoch's commit needs no sequence 0 (the coordinator's batches carry none to check);
+      // the old epoch is fenced by the log.
+      assert.deepEqual(codes(await txnCommit(1, 12n)), [0]);
+      assert.deepEqual(codes(await txnCommit(0, 13n)), [47], 'INVALID_PRODUCER_EPOCH');
+      const fetchStable = async () => {
+        const r = await b.call<OffsetFetchResponse>(conn, 9, 7, {
+          ...defaultOffsetFetchRequest(),
+          groupId: GROUP,
+          topics: [{ name: 'in', partitionIndexes: [0] }],
+          requireStable: true,
+        });
+        const p = r.topics[0]!.partitions[0]!;
+        return [p.committedOffset, p.errorCode];
+      };
+      assert.deepEqual(await fetchStable(), [-1n, 88], 'UNSTABLE_OFFSET_COMMIT');
+      assert.equal(coordinator.onTransactionMarker(partition, 9000n, 1, true), 1);
+      assert.deepEqual(await fetchStable(), [12n, 0]);
     } finally {
       await b.stop();
     }

@@ -1,7 +1,8 @@
 import { ManualClock } from '../../src/common/clock.js';
 import { ManualScheduler } from '../../src/common/scheduler.js';
 import { GroupCoordinator, type GroupCoordinatorOptions } from '../../src/coordinator/group-coordinator.js';
-import type { CoordinatorLog, CoordinatorRecord } from '../../src/coordinator/records.js';
+import type { ReplayRecord } from '../../src/coordinator/loader.js';
+import type { CoordinatorLog, CoordinatorRecord, TxnProducer } from '../../src/coordinator/records.js';
 import type { MessageCodec } from '../../src/protocol/codec-runtime.js';
 import { DeleteGroupsResponseCodec } from '../../src/protocol/generated/DeleteGroupsResponse.js';
 import { DescribeGroupsResponseCodec } from '../../src/protocol/generated/DescribeGroupsResponse.js';
@@ -25,26 +26,49 @@ import {
   type SyncGroupResponse,
   SyncGroupResponseCodec,
 } from '../../src/protocol/generated/SyncGroupResponse.js';
+import { TxnOffsetCommitResponseCodec } from '../../src/protocol/generated/TxnOffsetCommitResponse.js';
 import { Writer } from '../../src/protocol/writer.js';
 
-/** __consumer_offsets in memory: every append is kept in order; appends can be made to fail or wait. */
+/**
+ * __consumer_offsets in memory: every append is kept in order, one offset per record, each with
+ * its batch's base offset and producer as the broker's replay yields them; appends can be made to
+ * fail or wait.
+ */
 export class MemoryCoordinatorLog implements CoordinatorLog {
-  readonly records = new Map<number, CoordinatorRecord[]>();
+  readonly records = new Map<number, ReplayRecord[]>();
   failWith: Error | null = null;
   /** When set, appends wait until release() is called. */
   hold = false;
   private held: (() => void)[] = [];
 
-  async append(partition: number, records: CoordinatorRecord[]): Promise<void> {
+  async append(partition: number, records: CoordinatorRecord[], txn?: TxnProducer): Promise<bigint> {
     if (this.failWith !== null) throw this.failWith;
     if (this.hold) await new Promise<void>((resolve) => this.held.push(resolve));
     const list = this.records.get(partition) ?? [];
+    const batchOffset = BigInt(list.length);
     list.push(
       ...records.map((r) => ({
         key: Buffer.from(r.key),
         value: r.value === null ? null : Buffer.from(r.value),
+        batchOffset,
+        producerId: txn?.producerId ?? -1n,
+        transactional: txn !== undefined,
       })),
     );
+    this.records.set(partition, list);
+    return batchOffset;
+  }
+
+  /** A COMMIT/ABORT marker of `producerId`, as the transaction coordinator's WriteTxnMarkers appends it. */
+  appendMarker(partition: number, producerId: bigint, commit: boolean): void {
+    const list = this.records.get(partition) ?? [];
+    list.push({
+      key: null,
+      value: null,
+      batchOffset: BigInt(list.length),
+      producerId,
+      marker: commit ? 'COMMIT' : 'ABORT',
+    });
     this.records.set(partition, list);
   }
 
@@ -59,7 +83,13 @@ export class MemoryCoordinatorLog implements CoordinatorLog {
     return this.held.length;
   }
 
-  partition(p: number): CoordinatorRecord[] {
+  /** The coordinator records of a partition, markers left out. */
+  partition(p: number): (CoordinatorRecord & ReplayRecord)[] {
+    return (this.records.get(p) ?? []).filter((r): r is CoordinatorRecord & ReplayRecord => r.key !== null);
+  }
+
+  /** Everything a load replays: records and markers, in log order. */
+  replay(p: number): ReplayRecord[] {
     return this.records.get(p) ?? [];
   }
 }
@@ -81,6 +111,7 @@ const RESPONSE_CODECS: Record<string, MessageCodec<unknown>> = {
   describeGroups: DescribeGroupsResponseCodec,
   deleteGroups: DeleteGroupsResponseCodec,
   offsetDelete: OffsetDeleteResponseCodec,
+  txnOffsetCommit: TxnOffsetCommitResponseCodec,
   findCoordinator: FindCoordinatorResponseCodec,
 };
 
@@ -106,7 +137,7 @@ export class Harness {
   /** Owns every __consumer_offsets partition, each replayed from what the log holds. */
   async loadAll(): Promise<void> {
     for (let p = 0; p < this.coordinator.config.offsetsTopicNumPartitions; p++) {
-      await this.coordinator.load(p, this.log.partition(p));
+      await this.coordinator.load(p, this.log.replay(p));
     }
   }
 
