@@ -181,10 +181,21 @@ export abstract class IndexFile {
     this.written = this.count;
   }
 
-  /** Creates the file, preallocated, as Kafka does when it creates a segment. */
+  /**
+   * Creates the file, preallocated, as Kafka does when it creates a segment — without keeping it
+   * open: the handle is taken by the first write of entries (a page of them), so a broker holding
+   * thousands of idle partitions holds one descriptor per segment (its .log), not three.
+   */
   create(): void {
     this.load();
-    this.writable();
+    if (this.handle) return;
+    const handle = this.fs.open(this.filePath, true);
+    try {
+      const preallocated = this.maxEntries * this.entrySize;
+      if (handle.size() < preallocated) handle.truncate(preallocated);
+    } finally {
+      handle.close();
+    }
   }
 
   /** Opens the file for writing, preallocated to the maximum size as while the segment is active. */

@@ -418,3 +418,29 @@ function ids(log: Log): bigint[] {
     .map((e) => e.producerId)
     .sort((a, b) => (a < b ? -1 : 1));
 }
+
+test('a new partition holds one file descriptor (its .log): the indexes are opened by their first write of entries', () => {
+  const openFds = (): number => fs.readdirSync('/proc/self/fd').length;
+  const { dir, cleanup } = tempDir();
+  try {
+    const ctx = testContext();
+    const m = new LogManager([dir], logConfig({ indexIntervalBytes: 1 }), ctx);
+    m.startup();
+    const before = openFds();
+    for (let p = 0; p < 200; p++) m.getOrCreateLog('idle', p);
+    const idle = openFds() - before;
+    assert.ok(idle >= 200 && idle < 220, `${idle} descriptors for 200 idle partitions`);
+    // 600 appends with an entry in each index write a page of entries of both (4 KiB: 512 offset
+    // entries, 341 time entries), which takes their handles — on that partition only.
+    const log = m.getLog('idle', 0)!;
+    for (let i = 0; i < 600; i++)
+      log.appendAsLeader(
+        makeBatch({ count: 1, valueBytes: 10, timestamp: BigInt(1_700_000_000_000 + i) }),
+        0,
+      );
+    assert.equal(openFds() - before, idle + 2);
+    m.shutdown();
+  } finally {
+    cleanup();
+  }
+});
