@@ -23,6 +23,7 @@ import type { FetcherConfig } from '../replication/fetcher.js';
 import type { AlterPartitionOutcome, IsrProposal } from '../replication/leader-state.js';
 import { ReplicationQuota, type ReplicationQuotas } from '../replication/quota.js';
 import { ReplicationManager } from '../replication/replication-manager.js';
+import { tlsClientOptions, tlsServerSettings } from '../security/tls.js';
 import type { FileSystem } from '../storage/fs.js';
 import type { LogConfig } from '../storage/log-config.js';
 import { LogManager } from '../storage/log-manager.js';
@@ -36,6 +37,7 @@ import { FetchSessionCache } from './fetch-session.js';
 import type { GroupApi } from './group-api.js';
 import { GroupCoordination } from './group-coordination.js';
 import type { BrokerServices } from './handler-context.js';
+import { bindHost } from './listeners.js';
 import { ensureMetaProperties } from './meta-properties.js';
 import { ReplicaManager } from './replica-manager.js';
 import { BrokerReplicaTransport } from './replica-transport.js';
@@ -89,7 +91,8 @@ export class Broker {
   /** Client quotas, enforced on Produce, consumer Fetch and request handling time. */
   readonly clientQuotas: ClientQuotas;
   private readonly replicaTransport: BrokerReplicaTransport;
-  private readonly server: SocketServer;
+  /** One socket server per listener, in `listeners` order. */
+  private readonly servers: ReadonlyMap<string, SocketServer>;
   private unsubscribe: (() => void) | null = null;
   private state: 'new' | 'started' | 'stopped' = 'new';
   /** The logs were loaded (and so recovered): only then may a shutdown write the clean-shutdown marker. */
@@ -112,8 +115,16 @@ export class Broker {
     const topicConfig = (topic: string) =>
       effectiveLogConfig(config.log, metadata.image(), config.nodeId, topic);
     this.logManager = this.createLogManager(logger, topicConfig);
-    this.replicaTransport = new BrokerReplicaTransport(config.nodeId, metadata, scheduler, () =>
-      this.intConfig('replica.socket.timeout.ms'),
+    const interBroker = config.listeners.find((l) => l.listenerName === config.interBrokerListenerName);
+    this.replicaTransport = new BrokerReplicaTransport(
+      config.nodeId,
+      metadata,
+      scheduler,
+      () => this.intConfig('replica.socket.timeout.ms'),
+      config.interBrokerListenerName,
+      interBroker?.securityProtocol === 'SSL'
+        ? tlsClientOptions(config.sslProps(interBroker.listenerName), (p) => fs.readFile(p))
+        : undefined,
     );
     this.replication = this.replicationManager(metadata, this.replicaTransport, logger);
     this.replicaManager = new ReplicaManager(
@@ -176,34 +187,50 @@ export class Broker {
       deps.groupApi === undefined ? this.groups!.coordinator : deps.groupApi,
       deps.monotonicMs,
     );
-    this.server = new SocketServer(
-      {
-        host: config.host,
-        port: config.port,
-        maxFrameBytes: config.socketRequestMaxBytes,
-        maxQueuedRequestsPerConnection: config.queuedMaxRequestsPerConnection,
-        maxQueuedBytesPerConnection: config.queuedMaxRequestBytesPerConnection,
-        connectionsMaxIdleMs: config.connectionsMaxIdleMs,
-        maxConnections: config.maxConnections,
-      },
-      this.router,
-      clock,
-      scheduler,
-      logger,
-    );
+    this.servers = this.socketServers(logger);
     if (deps.metrics) {
       registerBrokerStateMetrics(deps.metrics.registry, {
         nodeId: config.nodeId,
         clock,
         replicaManager: this.replicaManager,
         logManager: this.logManager,
-        connections: () => ({ open: this.server.connectionCount, rejected: this.server.rejectedConnections }),
+        connections: () => ({ open: this.connectionCount, rejected: this.rejectedConnections }),
         clientQuotas: this.clientQuotas,
       });
       const cleaner = this.logManager.cleaner;
       if (cleaner !== null)
         registerCleanerMetrics(deps.metrics.registry, cleaner, this.logManager.logDirs, clock);
     }
+  }
+
+  /** One socket server per listener; an SSL listener's TLS material is read now (a bad one fails the start). */
+  private socketServers(logger: Logger): ReadonlyMap<string, SocketServer> {
+    const { config, clock, scheduler, fs } = this.deps;
+    return new Map(
+      config.listeners.map((l) => [
+        l.listenerName,
+        new SocketServer(
+          {
+            listenerName: l.listenerName,
+            securityProtocol: l.securityProtocol,
+            ...(l.securityProtocol === 'SSL' && {
+              tls: tlsServerSettings(config.sslProps(l.listenerName), (p) => fs.readFile(p)),
+            }),
+            host: bindHost(l),
+            port: l.port,
+            maxFrameBytes: config.socketRequestMaxBytes,
+            maxQueuedRequestsPerConnection: config.queuedMaxRequestsPerConnection,
+            maxQueuedBytesPerConnection: config.queuedMaxRequestBytesPerConnection,
+            connectionsMaxIdleMs: config.connectionsMaxIdleMs,
+            maxConnections: config.maxConnections,
+          },
+          this.router,
+          clock,
+          scheduler,
+          logger,
+        ),
+      ]),
+    );
   }
 
   /**
@@ -345,12 +372,26 @@ export class Broker {
     return { leader: side('leader'), follower: side('follower') };
   }
 
+  /** The first listener's address. */
   get address(): BoundAddress {
-    return this.server.address;
+    return this.servers.values().next().value!.address;
+  }
+
+  /** Every listener's bound address, by listener name, in `listeners` order. */
+  get addresses(): ReadonlyMap<string, BoundAddress> {
+    return new Map([...this.servers].map(([name, s]) => [name, s.address]));
   }
 
   get connectionCount(): number {
-    return this.server.connectionCount;
+    let n = 0;
+    for (const s of this.servers.values()) n += s.connectionCount;
+    return n;
+  }
+
+  private get rejectedConnections(): number {
+    let n = 0;
+    for (const s of this.servers.values()) n += s.rejectedConnections;
+    return n;
   }
 
   /** Checks meta.properties, loads the logs, applies the current metadata, then listens and registers. */
@@ -384,10 +425,12 @@ export class Broker {
       this.replication.maybeResizeFetchers();
       this.groups?.applyImage(image, previous);
     });
-    const bound = await this.server.listen();
+    for (const server of this.servers.values()) await server.listen();
+    const bound = this.address;
     const durationMs = this.deps.clock.nowMs() - startMs;
+    const where = [...this.addresses].map(([name, a]) => `${name}://${a.host}:${a.port}`).join(', ');
     this.logger.info(
-      `broker ${this.deps.config.nodeId} listening on ${bound.host}:${bound.port} (${this.replicaManager.partitionCount} partitions)`,
+      `broker ${this.deps.config.nodeId} listening on ${where} (${this.replicaManager.partitionCount} partitions)`,
       {
         event: 'startup',
         nodeId: this.deps.config.nodeId,
@@ -417,7 +460,7 @@ export class Broker {
     // Parked JoinGroup/SyncGroup requests are answered and the coordinator's timers cancelled
     // before the connections go.
     this.groups?.shutdown();
-    await this.server.close();
+    await Promise.all([...this.servers.values()].map((s) => s.close()));
     // Parked fetches and produces finish now, while the logs are still open; their answers go
     // nowhere (the connections are closed) but their handlers must not read closed logs later.
     // Fetchers stop before the logs close: no late answer is appended to a closed log.

@@ -17,17 +17,24 @@ import {
 import type { CleanerConfig } from '../storage/log-cleaner.js';
 import { cleanupPolicy, type LogConfig, logConfig } from '../storage/log-config.js';
 import { DEFAULT_LOG_MANAGER_CONFIG, type LogManagerConfig } from '../storage/log-manager.js';
+import { type ListenerEndpoint, listenersFromProperties } from './listeners.js';
 
 export { parseProperties } from '../metadata/properties.js';
 
 export interface BrokerConfig {
   /** node.id */
   readonly nodeId: number;
-  /** From listeners=PLAINTEXT://host:port */
-  readonly host: string;
-  readonly port: number;
-  /** advertised.listeners, else the listener (0.0.0.0 advertises as 127.0.0.1). */
-  readonly advertisedHost: string;
+  /** listeners: one socket server each. */
+  readonly listeners: readonly ListenerEndpoint[];
+  /** advertised.listeners, else the listeners (a wildcard host advertised as 127.0.0.1). */
+  readonly advertisedListeners: readonly ListenerEndpoint[];
+  /** inter.broker.listener.name, else the listener named after security.inter.broker.protocol. */
+  readonly interBrokerListenerName: string;
+  /**
+   * The ssl.* settings as each listener sees them: `listener.name.<name>.ssl.x` (name lower
+   * case), else `ssl.x`. Read when an SSL listener starts (security/tls.ts).
+   */
+  readonly sslProps: (listenerName: string) => (name: string) => string | undefined;
   /** log.dirs (or log.dir) */
   readonly logDirs: readonly string[];
   /** num.partitions */
@@ -78,11 +85,14 @@ export interface BrokerConfig {
   readonly staticProps: ConfigMap;
 }
 
+const DEFAULT_LISTENERS_CONFIG = listenersFromProperties(new Map());
+
 export const DEFAULT_BROKER_CONFIG: BrokerConfig = Object.freeze({
   nodeId: 1,
-  host: '127.0.0.1',
-  port: 9092,
-  advertisedHost: '127.0.0.1',
+  listeners: DEFAULT_LISTENERS_CONFIG.listeners,
+  advertisedListeners: DEFAULT_LISTENERS_CONFIG.advertised,
+  interBrokerListenerName: DEFAULT_LISTENERS_CONFIG.interBrokerListenerName,
+  sslProps: () => () => undefined,
   logDirs: ['/tmp/kafka-logs'],
   numPartitions: 1,
   defaultReplicationFactor: 1,
@@ -132,13 +142,10 @@ const SKIFF_BROKER_KEYS: ReadonlyMap<string, ConfigDef> = new Map(
   ]),
 );
 
-function parseListener(value: string, name: string): { host: string; port: number } {
-  const first = value.split(',')[0]!.trim();
-  const m = /^([A-Za-z_]+):\/\/(\[[^\]]*\]|[^:]*):(\d+)$/.exec(first);
-  if (!m) throw new Error(`${name}: expected PLAINTEXT://host:port, got '${value}'`);
-  if (m[1]!.toUpperCase() !== 'PLAINTEXT') throw new Error(`${name}: only PLAINTEXT listeners are supported`);
-  return { host: m[2] === '' ? '0.0.0.0' : m[2]!, port: Number(m[3]) };
-}
+/** `listener.name.<listener>.<config>`: a per-listener override (Kafka's ListenerName prefix). */
+const LISTENER_PREFIX = /^listener\.name\.([^.]+)\.(.+)$/;
+/** The configs a listener may override here: its TLS settings. */
+const LISTENER_SCOPED = /^ssl\./;
 
 /** An int64 of ms or bytes as a number; Long.MAX_VALUE ("never") becomes Infinity, -1 stays -1. */
 function msOrInfinity(v: bigint): number {
@@ -146,16 +153,28 @@ function msOrInfinity(v: bigint): number {
 }
 
 /**
- * A BrokerConfig from server.properties. Bad values throw with Kafka's message; unknown keys are
- * ignored as Kafka ignores them, with one warning per key.
+ * The known keys of server.properties, each value checked: the broker's own (staticProps) and the
+ * per-listener `listener.name.<name>.ssl.*` overrides, kept apart. Unknown keys are warned about.
  */
-export function brokerConfigFromProperties(
+function checkedProperties(
   props: ReadonlyMap<string, string>,
-  warn: (line: string) => void = () => {},
-): BrokerConfig {
-  const d = DEFAULT_BROKER_CONFIG;
+  warn: (line: string) => void,
+): { staticProps: Record<string, string>; listenerScoped: Map<string, string> } {
   const staticProps: Record<string, string> = {};
+  const listenerScoped = new Map<string, string>();
   for (const [k, v] of props) {
+    const scoped = LISTENER_PREFIX.exec(k);
+    if (scoped !== null) {
+      // listener.name.<name>.<config>: validated as <config>, kept apart from the broker's own.
+      const base = BROKER_CONFIG_DEFS.get(scoped[2]!);
+      if (base === undefined || !LISTENER_SCOPED.test(base.name)) {
+        warn(`ignoring unknown or unsupported config '${k}'`);
+        continue;
+      }
+      parseConfigValue(base, v);
+      listenerScoped.set(k, v);
+      continue;
+    }
     const def = BROKER_CONFIG_DEFS.get(k) ?? SKIFF_BROKER_KEYS.get(k);
     const notTaken = BROKER_CONFIGS_NOT_TAKEN.get(k);
     if (notTaken !== undefined) {
@@ -169,6 +188,19 @@ export function brokerConfigFromProperties(
     parseConfigValue(def, v);
     staticProps[k] = v;
   }
+  return { staticProps, listenerScoped };
+}
+
+/**
+ * A BrokerConfig from server.properties. Bad values throw with Kafka's message; unknown keys are
+ * ignored as Kafka ignores them, with one warning per key.
+ */
+export function brokerConfigFromProperties(
+  props: ReadonlyMap<string, string>,
+  warn: (line: string) => void = () => {},
+): BrokerConfig {
+  const d = DEFAULT_BROKER_CONFIG;
+  const { staticProps, listenerScoped } = checkedProperties(props, warn);
   const layers = { staticProps };
   const value = (name: string) => brokerConfigValue(name, layers);
   const int = (name: string): number => value(name) as number;
@@ -178,12 +210,11 @@ export function brokerConfigFromProperties(
     const def = SKIFF_BROKER_KEYS.get(name)!;
     return parseConfigValue(def, props.get(name) ?? def.defaultValue!) as number;
   };
-  const listener = parseListener(props.get('listeners') ?? 'PLAINTEXT://127.0.0.1:9092', 'listeners');
-  const advertised = props.has('advertised.listeners')
-    ? parseListener(props.get('advertised.listeners')!, 'advertised.listeners').host
-    : listener.host === '0.0.0.0'
-      ? '127.0.0.1'
-      : listener.host;
+  const listeners = listenersFromProperties(props);
+  const sslProps =
+    (listenerName: string) =>
+    (name: string): string | undefined =>
+      listenerScoped.get(`listener.name.${listenerName.toLowerCase()}.${name}`) ?? staticProps[name];
   const dirs = (props.get('log.dirs') ?? props.get('log.dir') ?? d.logDirs.join(','))
     .split(',')
     .map((s) => s.trim())
@@ -201,9 +232,10 @@ export function brokerConfigFromProperties(
   const flushMs = long('log.flush.interval.ms');
   return brokerConfig({
     nodeId,
-    host: listener.host,
-    port: listener.port,
-    advertisedHost: advertised,
+    listeners: listeners.listeners,
+    advertisedListeners: listeners.advertised,
+    interBrokerListenerName: listeners.interBrokerListenerName,
+    sslProps,
     logDirs: dirs,
     numPartitions,
     defaultReplicationFactor,

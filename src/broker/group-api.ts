@@ -35,6 +35,8 @@ export interface GroupRequestContext {
   readonly clientId: string | null;
   /** The client's address, for DescribeGroups' clientHost. */
   readonly clientHost: string;
+  /** The listener the request came in on: FindCoordinator answers with its endpoint (absent: PLAINTEXT). */
+  readonly listenerName?: string;
 }
 
 export interface GroupApi {

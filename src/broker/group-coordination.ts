@@ -16,7 +16,7 @@ import type { CoordinatorNode } from '../coordinator/find-coordinator.js';
 import { GroupCoordinator } from '../coordinator/group-coordinator.js';
 import type { ReplayRecord } from '../coordinator/loader.js';
 import type { CoordinatorLog, CoordinatorRecord, TxnProducer } from '../coordinator/records.js';
-import type { ClusterMetadata, MetadataImage } from '../metadata/cluster-metadata.js';
+import { type ClusterMetadata, endpointOf, type MetadataImage } from '../metadata/cluster-metadata.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
 import { batchSize, lastOffset, readBatchHeader } from '../protocol/records/batch.js';
@@ -63,7 +63,7 @@ export class GroupCoordination implements CoordinatorLog {
         offsetsTopicNumPartitions: config.offsetsTopicNumPartitions,
         offsetsRetentionMs: config.offsetsRetentionMs,
       },
-      locateCoordinator: (p) => this.locate(p),
+      locateCoordinator: (p, listenerName) => this.locate(p, listenerName),
       partitionExists: (topic, partition) => {
         const t = deps.metadata.image().topics.get(topic);
         return t !== undefined && partition >= 0 && partition < t.partitions.length;
@@ -117,7 +117,7 @@ export class GroupCoordination implements CoordinatorLog {
   }
 
   /** The broker leading the group's offsets partition; null (COORDINATOR_NOT_AVAILABLE) while none does. */
-  private locate(partition: number): CoordinatorNode | null {
+  private locate(partition: number, listenerName: string): CoordinatorNode | null {
     const image = this.deps.metadata.image();
     const topic = image.topics.get(CONSUMER_OFFSETS_TOPIC);
     if (topic === undefined) {
@@ -126,8 +126,9 @@ export class GroupCoordination implements CoordinatorLog {
     }
     const leader = topic.partitions[partition]?.leader ?? -1;
     const broker = image.brokers.get(leader);
-    if (broker === undefined) return null;
-    return { nodeId: broker.id, host: broker.host, port: broker.port };
+    const endpoint = broker === undefined ? undefined : endpointOf(broker, listenerName);
+    if (endpoint === undefined) return null;
+    return { nodeId: leader, host: endpoint.host, port: endpoint.port };
   }
 
   /** Creates __consumer_offsets once (Kafka: on the first FindCoordinator for a group). */

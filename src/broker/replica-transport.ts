@@ -6,8 +6,9 @@
  * in between). Owned by the Broker; close() ends every connection.
  */
 
+import type * as tls from 'node:tls';
 import type { Scheduler } from '../common/scheduler.js';
-import type { ClusterMetadata } from '../metadata/cluster-metadata.js';
+import { type ClusterMetadata, endpointOf } from '../metadata/cluster-metadata.js';
 import { ClientConnection } from '../network/client-connection.js';
 import { FramePool } from '../protocol/framing.js';
 import {
@@ -46,18 +47,27 @@ export class BrokerReplicaTransport implements ReplicaTransport {
     private readonly scheduler: Scheduler,
     /** replica.socket.timeout.ms: an unanswered request fails the connection. */
     private readonly requestTimeoutMs: () => number,
+    /** inter.broker.listener.name: the leader's endpoint on this listener is the one fetched from. */
+    private readonly listenerName: string = 'PLAINTEXT',
+    /** The TLS options when that listener is SSL. */
+    private readonly tls?: tls.ConnectionOptions,
   ) {}
 
   private connection(leaderId: number, fetcherId = 0): Promise<ClientConnection> {
     if (this.closed) return Promise.reject(new Error('replica transport closed'));
     const b = this.metadata.image().brokers.get(leaderId);
     if (!b) return Promise.reject(new Error(`broker ${leaderId} is not registered`));
-    const key = `${b.host}:${b.port}`;
+    const endpoint = endpointOf(b, this.listenerName);
+    if (!endpoint)
+      return Promise.reject(
+        new Error(`broker ${leaderId} has no endpoint for the inter-broker listener ${this.listenerName}`),
+      );
+    const key = `${endpoint.host}:${endpoint.port}`;
     const slot = `${leaderId}/${fetcherId}`;
     const cur = this.conns.get(slot);
     if (cur && cur.key === key) return cur.conn;
     if (cur) void cur.conn.then((c) => c.close()).catch(() => {});
-    const conn = ClientConnection.connect(b.host, b.port, {
+    const conn = ClientConnection.connect(endpoint.host, endpoint.port, {
       clientId: `skiff-replica-fetcher-${this.localBrokerId}-to-${leaderId}${fetcherId === 0 ? '' : `-${fetcherId}`}`,
       maxInFlight: 2,
       maxFrameBytes: 256 * 1024 * 1024,
@@ -66,6 +76,7 @@ export class BrokerReplicaTransport implements ReplicaTransport {
       framePool: this.framePool,
       // One response is up to replica.fetch.response.max.bytes (10 MiB by default).
       readBufferBytes: 1024 * 1024,
+      ...(this.tls && { tls: this.tls }),
     });
     const entry = { key, conn };
     this.conns.set(slot, entry);

@@ -85,6 +85,7 @@ function groupHandler(g: GroupApi, apiKey: number): Handler {
     apiVersion: ctx.apiVersion,
     clientId: ctx.clientId,
     clientHost: kafkaClientHost(ctx.connection.remoteAddress),
+    listenerName: ctx.connection.listenerName,
   });
   const table: Record<number, Handler> = {
     [ApiKey.FindCoordinator]: (c, r) => g.findCoordinator(gctx(c), r),

@@ -109,7 +109,7 @@ async function serveBroker(
     if (e instanceof StoreError) throw new Error(`etcd at ${endpoints.join(',')}: ${e.message}`);
     throw e;
   }
-  const { address, config } = broker;
+  const { config } = broker;
   process.title = brokerTitle(config.nodeId, config.logDirs.join(','));
   // Listening for the stop before the ready line: whoever reads it may send SIGTERM at once (and
   // the kernel may run that reader before this process's next statement).
@@ -123,7 +123,7 @@ async function serveBroker(
     (store === undefined ? '' : `, metadata in etcd ${endpoints.join(',')}`) +
     (broker.http === null ? '' : `, metrics on ${broker.http.url}/metrics`);
   io.out(
-    `skiff broker ${config.nodeId} ready: listening on PLAINTEXT://${address.host}:${address.port} (cluster ${broker.clusterId}${where})`,
+    `skiff broker ${config.nodeId} ready: listening on ${listening(broker.broker.addresses)} (cluster ${broker.clusterId}${where})`,
   );
   const signal = await stopRequested;
   logger.info(`${signal}, shutting down (controlled shutdown first)`);
@@ -191,4 +191,9 @@ async function closeEtcd(store: EtcdStore, logger: Logger): Promise<void> {
   // were abandoned at their deadline (revoke, resign) and holds the process open for up to half
   // a minute; a stopped broker has nothing left to do, so it exits if they are not done soon.
   setTimeout(() => process.exit(process.exitCode ?? 0), STORE_CLOSE_TIMEOUT_MS).unref();
+}
+
+/** `PLAINTEXT://127.0.0.1:9092, SSL://127.0.0.1:9093`: every listener, in `listeners` order. */
+function listening(addresses: ReadonlyMap<string, { host: string; port: number }>): string {
+  return [...addresses].map(([name, a]) => `${name}://${a.host}:${a.port}`).join(', ');
 }

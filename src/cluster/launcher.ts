@@ -436,12 +436,21 @@ export class Launcher implements LauncherControl {
   }
 }
 
-/** `PLAINTEXT://host:port` with the port replaced (the first listener only: Skiff has one). */
-export function withPort(listener: string, port: number): string {
-  const first = listener.split(',')[0]!.trim();
-  const m = /^([A-Za-z_]+:\/\/(?:\[[^\]]*\]|[^:]*)):\d+$/.exec(first);
-  if (m === null) throw new Error(`listeners: expected PLAINTEXT://host:port, got '${listener}'`);
-  return `${m[1]}:${port}`;
+/**
+ * The listener list with the first listener's port replaced by the broker's slot port; the other
+ * listeners of each broker listen on a free port (port 0), which the broker registers once bound.
+ */
+export function withPort(listeners: string, port: number): string {
+  return listeners
+    .split(',')
+    .map((l) => l.trim())
+    .filter((l) => l !== '')
+    .map((entry, i) => {
+      const m = /^([A-Za-z0-9_]+:\/\/(?:\[[^\]]*\]|[^:]*)):\d+$/.exec(entry);
+      if (m === null) throw new Error(`listeners: expected NAME://host:port, got '${entry}'`);
+      return `${m[1]}:${i === 0 ? port : 0}`;
+    })
+    .join(',');
 }
 
 /** The host of the first listener (`PLAINTEXT://host:port`), 127.0.0.1 without one. */

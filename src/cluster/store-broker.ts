@@ -19,10 +19,12 @@ import { randomBytes, randomInt } from 'node:crypto';
 import * as path from 'node:path';
 import { Broker } from '../broker/broker.js';
 import { type BrokerConfig, brokerConfigFromProperties } from '../broker/config.js';
+import { bindHost } from '../broker/listeners.js';
 import type { Clock } from '../common/clock.js';
 import type { Logger } from '../common/logger.js';
 import { type Scheduler, TimerScheduler } from '../common/scheduler.js';
 import { Controller } from '../controller/controller.js';
+import type { BrokerEndpoint } from '../metadata/cluster-metadata.js';
 import { BROKER_CONFIG_DEFS } from '../metadata/config-defs.js';
 import { EmbeddedStore } from '../metadata/embedded-store.js';
 import { MetadataKeys } from '../metadata/keys.js';
@@ -117,7 +119,7 @@ export class StoreBroker {
       deps.logger.warn(line);
     });
     // Nothing is written (log dirs, the embedded store) for a listener that cannot be had.
-    await checkListenable(config.host, config.port);
+    for (const l of config.listeners) await checkListenable(bindHost(l), l.port);
     const httpListener = deps.props.get('http.listeners');
     if (httpListener !== undefined && httpListener.trim() !== '') {
       const l = parseHttpListener(httpListener);
@@ -167,8 +169,9 @@ export class StoreBroker {
       clusterId,
       broker: {
         id: config.nodeId,
-        host: config.advertisedHost,
-        port: advertisedPort(props) ?? config.port,
+        host: config.advertisedListeners[0]!.host,
+        port: config.advertisedListeners[0]!.port,
+        endpoints: advertisedEndpoints(config, null),
         rack: rack === undefined || rack === '' ? null : rack,
       },
       scheduler: deps.scheduler,
@@ -213,7 +216,7 @@ export class StoreBroker {
       bound = await broker.start();
       // Listening now: leave the fenced registration (clients and leadership may come), with the
       // port bound (a listener on port 0 learns it only now).
-      await metadata.unfence(advertisedPort(props) ?? bound.port);
+      await metadata.unfence(advertisedEndpoints(config, broker.addresses));
       await controller.start();
       http = await startMetricsHttp(deps);
     } catch (e) {
@@ -350,10 +353,18 @@ function intProp(props: ReadonlyMap<string, string>, key: string, fallback: numb
   return n;
 }
 
-/** The port advertised.listeners names (NAT, containers); null: clients use the listener's. */
-function advertisedPort(props: ReadonlyMap<string, string>): number | null {
-  const adv = props.get('advertised.listeners');
-  if (adv === undefined) return null;
-  const m = /:(\d+)\s*$/.exec(adv.split(',')[0]!.trim());
-  return m === null ? null : Number(m[1]);
+/**
+ * The endpoints registered for clients: advertised.listeners (or the listeners), each with the
+ * port its listener is bound to where none is advertised (port 0: a free port, known once bound).
+ */
+function advertisedEndpoints(
+  config: BrokerConfig,
+  bound: ReadonlyMap<string, BoundAddress> | null,
+): BrokerEndpoint[] {
+  return config.advertisedListeners.map((a) => ({
+    listenerName: a.listenerName,
+    host: a.host,
+    port: a.port !== 0 ? a.port : (bound?.get(a.listenerName)?.port ?? 0),
+    securityProtocol: a.securityProtocol,
+  }));
 }

@@ -65,9 +65,10 @@ export interface GroupCoordinatorOptions {
   newUuid?: () => string;
   /**
    * The broker that leads a __consumer_offsets partition, for FindCoordinator; null when there is
-   * none (the topic is not created yet, or the partition has no leader): COORDINATOR_NOT_AVAILABLE.
+   * none (the topic is not created yet, the partition has no leader, or the leader has no endpoint
+   * on the client's listener): COORDINATOR_NOT_AVAILABLE.
    */
-  locateCoordinator?: (partition: number) => CoordinatorNode | null;
+  locateCoordinator?: (partition: number, listenerName: string) => CoordinatorNode | null;
   /** Whether a topic partition exists, for OffsetCommit/OffsetDelete's UNKNOWN_TOPIC_OR_PARTITION. */
   partitionExists?: (topic: string, partition: number) => boolean;
 }
@@ -308,7 +309,8 @@ export class GroupCoordinator {
     req: FindCoordinatorRequest,
   ): Promise<FindCoordinatorResponse> {
     const locate = this.options.locateCoordinator ?? (() => null);
-    return findCoordinator(ctx.apiVersion, req, (key) => locate(this.partitionFor(key)));
+    const listenerName = ctx.listenerName ?? 'PLAINTEXT';
+    return findCoordinator(ctx.apiVersion, req, (key) => locate(this.partitionFor(key), listenerName));
   }
 
   async joinGroup(ctx: GroupRequestContext, req: JoinGroupRequest): Promise<JoinGroupResponse> {

@@ -16,10 +16,22 @@ import type { IsrChangeRecord, IsrHistoryBounds } from './isr-history.js';
  * controlled shutdown.
  */
 
-export interface BrokerInfo {
-  readonly id: number;
+/** One advertised listener of a broker, as Kafka's BrokerRegistration lists its endpoints. */
+export interface BrokerEndpoint {
+  readonly listenerName: string;
   readonly host: string;
   readonly port: number;
+  /** PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL. */
+  readonly securityProtocol: string;
+}
+
+export interface BrokerInfo {
+  readonly id: number;
+  /** The first advertised listener's address (what `skiff up` and the dashboard show). */
+  readonly host: string;
+  readonly port: number;
+  /** Every advertised listener; clients are answered with the one their request came in on. */
+  readonly endpoints: readonly BrokerEndpoint[];
   readonly rack: string | null;
   /** Incarnation of this broker's registration; fences requests from a replaced process. */
   readonly epoch: bigint;
@@ -168,4 +180,9 @@ export interface ClusterMetadata {
     bounds: IsrHistoryBounds,
     nowMs: number,
   ): Promise<Map<number, IsrChangeRecord[]>>;
+}
+
+/** The broker's endpoint on `listenerName`; undefined when it has no such listener. */
+export function endpointOf(broker: BrokerInfo, listenerName: string): BrokerEndpoint | undefined {
+  return broker.endpoints.find((e) => e.listenerName === listenerName);
 }

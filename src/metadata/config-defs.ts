@@ -1,8 +1,7 @@
 /**
- * Every broker and topic config Skiff knows, in one table: Kafka's names, types, defaults, valid
- * values, one documentation line, whether a broker config may change at run time, and each topic
- * config's broker synonyms (in Kafka's order, with unit conversion). Validation and resolution live
- * in config-resolve.ts; this file is data.
+ * Every broker and topic config Skiff knows (listeners and TLS in security-config-defs.ts): Kafka's
+ * names, types, defaults, valid values, one doc line, whether a broker config may change at run
+ * time, and each topic config's broker synonyms (Kafka's order, with unit conversion). Data only.
  */
 
 export type ConfigType =
@@ -41,6 +40,8 @@ export interface ConfigDef {
   /** Topic configs: broker configs that supply the default, highest priority first. */
   readonly synonyms?: readonly Synonym[];
 }
+
+import { SECURITY_BROKER_CONFIGS } from './security-config-defs.js';
 
 const LONG_MAX = '9223372036854775807';
 const HOURS = 3_600_000;
@@ -298,8 +299,7 @@ export const BROKER_CONFIGS: readonly ConfigDef[] = [
   broker('node.id', 'int', '-1', 'The id of this broker.'),
   broker('broker.id', 'int', '-1', 'The id of this broker (alias of node.id).'),
   broker('broker.rack', 'string', null, 'Rack of the broker, for rack-aware replica assignment.'),
-  broker('listeners', 'list', 'PLAINTEXT://:9092', 'Addresses the broker listens on.'),
-  broker('advertised.listeners', 'list', null, 'Addresses given to clients, if different from listeners.'),
+  ...SECURITY_BROKER_CONFIGS,
   broker('log.format', 'string', 'text', 'Log lines: text (Kafka-style) or json (an object a line).', {
     oneOf: ['text', 'json'],
   }),
@@ -597,14 +597,13 @@ export const BROKER_CONFIG_DEFS: ReadonlyMap<string, ConfigDef> = new Map(
 
 /**
  * Broker config → the synonyms its effective value resolves through, highest priority first
- * (log.retention.ms ← log.retention.minutes ← log.retention.hours). Derived from the topic table so
- * the two never drift.
+ * (log.retention.ms ← log.retention.minutes ← log.retention.hours), with factors relative to the
+ * first synonym's unit. Derived from the topic table so the two never drift.
  */
 export const BROKER_SYNONYMS: ReadonlyMap<string, readonly Synonym[]> = new Map(
   TOPIC_CONFIGS.filter((t) => (t.synonyms?.length ?? 0) > 1).map((t) => {
     const first = t.synonyms![0]!;
     const base = first.factor ?? 1;
-    // Factors relative to the first synonym's unit.
     return [first.name, t.synonyms!.map((s) => ({ name: s.name, factor: (s.factor ?? 1) / base }))];
   }),
 );

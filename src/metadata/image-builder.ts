@@ -82,6 +82,14 @@ export class ImageBuilder {
           id,
           host: record.host,
           port: record.port,
+          endpoints: record.endpoints ?? [
+            {
+              listenerName: 'PLAINTEXT',
+              host: record.host,
+              port: record.port,
+              securityProtocol: 'PLAINTEXT',
+            },
+          ],
           rack: record.rack,
           epoch,
           inControlledShutdown: this.shuttingDown.has(id),

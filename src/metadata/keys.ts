@@ -1,4 +1,4 @@
-import type { ConfigMap } from './cluster-metadata.js';
+import type { BrokerEndpoint, ConfigMap } from './cluster-metadata.js';
 
 /**
  * The key layout under `/skiff/<cluster-id>/` and the JSON of each value, shared by the
@@ -157,8 +157,14 @@ export type ParsedKey =
   | { kind: 'scramUser'; user: string };
 
 export interface BrokerRecord {
+  /** The first endpoint's address: what a reader of single-endpoint records (before listeners) reads. */
   readonly host: string;
   readonly port: number;
+  /**
+   * Every advertised listener. Absent in records written before brokers had several listeners:
+   * those are one PLAINTEXT listener at host:port.
+   */
+  readonly endpoints?: readonly BrokerEndpoint[];
   readonly rack: string | null;
   /** Random per process start: tells a restart from an update. */
   readonly incarnation: string;

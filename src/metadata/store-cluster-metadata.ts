@@ -4,6 +4,7 @@ import type { Scheduler } from '../common/scheduler.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import type {
   ApiResult,
+  BrokerEndpoint,
   ClientQuotaResource,
   ClusterMetadata,
   ConfigAlteration,
@@ -32,6 +33,8 @@ export interface BrokerRegistration {
   readonly host: string;
   readonly port: number;
   readonly rack: string | null;
+  /** Every advertised listener; absent: one PLAINTEXT listener at host:port. */
+  readonly endpoints?: readonly BrokerEndpoint[];
 }
 
 export interface StoreClusterMetadataOptions {
@@ -86,14 +89,17 @@ export class StoreClusterMetadata implements ClusterMetadata {
   private closed = false;
   /** Registered fenced until unfence() (the broker listens); a re-registration keeps the state. */
   private fenced = true;
-  /** The port registered: the configured one until unfence() names the one the broker listens on. */
-  private port: number;
+  /** The endpoints registered: the configured ones until unfence() names the ports the broker listens on. */
+  private endpoints: readonly BrokerEndpoint[];
 
   private constructor(private readonly options: StoreClusterMetadataOptions) {
     this.keys = new MetadataKeys(options.clusterId);
     this.follower = new MetadataFollower(options.store, this.keys, options.scheduler, options.logger);
     this.incarnation = options.randomBytes(8).toString('hex');
-    this.port = options.broker.port;
+    const b = options.broker;
+    this.endpoints = b.endpoints ?? [
+      { listenerName: 'PLAINTEXT', host: b.host, port: b.port, securityProtocol: 'PLAINTEXT' },
+    ];
     this.controller = {
       createTopics: (requests, validateOnly) => this.createTopics(requests, validateOnly),
       deleteTopics: (names) => this.deleteTopics(names),
@@ -117,12 +123,13 @@ export class StoreClusterMetadata implements ClusterMetadata {
    * give it leadership). Until then it is registered but fenced, as Kafka's brokers are until
    * they are ready; a restart within the session timeout also leaves the old registration's
    * leadership to the controller rather than to a broker that cannot answer yet.
-   * `port`: the port it listens on, when that was not known before (a listener on port 0).
+   * `endpoints`: the advertised listeners with the ports it listens on, when those were not known
+   * before (listeners on port 0).
    */
-  async unfence(port = this.port): Promise<void> {
+  async unfence(endpoints: readonly BrokerEndpoint[] = this.endpoints): Promise<void> {
     if (this.closed || !this.fenced) return;
     this.fenced = false;
-    this.port = port;
+    this.endpoints = endpoints;
     await this.putRegistration();
     this.options.logger.info(`broker ${this.options.broker.id}: unfenced with epoch ${this.epoch}`);
   }
@@ -276,9 +283,11 @@ export class StoreClusterMetadata implements ClusterMetadata {
   /** Puts `brokers/<id>` on the current lease; the epoch is the put's revision. */
   private async putRegistration(): Promise<void> {
     const { store, broker } = this.options;
+    const first = this.endpoints[0]!;
     const record: BrokerRecord = {
-      host: broker.host,
-      port: this.port,
+      host: first.host,
+      port: first.port,
+      endpoints: this.endpoints,
       rack: broker.rack,
       incarnation: this.incarnation,
       ...(this.fenced ? { fenced: true } : {}),

@@ -1,4 +1,5 @@
 import * as net from 'node:net';
+import * as tls from 'node:tls';
 import type { Scheduler } from '../common/scheduler.js';
 import type { MessageCodec } from '../protocol/codec-runtime.js';
 import { DEFAULT_MAX_FRAME_BYTES, type FramePool, FrameReader } from '../protocol/framing.js';
@@ -30,6 +31,12 @@ export interface ClientConnectionOptions {
    * replica fetcher's: ~1/3 of the receive CPU on loopback). Every frame is then copied out once.
    */
   readonly readBufferBytes?: number;
+  /**
+   * Connect with TLS (security.protocol SSL): trust store, client certificate, host name checks.
+   * The connection is ready once the handshake has verified the broker; readBufferBytes does not
+   * apply (TLS hands over decrypted data).
+   */
+  readonly tls?: tls.ConnectionOptions;
 }
 
 /** A request went unanswered for request.timeout.ms. */
@@ -89,6 +96,7 @@ export class ClientConnection {
   }
 
   static connect(host: string, port: number, options: ClientConnectionOptions): Promise<ClientConnection> {
+    if (options.tls !== undefined) return ClientConnection.connectTls(host, port, options, options.tls);
     return new Promise((resolve, reject) => {
       let conn: ClientConnection | null = null;
       const socket =
@@ -112,6 +120,34 @@ export class ClientConnection {
         socket.off('error', onError);
         conn = new ClientConnection(socket, options);
         resolve(conn);
+      });
+    });
+  }
+
+  private static connectTls(
+    host: string,
+    port: number,
+    options: ClientConnectionOptions,
+    tlsOptions: tls.ConnectionOptions,
+  ): Promise<ClientConnection> {
+    const { readBufferBytes: _ignored, ...rest } = options;
+    return new Promise((resolve, reject) => {
+      // SNI only for names (RFC 6066 forbids addresses); the certificate is checked against `host`.
+      const servername = net.isIP(host) === 0 ? host : undefined;
+      const socket = tls.connect({
+        ...tlsOptions,
+        host,
+        port,
+        ...(servername !== undefined && { servername }),
+      });
+      const onError = (e: Error): void => {
+        socket.destroy();
+        reject(e);
+      };
+      socket.once('error', onError);
+      socket.once('secureConnect', () => {
+        socket.off('error', onError);
+        resolve(new ClientConnection(socket, rest));
       });
     });
   }

@@ -10,6 +10,26 @@ import { readBuffers } from '../storage/read-buffers.js';
 import { CloseConnectionError, type ConnectionInfo, type RequestHandler } from './request-handler.js';
 import { readIntoSharedBuffer, socketFd } from './shared-read-buffer.js';
 
+/**
+ * What the listener knows of a connection before its first request: the listener, its security
+ * protocol, who the peer is so far (an SSL client certificate's subject, else ANONYMOUS), and
+ * whether the socket carries the bytes as they are (false for TLS: no shared read buffer, no
+ * sendfile — TLS must see every byte it encrypts).
+ */
+export interface ConnectionSecurity {
+  readonly listenerName: string;
+  readonly securityProtocol: SecurityProtocol;
+  readonly principal: KafkaPrincipal;
+  readonly plainSocket: boolean;
+}
+
+export const PLAINTEXT_CONNECTION: ConnectionSecurity = Object.freeze({
+  listenerName: 'PLAINTEXT',
+  securityProtocol: 'PLAINTEXT',
+  principal: ANONYMOUS,
+  plainSocket: true,
+});
+
 export interface ServerConnectionLimits {
   /** socket.request.max.bytes */
   readonly maxFrameBytes: number;
@@ -37,9 +57,9 @@ export interface ServerConnectionLimits {
 export class ServerConnection implements ConnectionInfo {
   readonly remoteAddress: string;
   clientId: string | null = null;
-  readonly listenerName: string = 'PLAINTEXT';
-  readonly securityProtocol: SecurityProtocol = 'PLAINTEXT';
-  principal: KafkaPrincipal = ANONYMOUS;
+  readonly listenerName: string;
+  readonly securityProtocol: SecurityProtocol;
+  principal: KafkaPrincipal;
   private readonly reader: FrameReader;
   private readonly queue: Buffer[] = [];
   private queuedBytes = 0;
@@ -73,11 +93,15 @@ export class ServerConnection implements ConnectionInfo {
     // Frames spanning socket reads are assembled here and given back once handled: a handler must
     // not keep views of its request frame once its promise settles (it copies what it keeps).
     private readonly framePool?: FramePool,
+    security: ConnectionSecurity = PLAINTEXT_CONNECTION,
   ) {
+    this.listenerName = security.listenerName;
+    this.securityProtocol = security.securityProtocol;
+    this.principal = security.principal;
     this.remoteAddress = `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`;
     // Reads into one shared buffer where Node allows it (then every frame is copied out of it),
     // else Node's 64 KiB chunks as 'data' events (frames inside one chunk are views of it).
-    const shared = readIntoSharedBuffer(socket, (chunk) => this.onData(chunk));
+    const shared = security.plainSocket && readIntoSharedBuffer(socket, (chunk) => this.onData(chunk));
     this.reader = new FrameReader({
       maxFrameBytes: limits.maxFrameBytes,
       pool: framePool,
@@ -85,7 +109,7 @@ export class ServerConnection implements ConnectionInfo {
       reserve: 'received',
     });
     this.lastActiveMs = clock.nowMs();
-    this.socketFd = zeroCopyAvailable() ? socketFd(socket) : -1;
+    this.socketFd = security.plainSocket && zeroCopyAvailable() ? socketFd(socket) : -1;
     socket.setNoDelay(true);
     if (!shared) socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('drain', () => {

@@ -1,12 +1,21 @@
 import * as net from 'node:net';
+import * as tls from 'node:tls';
 import type { Clock } from '../common/clock.js';
 import type { Logger } from '../common/logger.js';
 import type { Scheduler } from '../common/scheduler.js';
 import { FramePool } from '../protocol/framing.js';
+import { ANONYMOUS, type SecurityProtocol } from '../security/principal.js';
+import { sslPrincipal } from '../security/ssl-principal.js';
+import type { TlsServerSettings } from '../security/tls.js';
 import type { RequestHandler } from './request-handler.js';
-import { ServerConnection } from './server-connection.js';
+import { type ConnectionSecurity, ServerConnection } from './server-connection.js';
 
 export interface SocketServerConfig {
+  /** The listener's name (`PLAINTEXT`, `SSL`, `INTERNAL`, ...), given to every connection. */
+  readonly listenerName?: string;
+  readonly securityProtocol?: SecurityProtocol;
+  /** The TLS settings of an SSL listener; required for SSL, absent otherwise. */
+  readonly tls?: TlsServerSettings;
   readonly host: string;
   /** 0 picks a free port (tests). */
   readonly port: number;
@@ -48,6 +57,9 @@ export class SocketServer {
   private rejected = 0;
   private readonly framePool = new FramePool(FRAME_POOL_BYTES);
 
+  private readonly listenerName: string;
+  private readonly securityProtocol: SecurityProtocol;
+
   constructor(
     private readonly config: SocketServerConfig,
     private readonly handler: RequestHandler,
@@ -55,11 +67,59 @@ export class SocketServer {
     private readonly scheduler: Scheduler,
     private readonly logger: Logger,
   ) {
-    this.server = net.createServer({ noDelay: true }, (socket) => this.accept(socket));
+    this.securityProtocol = config.securityProtocol ?? 'PLAINTEXT';
+    this.listenerName = config.listenerName ?? this.securityProtocol;
+    this.server = this.createServer();
     // Errors before listening reject listen(); later ones are logged and the listener carries on.
     this.server.on('error', (e) => {
       if (this.bound) this.logger.warn(`listener error: ${e.message}`);
     });
+  }
+
+  /**
+   * The one place where a listener's security protocol decides what happens to a socket before
+   * its requests are served: PLAINTEXT serves it at once; SSL first completes the TLS handshake
+   * (a failed one is one log line naming the client, and the socket is gone) and takes the
+   * principal from the client certificate. SASL listeners are refused when the broker's listeners
+   * are read, until SASL authentication is built on this (SaslHandshake, SaslAuthenticate).
+   */
+  private createServer(): net.Server {
+    switch (this.securityProtocol) {
+      case 'PLAINTEXT':
+        return net.createServer({ noDelay: true }, (socket) =>
+          this.accept(socket, { ...this.listener(), principal: ANONYMOUS, plainSocket: true }),
+        );
+      case 'SSL': {
+        const settings = this.config.tls;
+        if (settings === undefined)
+          throw new Error(`listener ${this.listenerName}: SSL without TLS settings`);
+        const server = tls.createServer({ ...settings.options, noDelay: true }, (socket) => {
+          // `requested`: a certificate that does not verify is refused; none at all is ANONYMOUS.
+          const peer = socket.getPeerX509Certificate();
+          if (peer !== undefined && !socket.authorized) {
+            this.logger.warn(
+              `SSL handshake failed on listener ${this.listenerName} from ${socket.remoteAddress}:${socket.remotePort}: client certificate not trusted (${socket.authorizationError})`,
+            );
+            socket.destroy();
+            return;
+          }
+          this.accept(socket, { ...this.listener(), principal: sslPrincipal(peer), plainSocket: false });
+        });
+        server.on('tlsClientError', (e, socket) => {
+          this.logger.warn(
+            `SSL handshake failed on listener ${this.listenerName} from ${socket.remoteAddress}:${socket.remotePort}: ${e.message}`,
+          );
+          socket.destroy();
+        });
+        return server;
+      }
+      default:
+        throw new Error(`listener ${this.listenerName}: ${this.securityProtocol} is not supported yet`);
+    }
+  }
+
+  private listener(): Pick<ConnectionSecurity, 'listenerName' | 'securityProtocol'> {
+    return { listenerName: this.listenerName, securityProtocol: this.securityProtocol };
   }
 
   get connectionCount(): number {
@@ -90,7 +150,7 @@ export class SocketServer {
     });
   }
 
-  private accept(socket: net.Socket): void {
+  private accept(socket: net.Socket, security: ConnectionSecurity): void {
     if (this.connections.size >= this.config.maxConnections) {
       this.rejected++;
       this.logger.warn(
@@ -115,6 +175,7 @@ export class SocketServer {
       this.logger,
       (c) => this.connections.delete(c),
       this.framePool,
+      security,
     );
     this.connections.add(conn);
   }

@@ -41,9 +41,11 @@ describe('server.properties', () => {
       ),
     );
     assert.equal(c.nodeId, 3);
-    assert.equal(c.host, '0.0.0.0');
-    assert.equal(c.advertisedHost, '127.0.0.1');
-    assert.equal(c.port, 9099);
+    assert.deepEqual(c.listeners, [
+      { listenerName: 'PLAINTEXT', securityProtocol: 'PLAINTEXT', host: '0.0.0.0', port: 9099 },
+    ]);
+    assert.equal(c.advertisedListeners[0]!.host, '127.0.0.1');
+    assert.equal(c.advertisedListeners[0]!.port, 9099);
     assert.deepEqual(c.logDirs, ['/a', '/b']);
     assert.equal(c.numPartitions, 6);
     assert.equal(c.autoCreateTopicsEnable, false);
@@ -51,7 +53,10 @@ describe('server.properties', () => {
     assert.equal(c.log.maxMessageBytes, 2000);
     assert.equal(c.connectionsMaxIdleMs, 600_000);
     assert.throws(() => brokerConfigFromProperties(parseProperties('num.partitions=zero')), /num.partitions/);
-    assert.throws(() => brokerConfigFromProperties(parseProperties('listeners=SSL://h:1')), /PLAINTEXT/);
+    assert.throws(
+      () => brokerConfigFromProperties(parseProperties('listeners=FOO://h:1')),
+      /No security protocol defined for listener FOO/,
+    );
     const warnings: string[] = [];
     brokerConfigFromProperties(parseProperties('frobnicate=1'), (w) => warnings.push(w));
     assert.match(warnings[0]!, /frobnicate/);

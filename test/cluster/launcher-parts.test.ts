@@ -32,7 +32,11 @@ describe('launcher parts', () => {
     assert.equal(withPort('PLAINTEXT://0.0.0.0:1', 19094), 'PLAINTEXT://0.0.0.0:19094');
     assert.equal(withPort('PLAINTEXT://:9092', 9095), 'PLAINTEXT://:9095');
     assert.equal(withPort('PLAINTEXT://[::1]:9092', 9096), 'PLAINTEXT://[::1]:9096');
-    assert.throws(() => withPort('localhost', 1), /expected PLAINTEXT:\/\/host:port/);
+    assert.equal(
+      withPort('PLAINTEXT://127.0.0.1:9092,SSL://127.0.0.1:9093', 9097),
+      'PLAINTEXT://127.0.0.1:9097,SSL://127.0.0.1:0',
+    );
+    assert.throws(() => withPort('localhost', 1), /expected NAME:\/\/host:port/);
   });
 
   it('concurrent starters on one store agree on one cluster id, which survives a restart', async () => {

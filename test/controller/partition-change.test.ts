@@ -18,6 +18,7 @@ function view(live: number[], opts: { shuttingDown?: number[]; restarted?: numbe
         id,
         host: 'h',
         port: id,
+        endpoints: [],
         rack: null,
         epoch: BigInt(100 + id),
         inControlledShutdown: opts.shuttingDown?.includes(id) ?? false,

@@ -110,7 +110,7 @@ describe('controller: partition reassignment', () => {
     const brokers = new Map<number, BrokerInfo>(
       [1, 2, 3].map((id) => [
         id,
-        { id, host: 'h', port: id, rack: null, epoch: 1n, inControlledShutdown: false },
+        { id, host: 'h', port: id, endpoints: [], rack: null, epoch: 1n, inControlledShutdown: false },
       ]),
     );
     const view = { brokers, restarted: new Set<number>() };

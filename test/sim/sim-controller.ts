@@ -84,6 +84,7 @@ export class SimController {
       id,
       host: 'sim',
       port: 9092,
+      endpoints: [{ listenerName: 'PLAINTEXT', host: 'sim', port: 9092, securityProtocol: 'PLAINTEXT' }],
       rack: null,
       epoch,
       inControlledShutdown: false,

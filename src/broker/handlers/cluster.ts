@@ -1,5 +1,6 @@
 /** ApiVersions, DescribeCluster and InitProducerId: answers about the broker and the cluster. */
 
+import { endpointOf } from '../../metadata/cluster-metadata.js';
 import type { ApiVersionsRequest } from '../../protocol/generated/ApiVersionsRequest.js';
 import {
   type ApiVersion,
@@ -37,7 +38,7 @@ export async function handleApiVersions(
 
 export async function handleDescribeCluster(
   b: BrokerServices,
-  _ctx: RequestContext,
+  ctx: RequestContext,
   req: DescribeClusterRequest,
 ): Promise<DescribeClusterResponse> {
   const image = b.metadata.image();
@@ -60,9 +61,13 @@ export async function handleDescribeCluster(
   }
   return {
     ...base,
+    // As Metadata: the endpoints of the listener the request came in on.
     brokers: [...image.brokers.values()]
       .sort((a, b) => a.id - b.id)
-      .map((br) => ({ brokerId: br.id, host: br.host, port: br.port, rack: br.rack })),
+      .flatMap((br) => {
+        const e = endpointOf(br, ctx.connection.listenerName);
+        return e === undefined ? [] : [{ brokerId: br.id, host: e.host, port: e.port, rack: br.rack }];
+      }),
   };
 }
 

@@ -6,7 +6,7 @@
  * topic's partitions instead of Kafka's LEADER_NOT_AVAILABLE round trip.
  */
 import { LIMITS } from '../../common/limits.js';
-import type { MetadataImage, TopicInfo } from '../../metadata/cluster-metadata.js';
+import { endpointOf, type MetadataImage, type TopicInfo } from '../../metadata/cluster-metadata.js';
 import { validateTopicName } from '../../metadata/topic-name.js';
 import { ErrorCode } from '../../protocol/generated/errors.js';
 import type { MetadataRequest } from '../../protocol/generated/MetadataRequest.js';
@@ -20,24 +20,49 @@ import { ZERO_UUID } from '../../protocol/uuid.js';
 import type { BrokerServices, RequestContext } from '../handler-context.js';
 import { createTopicsWithinQuota } from './admin.js';
 
-const { UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE, INVALID_TOPIC_EXCEPTION, UNKNOWN_TOPIC_ID } =
-  ErrorCode;
+const {
+  UNKNOWN_TOPIC_OR_PARTITION,
+  LEADER_NOT_AVAILABLE,
+  INVALID_TOPIC_EXCEPTION,
+  UNKNOWN_TOPIC_ID,
+  LISTENER_NOT_FOUND,
+} = ErrorCode;
 
-function topicResponse(image: MetadataImage, t: TopicInfo): MetadataResponseTopic {
+/**
+ * A partition as the client's listener sees it (Kafka's KRaftMetadataCache): a live leader
+ * without an endpoint on that listener is no leader for this client — LISTENER_NOT_FOUND from v6,
+ * LEADER_NOT_AVAILABLE before.
+ */
+function topicResponse(
+  image: MetadataImage,
+  t: TopicInfo,
+  listenerName: string,
+  apiVersion: number,
+): MetadataResponseTopic {
   return {
     ...defaultMetadataResponseTopic(),
     name: t.name,
     topicId: t.topicId,
     isInternal: t.internal,
-    partitions: t.partitions.map((p) => ({
-      errorCode: p.leader === -1 || !image.brokers.has(p.leader) ? LEADER_NOT_AVAILABLE : 0,
-      partitionIndex: p.partition,
-      leaderId: p.leader,
-      leaderEpoch: p.leaderEpoch,
-      replicaNodes: [...p.replicas],
-      isrNodes: [...p.isr],
-      offlineReplicas: p.replicas.filter((id) => !image.brokers.has(id)),
-    })),
+    partitions: t.partitions.map((p) => {
+      const leader = p.leader === -1 ? undefined : image.brokers.get(p.leader);
+      const reachable = leader !== undefined && endpointOf(leader, listenerName) !== undefined;
+      const errorCode = reachable
+        ? 0
+        : leader !== undefined && apiVersion >= 6
+          ? LISTENER_NOT_FOUND
+          : LEADER_NOT_AVAILABLE;
+      return {
+        errorCode,
+        partitionIndex: p.partition,
+        // No endpoint for this listener: no leader the client could reach (Kafka's NO_LEADER_ID).
+        leaderId: leader !== undefined && !reachable ? -1 : p.leader,
+        leaderEpoch: p.leaderEpoch,
+        replicaNodes: [...p.replicas],
+        isrNodes: [...p.isr],
+        offlineReplicas: p.replicas.filter((id) => !image.brokers.has(id)),
+      };
+    }),
   };
 }
 
@@ -51,10 +76,12 @@ export async function handleMetadata(
   req: MetadataRequest,
 ): Promise<MetadataResponse> {
   let image = b.metadata.image();
+  const listenerName = ctx.connection.listenerName;
+  const topicOf = (t: TopicInfo) => topicResponse(image, t, listenerName, ctx.apiVersion);
   const all = req.topics === null || (ctx.apiVersion === 0 && req.topics.length === 0);
   let topics: MetadataResponseTopic[];
   if (all) {
-    topics = [...image.topics.values()].map((t) => topicResponse(image, t));
+    topics = [...image.topics.values()].map(topicOf);
   } else {
     const allowCreate = (ctx.apiVersion < 4 || req.allowAutoTopicCreation) && b.config.autoCreateTopicsEnable;
     const missing = new Set<string>();
@@ -90,7 +117,7 @@ export async function handleMetadata(
     topics = req.topics!.map((rt) => {
       if (rt.name === null) {
         const t = byId.get(rt.topicId);
-        return t ? topicResponse(image, t) : errorTopic(null, rt.topicId, UNKNOWN_TOPIC_ID);
+        return t ? topicOf(t) : errorTopic(null, rt.topicId, UNKNOWN_TOPIC_ID);
       }
       if (validateTopicName(rt.name).errorCode !== ErrorCode.NONE)
         return errorTopic(rt.name, ZERO_UUID, INVALID_TOPIC_EXCEPTION);
@@ -102,14 +129,18 @@ export async function handleMetadata(
           ZERO_UUID,
           allowCreate ? LEADER_NOT_AVAILABLE : UNKNOWN_TOPIC_OR_PARTITION,
         );
-      return topicResponse(image, t);
+      return topicOf(t);
     });
   }
   return {
     ...defaultMetadataResponse(),
+    // Only brokers with an endpoint on the listener the request came in on, that endpoint's address.
     brokers: [...image.brokers.values()]
       .sort((a, b) => a.id - b.id)
-      .map((br) => ({ nodeId: br.id, host: br.host, port: br.port, rack: br.rack })),
+      .flatMap((br) => {
+        const e = endpointOf(br, listenerName);
+        return e === undefined ? [] : [{ nodeId: br.id, host: e.host, port: e.port, rack: br.rack }];
+      }),
     clusterId: image.clusterId,
     controllerId: image.controllerId,
     topics,
