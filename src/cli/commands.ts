@@ -82,7 +82,8 @@ const COMMANDS = {
     load: async () => (await import('./tools/replica-verification.js')).runReplicaVerification,
   },
   transactions: {
-    summary: "describe a partition's active producers (Kafka's kafka-transactions)",
+    summary:
+      "list, describe or abort transactions, find hanging ones, describe producers (Kafka's kafka-transactions)",
     load: async () => (await import('./tools/transactions.js')).runTransactions,
   },
   'isr-history': {
