@@ -33,6 +33,8 @@ export const BROKER_API_VERSIONS: ReadonlyMap<number, VersionRange> = new Map([
   [ApiKey.DeleteRecords, { min: 0, max: 2 }],
   [ApiKey.InitProducerId, { min: 0, max: 5 }],
   [ApiKey.OffsetForLeaderEpoch, { min: 0, max: 4 }],
+  [ApiKey.SaslHandshake, { min: 0, max: 1 }],
+  [ApiKey.SaslAuthenticate, { min: 0, max: 2 }],
   [ApiKey.DescribeConfigs, { min: 0, max: 4 }],
   [ApiKey.AlterConfigs, { min: 0, max: 2 }],
   [ApiKey.AlterReplicaLogDirs, { min: 0, max: 2 }],

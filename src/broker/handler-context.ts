@@ -4,6 +4,7 @@ import type { Logger } from '../common/logger.js';
 import type { Scheduler } from '../common/scheduler.js';
 import type { ClusterMetadata } from '../metadata/cluster-metadata.js';
 import type { ConnectionInfo } from '../network/request-handler.js';
+import type { SaslListenerSettings, SaslServices } from '../security/sasl-authenticator.js';
 import type { AlterLogDirsManager } from './alter-log-dirs.js';
 import type { BrokerMetrics } from './broker-metrics.js';
 import type { ClientQuotas } from './client-quota-manager.js';
@@ -55,4 +56,12 @@ export interface BrokerServices {
   readonly metrics?: BrokerMetrics;
   /** Client quotas (produce, fetch, request); absent in bare tests, where nothing is throttled. */
   readonly clientQuotas?: ClientQuotas;
+  /** SASL authentication of the SASL_PLAINTEXT / SASL_SSL listeners; absent: the broker has none. */
+  readonly sasl?: BrokerSasl;
+}
+
+export interface BrokerSasl {
+  /** The settings of a SASL listener by its name; undefined for a listener without SASL. */
+  settings(listenerName: string): SaslListenerSettings | undefined;
+  readonly services: SaslServices;
 }

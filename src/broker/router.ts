@@ -20,6 +20,7 @@ import { API_MESSAGES, ApiKey } from '../protocol/generated/index.js';
 import { encodeResponse } from '../protocol/messages.js';
 import { ProtocolError } from '../protocol/protocol-error.js';
 import { readRequest } from '../protocol/request-frame.js';
+import type { SaslServerAuthenticator } from '../security/sasl-authenticator.js';
 import { BROKER_API_VERSIONS, GROUP_API_KEYS, type VersionRange } from './api-versions.js';
 import type { ApiMetrics } from './broker-metrics.js';
 import type { GroupApi, GroupRequestContext } from './group-api.js';
@@ -54,6 +55,7 @@ import {
   handleAlterPartitionReassignments,
   handleListPartitionReassignments,
 } from './handlers/reassignments.js';
+import { handleSaslAuthenticate, handleSaslHandshake, saslStep } from './handlers/sasl.js';
 import {
   handleAlterUserScramCredentials,
   handleDescribeUserScramCredentials,
@@ -106,6 +108,7 @@ function groupHandler(g: GroupApi, apiKey: number): Handler {
 
 export class RequestRouter implements RequestHandler {
   private readonly routes = new Map<number, Route>();
+  private readonly saslAuthenticators = new WeakMap<ConnectionInfo, SaslServerAuthenticator>();
   private readonly services: BrokerServices;
   private readonly apiKeys: ApiVersion[];
   /** Replica fetches are their own request kind in Kafka's metrics (FetchFollower). */
@@ -147,6 +150,8 @@ export class RequestRouter implements RequestHandler {
       [ApiKey.AlterPartitionReassignments]: (c, r) => handleAlterPartitionReassignments(b, c, r),
       [ApiKey.ListPartitionReassignments]: (c, r) => handleListPartitionReassignments(b, c, r),
       [ApiKey.AlterReplicaLogDirs]: (c, r) => handleAlterReplicaLogDirs(b, c, r),
+      [ApiKey.SaslHandshake]: (c, r) => handleSaslHandshake(c, r),
+      [ApiKey.SaslAuthenticate]: (c, r) => handleSaslAuthenticate(c, r),
       [ApiKey.DescribeUserScramCredentials]: (c, r) => handleDescribeUserScramCredentials(b, c, r),
       [ApiKey.AlterUserScramCredentials]: (c, r) => handleAlterUserScramCredentials(b, c, r),
       [ApiKey.DescribeProducers]: (c, r) => handleDescribeProducers(b, c, r),
@@ -189,6 +194,11 @@ export class RequestRouter implements RequestHandler {
     connection: ConnectionInfo,
     release: () => void = () => {},
   ): Promise<Buffer[] | null> {
+    // A SASL listener's connection goes through its authentication first (handlers/sasl.ts).
+    if (this.services.sasl !== undefined && connection.securityProtocol.startsWith('SASL_')) {
+      const answer = await saslStep(this.services, this.saslAuthenticators, frame, connection);
+      if (answer !== null) return answer;
+    }
     if (frame.length < 8)
       throw new ProtocolError(`request frame of ${frame.length} bytes is too short for a header`);
     const apiKey = frame.readInt16BE(0);

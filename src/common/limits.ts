@@ -47,6 +47,8 @@ export const LIMITS = Object.freeze({
   connections: 10_000,
   /** Client quota entities metered at once per quota type (each a Rate); beyond, the longest idle is dropped. */
   clientQuotaSensors: 10_000,
+  /** A SASL exchange not complete this long after its first request is failed (Kafka has no bound; a slow client holds a connection otherwise). */
+  saslAuthenticationMs: 30_000,
   /** Client quota entities per quota type in the metrics, the busiest of the last quota window. */
   clientQuotaMetricEntities: 100,
 });

@@ -42,6 +42,13 @@ export interface ConnectionInfo {
  */
 export class CloseConnectionError extends Error {
   override readonly name = 'CloseConnectionError';
+  constructor(
+    message: string,
+    /** Written (after the responses before it) before the connection closes: a failed SASL exchange's answer. */
+    readonly finalResponse?: Buffer[],
+  ) {
+    super(message);
+  }
 }
 
 export interface RequestHandler {

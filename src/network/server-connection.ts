@@ -251,6 +251,13 @@ export class ServerConnection implements ConnectionInfo {
         this.framePool?.release(frame);
         this.heldBytes -= frame.length;
         release();
+        if (e instanceof CloseConnectionError && e.finalResponse !== undefined && !this.closedFlag) {
+          request.settled = true;
+          request.response = e.finalResponse;
+          this.writeSettled();
+          this.closeAfterWrites(e.message);
+          return;
+        }
         this.close(this.reasonOf(e));
       },
     );
@@ -336,6 +343,18 @@ export class ServerConnection implements ConnectionInfo {
   private nothingQueued(): boolean {
     const handle = (this.socket as unknown as { _handle?: { writeQueueSize?: number } })._handle;
     return this.socket.writableLength === 0 && handle?.writeQueueSize === 0;
+  }
+
+  /**
+   * Closes once what was written has left (a last answer the client must read), reading and
+   * starting nothing meanwhile; the idle sweep ends it if the client never reads.
+   */
+  private closeAfterWrites(reason: string): void {
+    this.muted = true;
+    this.queue.length = 0;
+    this.queuedBytes = 0;
+    this.updateReading();
+    this.socket.end(() => this.close(reason));
   }
 
   /** Closes the socket; `reason` non-null logs the one line that names the client and why. */

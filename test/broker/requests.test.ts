@@ -11,6 +11,7 @@ import type { CreateTopicsResponse } from '../../src/protocol/generated/CreateTo
 import type { DeleteTopicsResponse } from '../../src/protocol/generated/DeleteTopicsResponse.js';
 import type { DescribeClusterResponse } from '../../src/protocol/generated/DescribeClusterResponse.js';
 import type { ElectLeadersResponse } from '../../src/protocol/generated/ElectLeadersResponse.js';
+import { ErrorCode } from '../../src/protocol/generated/errors.js';
 import { defaultMetadataRequest } from '../../src/protocol/generated/MetadataRequest.js';
 import type { MetadataResponse } from '../../src/protocol/generated/MetadataResponse.js';
 import { defaultProduceRequest, ProduceRequestCodec } from '../../src/protocol/generated/ProduceRequest.js';
@@ -122,6 +123,16 @@ describe('broker requests: versions, bad input, metadata, admin', () => {
     await c.sendOneWay(0, 2, ProduceRequestCodec, { ...defaultProduceRequest(), acks: 1, timeoutMs: 1000 });
     await closed;
     assert.ok(b.logger.lines.some((l) => l.includes('unsupported version 2 of Produce')));
+  });
+
+  it('SaslHandshake and SaslAuthenticate on a PLAINTEXT listener: ILLEGAL_SASL_STATE, as Kafka answers them', async () => {
+    const h = await b.call<{ errorCode: number; mechanisms: string[] }>(conn, 17, 1, { mechanism: 'PLAIN' });
+    assert.deepEqual(h, { errorCode: ErrorCode.ILLEGAL_SASL_STATE, mechanisms: [] });
+    const a = await b.call<{ errorCode: number; errorMessage: string | null }>(conn, 36, 2, {
+      authBytes: Buffer.from('x'),
+    });
+    assert.equal(a.errorCode, ErrorCode.ILLEGAL_SASL_STATE);
+    assert.equal(a.errorMessage, 'SaslAuthenticate request received after successful authentication');
   });
 
   it('a malformed body closes the connection', async () => {

@@ -218,6 +218,26 @@ describe('SocketServer', () => {
     assert.equal(logger.lines.filter((l) => l.includes('unknown API key 999')).length, 1);
   });
 
+  it('writes the last answer of a refused request before closing (a failed SASL exchange)', async () => {
+    const { port, logger } = await start({
+      async handle(f) {
+        if (f.readUInt32BE(0) === 2)
+          throw new CloseConnectionError('failed authentication', frame([u32(99)]));
+        return frame([f]);
+      },
+    });
+    const c = await RawClient.connect(port);
+    c.send([u32(1), u32(2), u32(3)]);
+    await c.waitClosed();
+    assert.ok(c.closed);
+    assert.deepEqual(
+      c.frames.map((f) => f.readUInt32BE(0)),
+      [1, 99],
+      'the answers before it, then the final one; nothing after',
+    );
+    assert.equal(logger.lines.filter((l) => l.includes('failed authentication')).length, 1);
+  });
+
   it('survives a handler bug: that connection closes, others keep working', async () => {
     const { port, logger } = await start({
       async handle(f) {
