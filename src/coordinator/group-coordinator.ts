@@ -73,7 +73,16 @@ export interface GroupCoordinatorOptions {
   partitionExists?: (topic: string, partition: number) => boolean;
 }
 
-type PartitionState = { state: 'loading' | 'active'; epoch: number };
+type TxnMarker = { producerId: bigint; producerEpoch: number; commit: boolean };
+
+/**
+ * A partition being loaded keeps the markers written meanwhile: the replay may have read the log
+ * before them, and no transactional commit can be written between (it is refused while loading),
+ * so applying them after the replay completes exactly the transactions they ended.
+ */
+type PartitionState =
+  | { state: 'loading'; epoch: number; markers: TxnMarker[] }
+  | { state: 'active'; epoch: number };
 
 const silent: Logger = { info() {}, warn() {} };
 
@@ -142,7 +151,8 @@ export class GroupCoordinator {
   ): Promise<void> {
     this.unload(partition);
     const epoch = ++this.nextEpoch;
-    this.partitions.set(partition, { state: 'loading', epoch });
+    const loading: PartitionState = { state: 'loading', epoch, markers: [] };
+    this.partitions.set(partition, loading);
     const { groups, skipped } = await replayPartition(partition, records, this.clock.nowMs());
     // Unloaded (or loaded again) while replaying: this replay is stale.
     if (this.partitions.get(partition)?.epoch !== epoch) return;
@@ -160,6 +170,8 @@ export class GroupCoordinator {
       }
     }
     this.partitions.set(partition, { state: 'active', epoch });
+    for (const m of loading.markers)
+      this.onTransactionMarker(partition, m.producerId, m.producerEpoch, m.commit);
     this.logger.info(`__consumer_offsets-${partition}: loaded ${groups.length} groups`);
   }
 
@@ -470,12 +482,14 @@ export class GroupCoordinator {
    * A COMMIT or ABORT marker of `producerId`'s transaction is written to __consumer_offsets
    * partition `partition` (the transaction coordinator's WriteTxnMarkers, once the append is
    * done): the offsets that transaction committed for the partition's groups become committed
-   * offsets, or are dropped (Kafka's GroupMetadataManager.handleTxnCompletion). A partition not
-   * (or not yet) loaded here has nothing to update: its load replays the marker from the log.
-   * Returns the number of offsets that became committed.
+   * offsets, or are dropped (Kafka's GroupMetadataManager.handleTxnCompletion). A partition being
+   * loaded applies the marker once loaded; one not led here has nothing to update (its next load
+   * replays the marker from the log). Returns the number of offsets that became committed.
    */
   onTransactionMarker(partition: number, producerId: bigint, producerEpoch: number, commit: boolean): number {
-    if (this.partitions.get(partition)?.state !== 'active') return 0;
+    const owned = this.partitions.get(partition);
+    if (owned?.state === 'loading') owned.markers.push({ producerId, producerEpoch, commit });
+    if (owned?.state !== 'active') return 0;
     let applied = 0;
     let groups = 0;
     for (const group of this.groups.values()) {

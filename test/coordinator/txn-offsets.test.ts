@@ -270,3 +270,29 @@ test('transactional batches and markers travel through __consumer_offsets batche
     ],
   );
 });
+
+test('a marker written while the partition loads is applied once the load completes', async () => {
+  const first = new Harness();
+  await first.loadAll();
+  await txnCommit(first, 3, { partitions: [{ topic: 't', partition: 0, offset: 21n }] });
+  const p = first.coordinator.partitionFor('g');
+  const h = new Harness({}, first.log);
+  let release = () => {};
+  const records = first.log.replay(p).slice();
+  const loading = h.coordinator.load(
+    p,
+    (async function* () {
+      yield* records;
+      // The replay has read the log; the marker lands before the load completes.
+      await new Promise<void>((r) => {
+        release = r;
+      });
+    })(),
+  );
+  await new Promise((r) => setImmediate(r));
+  first.log.appendMarker(p, PID, true);
+  assert.equal(h.coordinator.onTransactionMarker(p, PID, 0, true), 0, 'nothing to apply yet');
+  release();
+  await loading;
+  assert.deepEqual((await fetch(h, true))[0], [21n, ErrorCode.NONE]);
+});
