@@ -9,6 +9,7 @@
  * (reconnect.backoff.ms, doubled up to reconnect.backoff.max.ms) while the next one is tried at
  * once, so a request fails only when no listed broker answers.
  */
+import type * as tls from 'node:tls';
 import {
   ClientConnection,
   ConnectionClosedError,
@@ -35,6 +36,8 @@ export interface KafkaClientOptions {
   /** retry.backoff.ms, doubled per attempt up to retry.backoff.max.ms. */
   readonly retryBackoffMs?: number;
   readonly retryBackoffMaxMs?: number;
+  /** security.protocol SSL: every connection is TLS with these options (see security-config.ts). */
+  readonly tls?: tls.ConnectionOptions;
 }
 
 export interface PartitionMetadata {
@@ -327,6 +330,7 @@ export class KafkaClient {
           clientId: this.options.clientId,
           requestTimeoutMs: this.requestTimeoutMs,
           scheduler: runtime.scheduler,
+          ...(this.options.tls && { tls: this.options.tls }),
         }).then(
           (c) => {
             cancel();

@@ -8,6 +8,7 @@ import { parseArgs } from 'node:util';
 import { ClientError } from '../../client/errors.js';
 import { KafkaClient } from '../../client/kafka-client.js';
 import { type ClientRuntime, parseBootstrap } from '../../client/runtime.js';
+import { clientSecurity } from '../../client/security-config.js';
 import { parseProperties } from '../../metadata/properties.js';
 import type { CliIo } from '../cli.js';
 
@@ -232,8 +233,13 @@ function usageError(def: ToolDef, io: CliIo, e: Error): number {
 
 /** A file a flag names, as text; a missing file is one clear error. */
 export function readTextFile(path: string): string {
+  return readBinaryFile(path).toString('utf8');
+}
+
+/** A file a setting names (a PEM trust store), as bytes; a missing file is one clear error. */
+export function readBinaryFile(path: string): Buffer {
   try {
-    return fs.readFileSync(path, 'utf8');
+    return fs.readFileSync(path);
   } catch (e) {
     throw new ClientError(
       `cannot read ${path} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
@@ -259,7 +265,8 @@ export function parseKeyValues(pairs: readonly string[], flag: string): Map<stri
 
 /**
  * A client for `bootstrap` (host:port[,host:port]) with the client settings a properties file may
- * carry (client.id, request.timeout.ms, retries, retry.backoff.ms).
+ * carry (client.id, request.timeout.ms, retries, retry.backoff.ms, and security.protocol with the
+ * ssl.* settings: every tool connects the same way).
  */
 export function openClient(
   tool: string,
@@ -280,8 +287,10 @@ export function openClient(
     if (!Number.isFinite(n)) throw new ClientError(`invalid value '${v}' for ${k}`);
     return n;
   };
+  const security = clientSecurity(props, readBinaryFile);
   return new KafkaClient({
     bootstrap: servers,
+    ...(security.tls && { tls: security.tls }),
     clientId: props.get('client.id') ?? `skiff-${tool}`,
     runtime,
     requestTimeoutMs: num('request.timeout.ms'),
@@ -301,7 +310,7 @@ export const ADMIN_FLAGS: readonly FlagSpec[] = [
   {
     name: 'command-config',
     arg: 'file',
-    help: 'properties file with client settings (client.id, request.timeout.ms, ...)',
+    help: 'properties file with client settings (client.id, request.timeout.ms, security.protocol, ssl.*, ...)',
   },
 ];
 
