@@ -23,11 +23,13 @@ import type { FetcherConfig } from '../replication/fetcher.js';
 import type { AlterPartitionOutcome, IsrProposal } from '../replication/leader-state.js';
 import { ReplicationQuota, type ReplicationQuotas } from '../replication/quota.js';
 import { ReplicationManager } from '../replication/replication-manager.js';
+import { AclAuthorizer } from '../security/authorizer.js';
 import { tlsClientOptions, tlsServerSettings } from '../security/tls.js';
 import type { FileSystem } from '../storage/fs.js';
 import type { LogConfig } from '../storage/log-config.js';
 import { LogManager } from '../storage/log-manager.js';
 import { AlterLogDirsManager } from './alter-log-dirs.js';
+import { Authorization } from './authorization.js';
 import { BrokerMetrics } from './broker-metrics.js';
 import { registerCleanerMetrics } from './cleaner-metrics.js';
 import { ClientQuotas } from './client-quota-manager.js';
@@ -152,8 +154,11 @@ export class Broker {
       this.quotaWindow('controller.'),
       () => metadata.image().clientQuotas,
     );
+    const authorizer =
+      config.authorizer === null ? null : new AclAuthorizer(config.authorizer, () => metadata.image().acls);
     const services: BrokerServices = {
       config,
+      authorization: new Authorization(authorizer),
       clock,
       scheduler,
       logger,

@@ -14,6 +14,7 @@ import {
   longToNumber,
   parseConfigValue,
 } from '../metadata/config-resolve.js';
+import { type AuthorizerConfig, authorizerConfigOf } from '../security/authorizer.js';
 import type { CleanerConfig } from '../storage/log-cleaner.js';
 import { cleanupPolicy, type LogConfig, logConfig } from '../storage/log-config.js';
 import { DEFAULT_LOG_MANAGER_CONFIG, type LogManagerConfig } from '../storage/log-manager.js';
@@ -83,6 +84,8 @@ export interface BrokerConfig {
   readonly offsetsCommitTimeoutMs: number;
   /** The properties as given (server.properties plus overrides): DescribeConfigs' STATIC_BROKER_CONFIG. */
   readonly staticProps: ConfigMap;
+  /** The ACL authorizer's settings; null without authorizer.class.name (everything allowed, as Kafka). */
+  readonly authorizer: AuthorizerConfig | null;
 }
 
 const DEFAULT_LISTENERS_CONFIG = listenersFromProperties(new Map());
@@ -117,6 +120,7 @@ export const DEFAULT_BROKER_CONFIG: BrokerConfig = Object.freeze({
   offsetsRetentionMs: 7 * 24 * 60 * 60 * 1000,
   offsetsCommitTimeoutMs: 5_000,
   staticProps: {},
+  authorizer: null,
 });
 
 export function brokerConfig(overrides: Partial<BrokerConfig> = {}): BrokerConfig {
@@ -146,6 +150,34 @@ const SKIFF_BROKER_KEYS: ReadonlyMap<string, ConfigDef> = new Map(
 const LISTENER_PREFIX = /^listener\.name\.([^.]+)\.(.+)$/;
 /** The configs a listener may override here: its TLS settings. */
 const LISTENER_SCOPED = /^ssl\./;
+/**
+ * The authorizer's own settings: Kafka reads them from the properties the authorizer is configured
+ * with, outside KafkaConfig's definitions, so DescribeConfigs does not list them either.
+ */
+const AUTHORIZER_KEYS: ReadonlyMap<string, ConfigDef> = new Map(
+  (
+    [
+      ['super.users', 'string', '', 'Principals (User:admin) allowed everything, separated by semicolons.'],
+      [
+        'allow.everyone.if.no.acl.found',
+        'boolean',
+        'false',
+        'With the authorizer on: allow an operation on a resource that has no ACL at all.',
+      ],
+    ] as const
+  ).map(([name, type, defaultValue, doc]) => [
+    name,
+    { name, scope: 'broker', type, defaultValue, doc } satisfies ConfigDef,
+  ]),
+);
+
+function authorizerProps(props: ReadonlyMap<string, string>): { superUsers: string; allowEveryone: boolean } {
+  const allowEveryone = AUTHORIZER_KEYS.get('allow.everyone.if.no.acl.found')!;
+  return {
+    superUsers: props.get('super.users') ?? '',
+    allowEveryone: parseConfigValue(allowEveryone, props.get(allowEveryone.name) ?? 'false') as boolean,
+  };
+}
 
 /** An int64 of ms or bytes as a number; Long.MAX_VALUE ("never") becomes Infinity, -1 stays -1. */
 function msOrInfinity(v: bigint): number {
@@ -175,7 +207,7 @@ function checkedProperties(
       listenerScoped.set(k, v);
       continue;
     }
-    const def = BROKER_CONFIG_DEFS.get(k) ?? SKIFF_BROKER_KEYS.get(k);
+    const def = BROKER_CONFIG_DEFS.get(k) ?? SKIFF_BROKER_KEYS.get(k) ?? AUTHORIZER_KEYS.get(k);
     const notTaken = BROKER_CONFIGS_NOT_TAKEN.get(k);
     if (notTaken !== undefined) {
       warn(`ignoring config '${k}': ${notTaken}`);
@@ -287,6 +319,7 @@ export function brokerConfigFromProperties(
     offsetsTopicSegmentBytes: int('offsets.topic.segment.bytes'),
     offsetsRetentionMs: int('offsets.retention.minutes') * 60_000,
     offsetsCommitTimeoutMs: int('offsets.commit.timeout.ms'),
+    authorizer: authorizerConfigOf(value('authorizer.class.name') as string, authorizerProps(props)),
     staticProps,
   });
 }

@@ -6,6 +6,7 @@ import type { ClusterMetadata } from '../metadata/cluster-metadata.js';
 import type { ConnectionInfo } from '../network/request-handler.js';
 import type { SaslListenerSettings, SaslServices } from '../security/sasl-authenticator.js';
 import type { AlterLogDirsManager } from './alter-log-dirs.js';
+import type { Authorization } from './authorization.js';
 import type { BrokerMetrics } from './broker-metrics.js';
 import type { ClientQuotas } from './client-quota-manager.js';
 import type { BrokerConfig } from './config.js';
@@ -44,6 +45,8 @@ export interface BrokerServices {
   readonly metadata: ClusterMetadata;
   readonly replicaManager: ReplicaManager;
   readonly fetchSessions: FetchSessionCache;
+  /** Every handler's authorization check (authorization.ts); allows everything without an authorizer. */
+  readonly authorization: Authorization;
   /** Replica moves between this broker's log dirs (AlterReplicaLogDirs). */
   readonly alterLogDirs?: AlterLogDirsManager;
   /** A producer id never handed out before by this cluster. */

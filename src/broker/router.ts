@@ -23,8 +23,11 @@ import { readRequest } from '../protocol/request-frame.js';
 import type { SaslServerAuthenticator } from '../security/sasl-authenticator.js';
 import { BROKER_API_VERSIONS, GROUP_API_KEYS, type VersionRange } from './api-versions.js';
 import type { ApiMetrics } from './broker-metrics.js';
-import type { GroupApi, GroupRequestContext } from './group-api.js';
+import { CLUSTER_CHECKS } from './cluster-authorization.js';
+import type { GroupApi } from './group-api.js';
+import { authorizedGroupApi } from './group-authorization.js';
 import type { BrokerServices, RequestContext } from './handler-context.js';
+import { handleCreateAcls, handleDeleteAcls, handleDescribeAcls } from './handlers/acls.js';
 import {
   handleCreatePartitions,
   handleCreateTopics,
@@ -82,26 +85,28 @@ export function kafkaClientHost(remoteAddress: string): string {
   return `/${host.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/i, '')}`;
 }
 
-function groupHandler(g: GroupApi, apiKey: number): Handler {
-  const gctx = (ctx: RequestContext): GroupRequestContext => ({
+function groupHandler(b: BrokerServices, g: GroupApi, apiKey: number): Handler {
+  const gctx = (ctx: RequestContext) => ({
     apiVersion: ctx.apiVersion,
     clientId: ctx.clientId,
     clientHost: kafkaClientHost(ctx.connection.remoteAddress),
     listenerName: ctx.connection.listenerName,
+    connection: ctx.connection,
   });
+  const a = authorizedGroupApi(b, g);
   const table: Record<number, Handler> = {
-    [ApiKey.FindCoordinator]: (c, r) => g.findCoordinator(gctx(c), r),
-    [ApiKey.JoinGroup]: (c, r) => g.joinGroup(gctx(c), r),
-    [ApiKey.SyncGroup]: (c, r) => g.syncGroup(gctx(c), r),
-    [ApiKey.Heartbeat]: (c, r) => g.heartbeat(gctx(c), r),
-    [ApiKey.LeaveGroup]: (c, r) => g.leaveGroup(gctx(c), r),
-    [ApiKey.OffsetCommit]: (c, r) => g.offsetCommit(gctx(c), r),
-    [ApiKey.OffsetFetch]: (c, r) => g.offsetFetch(gctx(c), r),
-    [ApiKey.ListGroups]: (c, r) => g.listGroups(gctx(c), r),
-    [ApiKey.DescribeGroups]: (c, r) => g.describeGroups(gctx(c), r),
-    [ApiKey.DeleteGroups]: (c, r) => g.deleteGroups(gctx(c), r),
-    [ApiKey.OffsetDelete]: (c, r) => g.offsetDelete(gctx(c), r),
-    [ApiKey.TxnOffsetCommit]: (c, r) => g.txnOffsetCommit(gctx(c), r),
+    [ApiKey.FindCoordinator]: (c, r) => a.findCoordinator(gctx(c), r),
+    [ApiKey.JoinGroup]: (c, r) => a.joinGroup(gctx(c), r),
+    [ApiKey.SyncGroup]: (c, r) => a.syncGroup(gctx(c), r),
+    [ApiKey.Heartbeat]: (c, r) => a.heartbeat(gctx(c), r),
+    [ApiKey.LeaveGroup]: (c, r) => a.leaveGroup(gctx(c), r),
+    [ApiKey.OffsetCommit]: (c, r) => a.offsetCommit(gctx(c), r),
+    [ApiKey.OffsetFetch]: (c, r) => a.offsetFetch(gctx(c), r),
+    [ApiKey.ListGroups]: (c, r) => a.listGroups(gctx(c), r),
+    [ApiKey.DescribeGroups]: (c, r) => a.describeGroups(gctx(c), r),
+    [ApiKey.DeleteGroups]: (c, r) => a.deleteGroups(gctx(c), r),
+    [ApiKey.OffsetDelete]: (c, r) => a.offsetDelete(gctx(c), r),
+    [ApiKey.TxnOffsetCommit]: (c, r) => a.txnOffsetCommit(gctx(c), r),
   };
   return table[apiKey]!;
 }
@@ -139,6 +144,9 @@ export class RequestRouter implements RequestHandler {
       [ApiKey.OffsetForLeaderEpoch]: (c, r) => handleOffsetForLeaderEpoch(b, c, r),
       [ApiKey.CreatePartitions]: (c, r) => handleCreatePartitions(b, c, r),
       [ApiKey.DescribeCluster]: (c, r) => handleDescribeCluster(b, c, r),
+      [ApiKey.DescribeAcls]: (c, r) => handleDescribeAcls(b, c, r),
+      [ApiKey.CreateAcls]: (c, r) => handleCreateAcls(b, c, r),
+      [ApiKey.DeleteAcls]: (c, r) => handleDeleteAcls(b, c, r),
       [ApiKey.DescribeConfigs]: (c, r) => handleDescribeConfigs(b, c, r),
       [ApiKey.AlterConfigs]: (c, r) => handleAlterConfigs(b, c, r),
       [ApiKey.IncrementalAlterConfigs]: (c, r) => handleIncrementalAlterConfigs(b, c, r),
@@ -170,7 +178,7 @@ export class RequestRouter implements RequestHandler {
         if (versions.min <= versions.max)
           this.routes.set(apiKey, {
             versions,
-            handler: groupHandler(groupApi, apiKey),
+            handler: groupHandler(b, groupApi, apiKey),
             metrics: metricsOf(apiKey),
           });
       }
@@ -255,8 +263,13 @@ export class RequestRouter implements RequestHandler {
     const metrics = replicaFetch ? this.followerFetchMetrics : route.metrics;
     const startedMs = metrics?.start() ?? 0;
     let response: unknown;
+    const clusterCheck = CLUSTER_CHECKS.get(apiKey);
     try {
-      response = await route.handler(ctx, decoded);
+      response =
+        clusterCheck !== undefined &&
+        !this.services.authorization.authorizeCluster(ctx, clusterCheck.operation)
+          ? clusterCheck.refuse(decoded, apiVersion)
+          : await route.handler(ctx, decoded);
     } finally {
       metrics?.done(startedMs, response);
     }

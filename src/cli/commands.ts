@@ -41,6 +41,10 @@ const COMMANDS = {
     summary: "describe brokers' log directories (Kafka's kafka-log-dirs)",
     load: async () => (await import('./tools/log-dirs.js')).runLogDirs,
   },
+  acls: {
+    summary: "add, remove or list ACLs (Kafka's kafka-acls)",
+    load: async () => (await import('./tools/acls.js')).runAcls,
+  },
   'delete-records': {
     summary: "raise partitions' log start offsets (Kafka's kafka-delete-records)",
     load: async () => (await import('./tools/delete-records.js')).runDeleteRecords,

@@ -44,8 +44,10 @@ import {
   completeTopic,
   type Plan,
   planAlterConfigs,
+  planCreateAcls,
   planCreatePartitions,
   planCreateTopic,
+  planDeleteAcls,
   planDeleteTopic,
 } from './topic-admin.js';
 
@@ -584,6 +586,12 @@ export class Controller {
       case 'alterConfigs': {
         const plan = planAlterConfigs(ctx, body);
         return { response: { kind: 'alterConfigs', result: plan.result }, chunks: [...plan.chunks] };
+      }
+      case 'createAcls':
+      case 'deleteAcls': {
+        const plan =
+          body.kind === 'createAcls' ? planCreateAcls(ctx, body.acls) : planDeleteAcls(ctx, body.ids);
+        return { response: { kind: body.kind, result: plan.result }, chunks: [...plan.chunks] };
       }
       case 'alterPartition': {
         const plan = planAlterPartition(ctx, body);

@@ -1,4 +1,5 @@
 import { LIMITS } from '../common/limits.js';
+import { type AclRecord, aclId, aclRecordOf } from '../metadata/acls.js';
 import { kafkaQuotaValueOrder, validateClientQuotas } from '../metadata/client-quotas.js';
 import type { ApiResult, ConfigMap, CreateTopicResult, MetadataImage } from '../metadata/cluster-metadata.js';
 import {
@@ -468,4 +469,26 @@ function encodeQuotaValues(
     .map(([k]) => k);
   const order = kafkaQuotaValueOrder(Object.keys(current), Object.keys(next), changed);
   return JSON.stringify(Object.fromEntries(order.map((k) => [k, next[k]])));
+}
+
+/**
+ * Stores ACL bindings, as Kafka's AclControlManager.createAcls: one key per binding, whose id is
+ * the binding (metadata/acls.ts), so a binding that exists is written again, not twice. The
+ * broker validated them (it answers each binding's error); the controller only writes.
+ */
+export function planCreateAcls(ctx: AdminContext, acls: readonly AclRecord[]): Plan<ApiResult> {
+  const ops: Op[] = acls.map((a) => ({
+    type: 'put',
+    key: ctx.keys.acl(aclId(a)),
+    value: JSON.stringify(aclRecordOf(a)),
+  }));
+  return { result: OK, chunks: ops.length === 0 ? [] : chunked({ compare: [], ops: [] }, ops) };
+}
+
+/** Deletes the ACL bindings of these ids that still exist (a concurrent delete may have won). */
+export function planDeleteAcls(ctx: AdminContext, ids: readonly string[]): Plan<ApiResult> {
+  const ops: Op[] = ids
+    .filter((id) => ctx.image.acls?.has(id) === true)
+    .map((id) => ({ type: 'delete', key: ctx.keys.acl(id) }));
+  return { result: OK, chunks: ops.length === 0 ? [] : chunked({ compare: [], ops: [] }, ops) };
 }

@@ -1,3 +1,4 @@
+import type { AclRecord } from './acls.js';
 import type {
   AlterPartitionRequest,
   AlterPartitionResult,
@@ -81,6 +82,8 @@ export interface MetadataImage {
   readonly clientQuotas?: ReadonlyMap<string, ConfigMap>;
   /** SCRAM credentials by user: mechanism name → stored credential (scram-credentials.ts); absent means none. */
   readonly scramCredentials?: ReadonlyMap<string, ConfigMap>;
+  /** ACL bindings by id (acls.ts); absent means none. */
+  readonly acls?: ReadonlyMap<string, AclRecord>;
 }
 
 export interface CreateTopicRequest {
@@ -147,6 +150,10 @@ export interface ControllerClient {
     incremental: boolean,
     validateOnly: boolean,
   ): Promise<ApiResult>;
+  /** Stores ACL bindings (validated by the caller); storing one that exists changes nothing. */
+  createAcls(acls: readonly AclRecord[]): Promise<ApiResult>;
+  /** Deletes the ACL bindings of these ids (those already gone are skipped). */
+  deleteAcls(ids: readonly string[]): Promise<ApiResult>;
 }
 
 export interface ClusterMetadata {

@@ -306,6 +306,7 @@ export const BROKER_CONFIGS: readonly ConfigDef[] = [
   broker('log.dirs', 'list', null, 'Directories in which the log data is kept.'),
   broker('log.dir', 'string', '/tmp/kafka-logs', 'Log directory, used when log.dirs is not set.'),
   broker('etcd.endpoints', 'list', null, 'Skiff: etcd client URLs for the cluster metadata.'),
+  broker('authorizer.class.name', 'string', '', 'Empty: no authorizer; or StandardAuthorizer.'),
   // Log defaults: the first synonym of each topic config is dynamic, as in Kafka.
   dyn('log.cleanup.policy', 'list', 'delete', 'Default cleanup.policy.', { oneOf: ['compact', 'delete'] }),
   dyn('compression.type', 'string', 'producer', 'Default compression.type.', { oneOf: COMPRESSION }),

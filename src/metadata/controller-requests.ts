@@ -1,3 +1,4 @@
+import type { AclRecord } from './acls.js';
 import type {
   ApiResult,
   ClientQuotaResource,
@@ -109,6 +110,8 @@ export type ControllerRequestBody =
       /** null: every partition. */
       readonly topics: readonly { readonly topic: string; readonly partitions: readonly number[] }[] | null;
     }
+  | { readonly kind: 'createAcls'; readonly acls: readonly AclRecord[] }
+  | { readonly kind: 'deleteAcls'; readonly ids: readonly string[] }
   | {
       readonly kind: 'alterPartition';
       readonly brokerId: number;
@@ -126,6 +129,7 @@ export type ControllerResponse =
   | { readonly kind: 'deleteTopics'; readonly results: (ApiResult & { name: string })[] }
   | { readonly kind: 'createPartitions'; readonly results: (ApiResult & { name: string })[] }
   | { readonly kind: 'alterConfigs'; readonly result: ApiResult }
+  | { readonly kind: 'createAcls' | 'deleteAcls'; readonly result: ApiResult }
   | { readonly kind: 'alterPartition'; readonly result: AlterPartitionResult }
   | { readonly kind: 'electLeaders'; readonly result: ElectLeadersResult }
   | { readonly kind: 'alterPartitionReassignments'; readonly result: PartitionResults };

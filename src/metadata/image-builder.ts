@@ -1,3 +1,4 @@
+import type { AclRecord } from './acls.js';
 import type { BrokerInfo, ConfigMap, MetadataImage, PartitionState, TopicInfo } from './cluster-metadata.js';
 import {
   type BrokerRecord,
@@ -24,6 +25,7 @@ export class ImageBuilder {
   private readonly topicConfigs = new Map<string, ConfigMap>();
   private readonly brokerConfigs = new Map<string, ConfigMap>();
   private readonly clientQuotas = new Map<string, ConfigMap>();
+  private readonly acls = new Map<string, AclRecord>();
   private readonly topicInfos = new Map<string, TopicInfo>();
   private readonly dirtyTopics = new Set<string>();
   private brokersDirty = true;
@@ -36,6 +38,8 @@ export class ImageBuilder {
   private readonly scramUsers = new Map<string, ConfigMap>();
   private scramUsersDirty = true;
   private scramUsersView: ReadonlyMap<string, ConfigMap> = new Map();
+  private aclsDirty = true;
+  private aclsView: ReadonlyMap<string, AclRecord> = new Map();
   private topicConfigsView: ReadonlyMap<string, ConfigMap> = new Map();
   private brokerConfigsView: ReadonlyMap<string, ConfigMap> = new Map();
   private cached: MetadataImage | null = null;
@@ -108,6 +112,8 @@ export class ImageBuilder {
     this.clientQuotasDirty = false;
     if (this.scramUsersDirty) this.scramUsersView = new Map(this.scramUsers);
     this.scramUsersDirty = false;
+    if (this.aclsDirty) this.aclsView = new Map(this.acls);
+    this.aclsDirty = false;
     this.cached = Object.freeze({
       clusterId: this.keys.clusterId,
       revision: this.revision,
@@ -118,6 +124,7 @@ export class ImageBuilder {
       brokerConfigs: this.brokerConfigsView,
       clientQuotas: this.clientQuotasView,
       scramCredentials: this.scramUsersView,
+      acls: this.aclsView,
     });
     return this.cached;
   }
@@ -184,6 +191,10 @@ export class ImageBuilder {
         this.scramUsers.set(k.user, Object.freeze(decodeJson<ConfigMap>(value, key)));
         this.scramUsersDirty = true;
         return true;
+      case 'acl':
+        this.acls.set(k.id, Object.freeze(decodeJson<AclRecord>(value, key)));
+        this.aclsDirty = true;
+        return true;
     }
   }
 
@@ -226,6 +237,10 @@ export class ImageBuilder {
       case 'scramUser':
         this.scramUsers.delete(k.user);
         this.scramUsersDirty = true;
+        return true;
+      case 'acl':
+        this.acls.delete(k.id);
+        this.aclsDirty = true;
         return true;
     }
   }

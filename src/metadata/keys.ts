@@ -15,6 +15,7 @@ import type { BrokerEndpoint, ConfigMap } from './cluster-metadata.js';
  *   configs/brokers/<id|<default>> ConfigMap
  *   configs/quotas/<entity>       ConfigMap of client quota values (client-quotas.ts)
  *   configs/users/<encoded user>  ConfigMap of SCRAM mechanism → stored credential (scram-credentials.ts)
+ *   acls/<id>                     AclRecord, one ACL binding (acls.ts)
  *   requests/<request id>         ControllerRequest, on the requesting broker's lease
  *   responses/<broker>/<request>  ControllerResponse, on the requesting broker's lease
  *
@@ -88,6 +89,12 @@ export class MetadataKeys {
   scramUser(user: string): string {
     return `${this.scramUsers}${encodeURIComponent(user)}`;
   }
+  get acls(): string {
+    return `${this.root}acls/`;
+  }
+  acl(id: string): string {
+    return `${this.acls}${id}`;
+  }
   get requests(): string {
     return `${this.root}requests/`;
   }
@@ -140,6 +147,8 @@ export class MetadataKeys {
           return { kind: 'scramUser', user: decodeURIComponent(tail.slice('users/'.length)) };
         return null;
       }
+      case 'acls':
+        return tail === '' ? null : { kind: 'acl', id: tail };
       default:
         return null;
     }
@@ -154,7 +163,8 @@ export type ParsedKey =
   | { kind: 'topicConfig'; name: string }
   | { kind: 'brokerConfig'; entity: string }
   | { kind: 'clientQuota'; entity: string }
-  | { kind: 'scramUser'; user: string };
+  | { kind: 'scramUser'; user: string }
+  | { kind: 'acl'; id: string };
 
 export interface BrokerRecord {
   /** The first endpoint's address: what a reader of single-endpoint records (before listeners) reads. */

@@ -2,6 +2,7 @@ import { LIMITS } from '../common/limits.js';
 import type { Logger } from '../common/logger.js';
 import type { Scheduler } from '../common/scheduler.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
+import { aclRecordOf } from './acls.js';
 import type {
   ApiResult,
   BrokerEndpoint,
@@ -106,6 +107,8 @@ export class StoreClusterMetadata implements ClusterMetadata {
       createPartitions: (requests, validateOnly) => this.createPartitions(requests, validateOnly),
       alterConfigs: (resource, alterations, incremental, validateOnly) =>
         this.alterConfigs(resource, alterations, incremental, validateOnly),
+      createAcls: (acls) => this.aclChange({ kind: 'createAcls', acls: acls.map(aclRecordOf) }),
+      deleteAcls: (ids) => this.aclChange({ kind: 'deleteAcls', ids: [...ids] }),
     };
   }
 
@@ -431,6 +434,14 @@ export class StoreClusterMetadata implements ClusterMetadata {
   ): Promise<ApiResult> {
     const r = await this.submit({ kind: 'alterConfigs', resource, alterations, incremental, validateOnly });
     if (r?.kind === 'alterConfigs') return r.result;
+    return timedOut();
+  }
+
+  private async aclChange(
+    body: Extract<ControllerRequestBody, { kind: 'createAcls' | 'deleteAcls' }>,
+  ): Promise<ApiResult> {
+    const r = await this.submit(body);
+    if (r?.kind === body.kind) return r.result;
     return timedOut();
   }
 }

@@ -6,7 +6,9 @@
  * simulation's own (as src/broker/broker.ts is the real one's); crash / restart drop every
  * in-memory state and recover from the files, as a killed broker process does.
  */
+
 import * as fs from 'node:fs';
+import { Authorization } from '../../src/broker/authorization.js';
 import { brokerConfig } from '../../src/broker/config.js';
 import { FetchSessionCache } from '../../src/broker/fetch-session.js';
 import type { BrokerServices, RequestContext } from '../../src/broker/handler-context.js';
@@ -258,6 +260,7 @@ export class SimBroker {
     const metadata: Pick<ClusterMetadata, 'image'> = { image: () => this.image };
     return {
       config: brokerConfig({ nodeId: this.id, minInsyncReplicas: this.config.minInsyncReplicas }),
+      authorization: new Authorization(null),
       clock: this.wallClock,
       scheduler: this.scheduler,
       logger: this.logger,

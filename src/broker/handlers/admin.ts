@@ -27,6 +27,7 @@ import type {
 import { ErrorCode } from '../../protocol/generated/errors.js';
 import { ZERO_UUID } from '../../protocol/uuid.js';
 import { awaitCondition } from '../../replication/purgatory.js';
+import { AclOperation, ResourceType } from '../../security/acl.js';
 import {
   type ControllerMutationQuota,
   STRICT_SINCE_VERSION,
@@ -42,6 +43,7 @@ const {
   INVALID_TOPIC_EXCEPTION,
   TOPIC_DELETION_DISABLED,
   UNKNOWN_TOPIC_ID,
+  TOPIC_AUTHORIZATION_FAILED,
 } = ErrorCode;
 
 function duplicates(names: readonly string[]): Set<string> {
@@ -143,7 +145,15 @@ export async function handleCreateTopics(
 ): Promise<CreateTopicsResponse> {
   const quota = mutationQuota(b, ctx, STRICT_SINCE_VERSION.createTopics);
   const dup = duplicates(req.topics.map((t) => t.name));
-  const unique = req.topics.filter((t) => !dup.has(t.name));
+  // Kafka: CREATE on the cluster, else on each topic; the configs of a created topic are shown
+  // only with DESCRIBE_CONFIGS on it.
+  const auth = b.authorization;
+  const names = req.topics.map((t) => t.name);
+  const creatable = auth.authorizeCluster(ctx, AclOperation.CREATE)
+    ? new Set(names)
+    : auth.filter(ctx, AclOperation.CREATE, ResourceType.TOPIC, names);
+  const configsVisible = auth.filter(ctx, AclOperation.DESCRIBE_CONFIGS, ResourceType.TOPIC, names);
+  const unique = req.topics.filter((t) => !dup.has(t.name) && creatable.has(t.name));
   const results = await createTopicsWithinQuota(
     b,
     quota,
@@ -174,6 +184,10 @@ export async function handleCreateTopics(
       replicationFactor: -1,
       configs: [],
     };
+    if (!dup.has(t.name) && !creatable.has(t.name)) {
+      topics.push({ ...base, errorCode: TOPIC_AUTHORIZATION_FAILED, errorMessage: 'Authorization failed.' });
+      continue;
+    }
     if (!r) {
       topics.push({
         ...base,
@@ -190,7 +204,9 @@ export async function handleCreateTopics(
         topicId: r.topicId,
         numPartitions: r.numPartitions,
         replicationFactor: r.replicationFactor,
-        configs: resultingConfigs(b, t.configs),
+        ...(configsVisible.has(t.name)
+          ? { configs: resultingConfigs(b, t.configs) }
+          : { topicConfigErrorCode: TOPIC_AUTHORIZATION_FAILED }),
       }),
     });
   }
@@ -209,6 +225,17 @@ export async function handleDeleteTopics(
     ctx.apiVersion >= 6 ? req.topics : req.topicNames.map((name) => ({ name, topicId: ZERO_UUID }));
   const responses: DeletableTopicResult[] = [];
   const toDelete: string[] = [];
+  // Kafka: DELETE on the cluster, else on each topic; a topic named by id whose name the client
+  // may not DESCRIBE is refused without its name.
+  const auth = b.authorization;
+  const named = wanted.map((w) => w.name ?? byId.get(w.topicId)).filter((n) => n !== undefined);
+  const everything = auth.authorizeCluster(ctx, AclOperation.DELETE);
+  const deletable = everything
+    ? new Set(named)
+    : auth.filter(ctx, AclOperation.DELETE, ResourceType.TOPIC, named);
+  const describable = everything
+    ? deletable
+    : auth.filter(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, named);
   for (const w of wanted) {
     const name = w.name ?? byId.get(w.topicId) ?? null;
     const base = { name, topicId: w.topicId, errorCode: 0, errorMessage: null as string | null };
@@ -216,6 +243,14 @@ export async function handleDeleteTopics(
       responses.push({ ...base, errorCode: TOPIC_DELETION_DISABLED });
     } else if (name === null) {
       responses.push({ ...base, errorCode: UNKNOWN_TOPIC_ID });
+    } else if (!deletable.has(name)) {
+      const hidden = w.name === null && !describable.has(name);
+      responses.push({
+        ...base,
+        name: hidden ? null : name,
+        topicId: w.name === null ? w.topicId : ZERO_UUID,
+        errorCode: TOPIC_AUTHORIZATION_FAILED,
+      });
     } else {
       responses.push({ ...base, topicId: image.topics.get(name)?.topicId ?? w.topicId });
       toDelete.push(name);
@@ -276,7 +311,14 @@ export async function handleCreatePartitions(
   const dup = duplicates(req.topics.map((t) => t.name));
   const quota = mutationQuota(b, ctx, STRICT_SINCE_VERSION.createPartitions);
   const image = b.metadata.image();
-  const wanted = req.topics.filter((t) => !dup.has(t.name));
+  // Kafka: ALTER on each topic.
+  const alterable = b.authorization.filter(
+    ctx,
+    AclOperation.ALTER,
+    ResourceType.TOPIC,
+    req.topics.map((t) => t.name),
+  );
+  const wanted = req.topics.filter((t) => !dup.has(t.name) && alterable.has(t.name));
   // Kafka's controller records the partitions added once the topic exists, the count is an
   // increase and the assignments (if any) match it — before placing them.
   const refused = recordEach(
@@ -307,6 +349,8 @@ export async function handleCreatePartitions(
     throttleTimeMs: throttleMutation(b, ctx, quota),
     results: [...new Set(req.topics.map((t) => t.name))].map((name) => {
       const r = byName.get(name);
+      if (!dup.has(name) && !alterable.has(name))
+        return { name, errorCode: TOPIC_AUTHORIZATION_FAILED, errorMessage: null };
       if (!r)
         return { name, errorCode: INVALID_REQUEST, errorMessage: `Duplicate topic ${name} in the request` };
       return { name, errorCode: r.errorCode, errorMessage: r.errorMessage };
@@ -319,6 +363,13 @@ export async function handleDeleteRecords(
   ctx: RequestContext,
   req: DeleteRecordsRequest,
 ): Promise<DeleteRecordsResponse> {
+  // Kafka: DELETE on each topic.
+  const deletable = b.authorization.filter(
+    ctx,
+    AclOperation.DELETE,
+    ResourceType.TOPIC,
+    req.topics.map((t) => t.name),
+  );
   return {
     throttleTimeMs: 0,
     topics: await Promise.all(
@@ -327,6 +378,7 @@ export async function handleDeleteRecords(
         partitions: await Promise.all(
           t.partitions.map(async (rp) => {
             const base = { partitionIndex: rp.partitionIndex, lowWatermark: -1n, errorCode: 0 };
+            if (!deletable.has(t.name)) return { ...base, errorCode: TOPIC_AUTHORIZATION_FAILED };
             if (isInternalTopic(t.name)) {
               // Kafka refuses to delete records of an internal topic before looking at the partition.
               return { ...base, errorCode: INVALID_TOPIC_EXCEPTION };

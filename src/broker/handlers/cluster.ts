@@ -12,9 +12,15 @@ import type { DescribeClusterResponse } from '../../protocol/generated/DescribeC
 import { ErrorCode } from '../../protocol/generated/errors.js';
 import type { InitProducerIdRequest } from '../../protocol/generated/InitProducerIdRequest.js';
 import type { InitProducerIdResponse } from '../../protocol/generated/InitProducerIdResponse.js';
+import { AclOperation, CLUSTER_NAME, ResourceType } from '../../security/acl.js';
 import type { BrokerServices, RequestContext } from '../handler-context.js';
 
-const { UNSUPPORTED_VERSION, TRANSACTIONAL_ID_AUTHORIZATION_FAILED, UNSUPPORTED_ENDPOINT_TYPE } = ErrorCode;
+const {
+  UNSUPPORTED_VERSION,
+  TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+  UNSUPPORTED_ENDPOINT_TYPE,
+  CLUSTER_AUTHORIZATION_FAILED,
+} = ErrorCode;
 
 const INT32_MIN = -2147483648;
 const ENDPOINT_TYPE_BROKER = 1;
@@ -59,9 +65,18 @@ export async function handleDescribeCluster(
       errorMessage: 'The broker only handles broker endpoints.',
     };
   }
+  // Kafka's AuthHelper.computeDescribeClusterResponse: the operations only when asked, and none
+  // without DESCRIBE on the cluster.
+  const auth = b.authorization;
+  const clusterAuthorizedOperations = !req.includeClusterAuthorizedOperations
+    ? INT32_MIN
+    : auth.authorizeCluster(ctx, AclOperation.DESCRIBE)
+      ? auth.authorizedOperations(ctx, ResourceType.CLUSTER, CLUSTER_NAME)
+      : 0;
   return {
     ...base,
     // As Metadata: the endpoints of the listener the request came in on.
+    clusterAuthorizedOperations,
     brokers: [...image.brokers.values()]
       .sort((a, b) => a.id - b.id)
       .flatMap((br) => {
@@ -78,9 +93,11 @@ export async function handleDescribeCluster(
  */
 export async function handleInitProducerId(
   b: BrokerServices,
-  _ctx: RequestContext,
+  ctx: RequestContext,
   req: InitProducerIdRequest,
 ): Promise<InitProducerIdResponse> {
+  const refused = initProducerIdRefusal(b, ctx, req.transactionalId);
+  if (refused !== 0) return { throttleTimeMs: 0, errorCode: refused, producerId: -1n, producerEpoch: -1 };
   if (req.transactionalId !== null) {
     return {
       throttleTimeMs: 0,
@@ -90,4 +107,24 @@ export async function handleInitProducerId(
     };
   }
   return { throttleTimeMs: 0, errorCode: 0, producerId: b.nextProducerId(), producerEpoch: 0 };
+}
+
+/**
+ * Kafka's checks of InitProducerId: WRITE on the TRANSACTIONAL_ID for a transactional producer;
+ * for an idempotent one IDEMPOTENT_WRITE on the cluster, or WRITE on some topic.
+ */
+function initProducerIdRefusal(
+  b: BrokerServices,
+  ctx: RequestContext,
+  transactionalId: string | null,
+): number {
+  const auth = b.authorization;
+  if (transactionalId !== null)
+    return auth.authorize(ctx, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, transactionalId)
+      ? 0
+      : TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
+  return auth.authorizeCluster(ctx, AclOperation.IDEMPOTENT_WRITE) ||
+    auth.authorizeByResourceType(ctx, AclOperation.WRITE, ResourceType.TOPIC)
+    ? 0
+    : CLUSTER_AUTHORIZATION_FAILED;
 }

@@ -31,6 +31,7 @@ import {
 import { ErrorCode } from '../../protocol/generated/errors.js';
 import type { IncrementalAlterConfigsRequest } from '../../protocol/generated/IncrementalAlterConfigsRequest.js';
 import type { IncrementalAlterConfigsResponse } from '../../protocol/generated/IncrementalAlterConfigsResponse.js';
+import { AclOperation, ResourceType as AclResourceType } from '../../security/acl.js';
 import type { BrokerServices, RequestContext } from '../handler-context.js';
 
 /** ConfigResource.Type ids on the wire. */
@@ -168,13 +169,42 @@ function toWire(
   return out;
 }
 
+/**
+ * Kafka's check of a config resource: DESCRIBE_CONFIGS or ALTER_CONFIGS on the CLUSTER for a
+ * broker (or broker logger), on the TOPIC for a topic; null when allowed, else the refusal.
+ */
+function configAuthorization(
+  b: BrokerServices,
+  ctx: RequestContext,
+  resourceType: number,
+  name: string,
+  operation: typeof AclOperation.DESCRIBE_CONFIGS | typeof AclOperation.ALTER_CONFIGS,
+): ApiResult | null {
+  if (resourceType === ResourceType.TOPIC)
+    return b.authorization.authorize(ctx, operation, AclResourceType.TOPIC, name)
+      ? null
+      : fail(ErrorCode.TOPIC_AUTHORIZATION_FAILED, 'Topic authorization failed.');
+  return b.authorization.authorizeCluster(ctx, operation)
+    ? null
+    : fail(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, 'Cluster authorization failed.');
+}
+
 export async function handleDescribeConfigs(
   b: BrokerServices,
   ctx: RequestContext,
   req: DescribeConfigsRequest,
 ): Promise<DescribeConfigsResponse> {
-  const results: DescribeConfigsResult[] = req.resources.map((r) => {
+  // Kafka answers the authorized resources first, then the refused ones.
+  const refusal = (r: { resourceType: number; resourceName: string }) =>
+    configAuthorization(b, ctx, r.resourceType, r.resourceName, AclOperation.DESCRIBE_CONFIGS);
+  const resources = [
+    ...req.resources.filter((r) => refusal(r) === null),
+    ...req.resources.filter((r) => refusal(r) !== null),
+  ];
+  const results: DescribeConfigsResult[] = resources.map((r) => {
     const base = { resourceType: r.resourceType, resourceName: r.resourceName, configs: [] };
+    const refused = refusal(r);
+    if (refused !== null) return { ...base, ...refused };
     const resolved = resolveResource(b, r.resourceType, r.resourceName, false);
     if ('error' in resolved) return { ...base, ...resolved.error };
     // An empty list of names asks for every config, like null (Kafka's ConfigHelper).
@@ -265,6 +295,7 @@ function repeatedResources(
 
 async function alter(
   b: BrokerServices,
+  ctx: RequestContext,
   resourceType: number,
   resourceName: string,
   validateOnly: boolean,
@@ -276,6 +307,8 @@ async function alter(
   if (twice.has(resourceKey(resourceType, resourceName))) {
     return { ...base, ...fail(ErrorCode.INVALID_REQUEST, 'Each resource must appear at most once.') };
   }
+  const refused = configAuthorization(b, ctx, resourceType, resourceName, AclOperation.ALTER_CONFIGS);
+  if (refused !== null) return { ...base, ...refused };
   const resolved = resolveResource(b, resourceType, resourceName, true);
   if ('error' in resolved) return { ...base, ...resolved.error };
   const alterations = plan(resolved.resource);
@@ -301,13 +334,13 @@ async function alter(
 /** AlterConfigs (legacy): the request's configs replace every dynamic config of the resource. */
 export async function handleAlterConfigs(
   b: BrokerServices,
-  _ctx: RequestContext,
+  ctx: RequestContext,
   req: AlterConfigsRequest,
 ): Promise<AlterConfigsResponse> {
   const twice = repeatedResources(req.resources);
   const responses = await Promise.all(
     req.resources.map((r) =>
-      alter(b, r.resourceType, r.resourceName, req.validateOnly, false, twice, () => {
+      alter(b, ctx, r.resourceType, r.resourceName, req.validateOnly, false, twice, () => {
         const pre = preprocess(r.configs.map((c) => ({ ...c, deletes: false })));
         if (pre.errorCode !== 0) return pre;
         return r.configs.map((c) => ({ name: c.name, value: c.value }));
@@ -349,13 +382,13 @@ function listConfig(resource: ConfigResource, name: string, op: number): ConfigD
 /** IncrementalAlterConfigs: SET / DELETE / APPEND / SUBTRACT on the resource's dynamic configs. */
 export async function handleIncrementalAlterConfigs(
   b: BrokerServices,
-  _ctx: RequestContext,
+  ctx: RequestContext,
   req: IncrementalAlterConfigsRequest,
 ): Promise<IncrementalAlterConfigsResponse> {
   const twice = repeatedResources(req.resources);
   const responses = await Promise.all(
     req.resources.map((r) =>
-      alter(b, r.resourceType, r.resourceName, req.validateOnly, true, twice, (resource) => {
+      alter(b, ctx, r.resourceType, r.resourceName, req.validateOnly, true, twice, (resource) => {
         const image = b.metadata.image();
         const current =
           (resource.type === 'topic'

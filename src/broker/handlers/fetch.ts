@@ -18,6 +18,7 @@ import {
 } from '../../protocol/generated/FetchResponse.js';
 import { ZERO_UUID } from '../../protocol/uuid.js';
 import { awaitCondition } from '../../replication/purgatory.js';
+import { AclOperation, ResourceType } from '../../security/acl.js';
 import { readBuffers } from '../../storage/read-buffers.js';
 import type { AbortedTxn } from '../../storage/transaction-index.js';
 import { ANONYMOUS_USER } from '../client-quota-manager.js';
@@ -25,7 +26,7 @@ import { type FetchContext, type SessionPartition, sessionPartitionKey } from '.
 import type { BrokerServices, RequestContext } from '../handler-context.js';
 import { errorCodeOf, notHostedError } from './partition-errors.js';
 
-const { UNKNOWN_TOPIC_ID } = ErrorCode;
+const { UNKNOWN_TOPIC_ID, TOPIC_AUTHORIZATION_FAILED } = ErrorCode;
 
 /**
  * Kafka's FetchRequest.DEBUGGING_CONSUMER_ID: a consumer allowed to read any replica, followers
@@ -97,17 +98,24 @@ export async function handleFetch(
   const minBytes = Math.min(req.minBytes, maxBytes);
   // Stored bytes may reach the socket as file regions (sendfile) instead of through memory.
   const forSocket = ctx.connection.sendsFileRegions === true;
+  // Kafka's checks: a replica's fetch needs CLUSTER_ACTION, a consumer's READ on each topic; the
+  // partitions refused are answered at once with TOPIC_AUTHORIZATION_FAILED, the others read.
+  const readable = fetchAuthorized(b, ctx, replicaId, fc.partitions);
+  const refused = fc.partitions
+    .filter((sp) => !readable(sp.topic))
+    .map((sp) => failedRead(sp, TOPIC_AUTHORIZATION_FAILED));
+  const partitions = refused.length === 0 ? fc.partitions : fc.partitions.filter((sp) => readable(sp.topic));
   const readAll = (): PartitionRead[] =>
     replicaId >= 0
-      ? readForFollowers(b, fc.partitions, maxBytes, replicaId, replicaEpoch, forSocket)
-      : readPartitions(b, fc.partitions, maxBytes, replicaId, forSocket, req.isolationLevel === 1);
+      ? readForFollowers(b, partitions, maxBytes, replicaId, replicaEpoch, forSocket)
+      : readPartitions(b, partitions, maxBytes, replicaId, forSocket, req.isolationLevel === 1);
   let reads = readAll();
   const enough = (rs: PartitionRead[]): boolean =>
     rs.some((r) => r.errorCode !== 0 || r.divergingEpoch !== undefined) ||
     rs.reduce((n, r) => n + r.records.length, 0) >= minBytes;
-  if (req.maxWaitMs > 0 && fc.partitions.length > 0 && !enough(reads)) {
+  if (req.maxWaitMs > 0 && partitions.length > 0 && !enough(reads)) {
     ctx.localComplete();
-    const keys = fc.partitions.map((sp) => topicPartitionKey(sp.topic, sp.partition));
+    const keys = partitions.map((sp) => topicPartitionKey(sp.topic, sp.partition));
     // Withheld by the replication throttle: answer once the leader's budget refills.
     const quota = replicaId >= 0 ? b.replicaManager.replication.quotas?.leader : undefined;
     const waitMs =
@@ -136,7 +144,30 @@ export async function handleFetch(
   }
   // Consumer bytes only: what followers fetch is replication bytes out (the leader's quota meter).
   if (replicaId < 0 && b.metrics) for (const r of reads) b.metrics.fetched(r.sp.topic, r.records.length);
-  return buildResponse(fc, reads);
+  return buildResponse(fc, refused.length === 0 ? reads : [...refused, ...reads]);
+}
+
+/** Which topics the fetch may read (Kafka: CLUSTER_ACTION for a replica, else READ per topic). */
+function fetchAuthorized(
+  b: BrokerServices,
+  ctx: RequestContext,
+  replicaId: number,
+  partitions: readonly SessionPartition[],
+): (topic: string) => boolean {
+  const auth = b.authorization;
+  if (!auth.enabled) return () => true;
+  if (replicaId >= 0) {
+    const ok = auth.authorizeCluster(ctx, AclOperation.CLUSTER_ACTION);
+    return () => ok;
+  }
+  const allowed = auth.filter(
+    ctx,
+    AclOperation.READ,
+    ResourceType.TOPIC,
+    partitions.map((sp) => sp.topic),
+  );
+  // An unknown topic id (no name) is answered UNKNOWN_TOPIC_ID before any authorization, as Kafka.
+  return (topic) => topic === '' || allowed.has(topic);
 }
 
 /**

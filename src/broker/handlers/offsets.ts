@@ -15,11 +15,18 @@ import {
 import type { OffsetForLeaderEpochRequest } from '../../protocol/generated/OffsetForLeaderEpochRequest.js';
 import type { OffsetForLeaderEpochResponse } from '../../protocol/generated/OffsetForLeaderEpochResponse.js';
 import { lastOffsetForLeaderEpoch } from '../../replication/leader-fetch.js';
+import { AclOperation, ResourceType } from '../../security/acl.js';
 import type { Log } from '../../storage/log.js';
 import type { BrokerServices, RequestContext } from '../handler-context.js';
 import { errorCodeOf, notHostedError } from './partition-errors.js';
 
-const { INVALID_REQUEST } = ErrorCode;
+const { INVALID_REQUEST, TOPIC_AUTHORIZATION_FAILED } = ErrorCode;
+
+/** The items allowed, then the refused ones: the order of Kafka's partitionSeqByAuthorized answers. */
+export function authorizedFirst<T>(items: readonly T[], allowed: (item: T) => boolean): T[] {
+  const yes = items.filter(allowed);
+  return yes.length === items.length ? [...items] : [...yes, ...items.filter((i) => !allowed(i))];
+}
 
 export const EARLIEST_TIMESTAMP = -2n;
 export const LATEST_TIMESTAMP = -1n;
@@ -72,12 +79,20 @@ export async function handleListOffsets(
   ctx: RequestContext,
   req: ListOffsetsRequest,
 ): Promise<ListOffsetsResponse> {
+  // Kafka: DESCRIBE on each topic; the refused topics are answered after the others.
+  const allowed = b.authorization.filter(
+    ctx,
+    AclOperation.DESCRIBE,
+    ResourceType.TOPIC,
+    req.topics.map((t) => t.name),
+  );
   return {
     throttleTimeMs: 0,
-    topics: req.topics.map((t) => ({
+    topics: authorizedFirst(req.topics, (t) => allowed.has(t.name)).map((t) => ({
       name: t.name,
       partitions: t.partitions.map((rp) => {
         const base = { ...defaultListOffsetsPartitionResponse(), partitionIndex: rp.partitionIndex };
+        if (!allowed.has(t.name)) return { ...base, errorCode: TOPIC_AUTHORIZATION_FAILED };
         const p = b.replicaManager.getPartition(t.name, rp.partitionIndex);
         if (!p) return { ...base, errorCode: notHostedError(b, t.name, rp.partitionIndex) };
         try {
@@ -106,15 +121,22 @@ export async function handleListOffsets(
 
 export async function handleOffsetForLeaderEpoch(
   b: BrokerServices,
-  _ctx: RequestContext,
+  ctx: RequestContext,
   req: OffsetForLeaderEpochRequest,
 ): Promise<OffsetForLeaderEpochResponse> {
+  // Kafka: a replica's CLUSTER_ACTION covers every topic, else DESCRIBE on each.
+  const auth = b.authorization;
+  const names = req.topics.map((t) => t.topic);
+  const allowed = auth.authorizeCluster(ctx, AclOperation.CLUSTER_ACTION)
+    ? new Set(names)
+    : auth.filter(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, names);
   return {
     throttleTimeMs: 0,
-    topics: req.topics.map((t) => ({
+    topics: authorizedFirst(req.topics, (t) => allowed.has(t.topic)).map((t) => ({
       topic: t.topic,
       partitions: t.partitions.map((rp) => {
         const base = { errorCode: 0, partition: rp.partition, leaderEpoch: -1, endOffset: -1n };
+        if (!allowed.has(t.topic)) return { ...base, errorCode: TOPIC_AUTHORIZATION_FAILED };
         const p = b.replicaManager.getPartition(t.topic, rp.partition);
         if (!p) return { ...base, errorCode: notHostedError(b, t.topic, rp.partition) };
         try {

@@ -20,6 +20,7 @@ import {
   MAGIC_OFFSET,
 } from '../../protocol/records/batch.js';
 import { awaitAcks, type PendingAcks } from '../../replication/delayed-produce.js';
+import { AclOperation, ResourceType } from '../../security/acl.js';
 import { RecordValidationError } from '../../storage/errors.js';
 import { ANONYMOUS_USER } from '../client-quota-manager.js';
 import type { BrokerServices, RequestContext } from '../handler-context.js';
@@ -31,7 +32,11 @@ const {
   INVALID_RECORD,
   CORRUPT_MESSAGE,
   UNSUPPORTED_COMPRESSION_TYPE,
+  TOPIC_AUTHORIZATION_FAILED,
+  TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
 } = ErrorCode;
+/** The isTransactional bit of a record batch's attributes. */
+const TRANSACTIONAL_FLAG = 0x10;
 
 /** Kafka's smallest record (LegacyRecord.RECORD_OVERHEAD_V0): a shorter batch length is corrupt. */
 const MIN_BATCH_LENGTH = 14;
@@ -94,10 +99,13 @@ export async function handleProduce(
   const validAcks = acks === 0 || acks === 1 || acks === -1;
   const pending: { response: PartitionProduceResponse; acks: PendingAcks }[] = [];
   const image = b.metadata.image();
+  const denied = produceDenied(b, ctx, req);
   const responses = req.topicData.map((t) => ({
     name: t.name,
     partitionResponses: t.partitionData.map((pd) => {
       if (!validAcks) return errorResponse(pd.index, INVALID_REQUIRED_ACKS, null);
+      const deniedCode = denied(t.name);
+      if (deniedCode !== 0) return errorResponse(pd.index, deniedCode, null);
       // Only the broker writes its internal topics: a client record in __consumer_offsets would
       // be replayed as group state.
       if (image.topics.get(t.name)?.internal) {
@@ -166,6 +174,41 @@ export async function handleProduce(
     });
   }
   return { responses, throttleTimeMs: throttleProduce(b, ctx, true), nodeEndpoints: [] };
+}
+
+/**
+ * Kafka's handleProduceRequest's checks, as the error each topic gets (0: none): transactional
+ * records need WRITE on their TRANSACTIONAL_ID (every partition fails without it), and each
+ * topic WRITE on the TOPIC.
+ */
+function produceDenied(
+  b: BrokerServices,
+  ctx: RequestContext,
+  req: ProduceRequest,
+): (topic: string) => number {
+  const auth = b.authorization;
+  if (!auth.enabled) return () => 0;
+  const transactional = req.topicData.some((t) =>
+    t.partitionData.some(
+      (pd) =>
+        pd.records !== null &&
+        pd.records.length > ATTRIBUTES_OFFSET + 2 &&
+        (pd.records.readInt16BE(ATTRIBUTES_OFFSET) & TRANSACTIONAL_FLAG) !== 0,
+    ),
+  );
+  if (
+    transactional &&
+    (req.transactionalId === null ||
+      !auth.authorize(ctx, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, req.transactionalId))
+  )
+    return () => TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
+  const allowed = auth.filter(
+    ctx,
+    AclOperation.WRITE,
+    ResourceType.TOPIC,
+    req.topicData.map((t) => t.name),
+  );
+  return (topic) => (allowed.has(topic) ? 0 : TOPIC_AUTHORIZATION_FAILED);
 }
 
 /**

@@ -13,22 +13,31 @@ import type {
   ProducerState,
 } from '../../protocol/generated/DescribeProducersResponse.js';
 import { ErrorCode } from '../../protocol/generated/errors.js';
+import { AclOperation, ResourceType } from '../../security/acl.js';
 import type { ProducerStateEntry } from '../../storage/producer-state.js';
 import type { BrokerServices, RequestContext } from '../handler-context.js';
 import { notHostedError } from './partition-errors.js';
 
 export async function handleDescribeProducers(
   b: BrokerServices,
-  _ctx: RequestContext,
+  ctx: RequestContext,
   req: DescribeProducersRequest,
 ): Promise<DescribeProducersResponse> {
   const image = b.metadata.image();
+  // Kafka: READ on each topic.
+  const readable = b.authorization.filter(
+    ctx,
+    AclOperation.READ,
+    ResourceType.TOPIC,
+    req.topics.map((t) => t.name),
+  );
   return {
     throttleTimeMs: 0,
     topics: req.topics.map((t) => {
       const invalid = validateTopicName(t.name);
-      const topicError =
-        invalid.errorCode !== ErrorCode.NONE
+      const topicError = !readable.has(t.name)
+        ? { errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, errorMessage: null }
+        : invalid.errorCode !== ErrorCode.NONE
           ? { errorCode: invalid.errorCode, errorMessage: invalid.errorMessage }
           : image.topics.has(t.name)
             ? null
