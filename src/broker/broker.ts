@@ -199,7 +199,10 @@ export class Broker {
         clock,
         replicaManager: this.replicaManager,
         logManager: this.logManager,
-        connections: () => ({ open: this.connectionCount, rejected: this.rejectedConnections }),
+        connections: () => ({
+          open: new Map([...this.servers].map(([name, s]) => [name, s.connectionCount])),
+          rejected: this.rejectedConnections,
+        }),
         clientQuotas: this.clientQuotas,
       });
       const cleaner = this.logManager.cleaner;

@@ -27,8 +27,11 @@ export interface BrokerStateView {
   readonly clock: Clock;
   readonly replicaManager: ReplicaManager;
   readonly logManager: LogManager;
-  /** Open client and replica connections, and sockets refused at max.connections since start. */
-  connections(): { readonly open: number; readonly rejected: number };
+  /**
+   * Open client and replica connections by listener name (Kafka's connection-count per listener),
+   * and sockets refused at max.connections since start.
+   */
+  connections(): { readonly open: ReadonlyMap<string, number>; readonly rejected: number };
   /** The client quota managers (absent: no client quota families). */
   readonly clientQuotas?: ClientQuotas;
 }
@@ -297,9 +300,11 @@ function registerServerFamilies(registry: Registry, v: BrokerStateView): void {
   registerScrapeFamily(
     registry,
     'skiff_connections',
-    'Open connections (clients and replica fetchers)',
+    'Open connections (clients and replica fetchers), by listener',
     'gauge',
-    (emit) => emit({}, v.connections().open),
+    (emit) => {
+      for (const [listener, n] of v.connections().open) emit({ listener }, n);
+    },
   );
   registerScrapeFamily(
     registry,

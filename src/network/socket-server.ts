@@ -80,8 +80,8 @@ export class SocketServer {
    * The one place where a listener's security protocol decides what happens to a socket before
    * its requests are served: PLAINTEXT serves it at once; SSL first completes the TLS handshake
    * (a failed one is one log line naming the client, and the socket is gone) and takes the
-   * principal from the client certificate. SASL listeners are refused when the broker's listeners
-   * are read, until SASL authentication is built on this (SaslHandshake, SaslAuthenticate).
+   * principal from the client certificate. A SASL listener is refused here until its transport is
+   * added (its authentication runs on the request path: SaslHandshake, SaslAuthenticate).
    */
   private createServer(): net.Server {
     switch (this.securityProtocol) {
