@@ -71,3 +71,13 @@ export const GROUP_API_KEYS: readonly number[] = [
   ApiKey.OffsetDelete,
   ApiKey.TxnOffsetCommit,
 ];
+
+/** Routed to the transaction coordinator (EndTxn v5 is transaction version 2, not served). */
+export const TRANSACTION_API_VERSIONS: ReadonlyMap<number, VersionRange> = new Map([
+  [ApiKey.AddPartitionsToTxn, { min: 0, max: 5 }],
+  [ApiKey.AddOffsetsToTxn, { min: 0, max: 4 }],
+  [ApiKey.EndTxn, { min: 0, max: 4 }],
+  [ApiKey.WriteTxnMarkers, { min: 0, max: 1 }],
+  [ApiKey.DescribeTransactions, { min: 0, max: 0 }],
+  [ApiKey.ListTransactions, { min: 0, max: 1 }],
+]);

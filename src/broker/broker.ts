@@ -39,12 +39,14 @@ import { FetchSessionCache } from './fetch-session.js';
 import type { GroupApi } from './group-api.js';
 import { GroupCoordination } from './group-coordination.js';
 import type { BrokerServices } from './handler-context.js';
+import { TransactionApi } from './handlers/transactions.js';
 import { bindHost } from './listeners.js';
 import { ensureMetaProperties } from './meta-properties.js';
 import { ReplicaManager } from './replica-manager.js';
 import { BrokerReplicaTransport } from './replica-transport.js';
 import { RequestRouter } from './router.js';
 import { registerBrokerStateMetrics } from './state-metrics.js';
+import { TransactionCoordination } from './transaction-coordination.js';
 
 export interface BrokerDeps {
   readonly config: BrokerConfig;
@@ -86,6 +88,8 @@ export class Broker {
   readonly router: RequestRouter;
   /** The broker's own group coordinator (null when a GroupApi was passed in, or none wanted). */
   readonly groups: GroupCoordination | null;
+  /** The broker's transaction coordinator, and the partition leader's side of its markers. */
+  readonly transactions: TransactionCoordination;
   /** Replication roles and fetchers. */
   readonly replication: ReplicationManager;
   /** Replica moves between this broker's log dirs (AlterReplicaLogDirs). */
@@ -176,21 +180,14 @@ export class Broker {
       ...(deps.metrics && { metrics: new BrokerMetrics(deps.metrics) }),
       clientQuotas: this.clientQuotas,
     };
-    this.groups =
-      deps.groupApi === undefined
-        ? new GroupCoordination({
-            config,
-            clock,
-            scheduler,
-            logger,
-            metadata,
-            replicaManager: this.replicaManager,
-          })
-        : null;
+    this.groups = deps.groupApi === undefined ? new GroupCoordination(services) : null;
+    const txn = this.wireTransactions(services);
+    this.transactions = txn.coordination;
     this.router = new RequestRouter(
       services,
       deps.groupApi === undefined ? this.groups!.coordinator : deps.groupApi,
       deps.monotonicMs,
+      txn.api,
     );
     this.servers = this.socketServers(logger);
     if (deps.metrics) {
@@ -266,6 +263,30 @@ export class Broker {
     const v = this.currentConfig(name);
     const n = typeof v === 'bigint' ? v : typeof v === 'number' ? BigInt(v) : null;
     return n === null || n >= BigInt(Number.MAX_SAFE_INTEGER) ? null : Number(n);
+  }
+
+  /** The transaction coordinator and its APIs (the local partition leader answers its own markers). */
+  private wireTransactions(services: BrokerServices): {
+    coordination: TransactionCoordination;
+    api: TransactionApi;
+  } {
+    const requestTimeoutMs = () => this.intConfig('request.timeout.ms');
+    let api: TransactionApi | null = null;
+    const coordination = new TransactionCoordination({
+      ...services,
+      writeTxnMarkers: (req) => api!.writeTxnMarkersAsLeader(req),
+      sendTxnMarkers: (brokerId, req) => this.replicaTransport.writeTxnMarkers(brokerId, req),
+      requestTimeoutMs,
+    });
+    // Markers on __consumer_offsets complete the transactional offset commits of the group
+    // coordinator running here (none when a GroupApi was plugged in instead).
+    api = new TransactionApi(
+      services,
+      coordination,
+      () => this.groups?.coordinator ?? null,
+      requestTimeoutMs,
+    );
+    return { coordination, api };
   }
 
   /** An int or long broker config; its default is config-defs.ts's, so it always has a value. */
@@ -427,11 +448,13 @@ export class Broker {
     this.replication.start();
     this.alterLogDirs.start();
     this.groups?.applyImage(metadata.image(), null);
+    this.transactions.applyImage(metadata.image());
     this.unsubscribe = metadata.onChange((image, previous) => {
       applyDynamicConfigs(this.logManager, config.log, config.nodeId, image, previous);
       this.replicaManager.applyImage(image);
       this.replication.maybeResizeFetchers();
       this.groups?.applyImage(image, previous);
+      this.transactions.applyImage(image);
     });
     for (const server of this.servers.values()) await server.listen();
     const bound = this.address;
@@ -468,6 +491,7 @@ export class Broker {
     // Parked JoinGroup/SyncGroup requests are answered and the coordinator's timers cancelled
     // before the connections go.
     this.groups?.shutdown();
+    this.transactions.shutdown();
     await Promise.all([...this.servers.values()].map((s) => s.close()));
     // Parked fetches and produces finish now, while the logs are still open; their answers go
     // nowhere (the connections are closed) but their handlers must not read closed logs later.

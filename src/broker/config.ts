@@ -82,6 +82,8 @@ export interface BrokerConfig {
   readonly offsetsRetentionMs: number;
   /** offsets.commit.timeout.ms: how long a coordinator write waits for the HW. */
   readonly offsetsCommitTimeoutMs: number;
+  /** The transaction coordinator's transaction.* settings and its topic's. */
+  readonly transactions: TransactionBrokerConfig;
   /** The properties as given (server.properties plus overrides): DescribeConfigs' STATIC_BROKER_CONFIG. */
   readonly staticProps: ConfigMap;
   /** The ACL authorizer's settings; null without authorizer.class.name (everything allowed, as Kafka). */
@@ -89,6 +91,25 @@ export interface BrokerConfig {
 }
 
 const DEFAULT_LISTENERS_CONFIG = listenersFromProperties(new Map());
+
+export interface TransactionBrokerConfig {
+  /** transaction.state.log.num.partitions */
+  readonly stateLogNumPartitions: number;
+  /** transaction.state.log.replication.factor */
+  readonly stateLogReplicationFactor: number;
+  /** transaction.state.log.min.isr */
+  readonly stateLogMinIsr: number;
+  /** transaction.state.log.segment.bytes */
+  readonly stateLogSegmentBytes: number;
+  /** transaction.max.timeout.ms */
+  readonly maxTimeoutMs: number;
+  /** transactional.id.expiration.ms */
+  readonly idExpirationMs: number;
+  /** transaction.abort.timed.out.transaction.cleanup.interval.ms */
+  readonly abortTimedOutIntervalMs: number;
+  /** transaction.remove.expired.transaction.cleanup.interval.ms */
+  readonly removeExpiredIntervalMs: number;
+}
 
 export const DEFAULT_BROKER_CONFIG: BrokerConfig = Object.freeze({
   nodeId: 1,
@@ -119,6 +140,16 @@ export const DEFAULT_BROKER_CONFIG: BrokerConfig = Object.freeze({
   offsetsTopicSegmentBytes: 104_857_600,
   offsetsRetentionMs: 7 * 24 * 60 * 60 * 1000,
   offsetsCommitTimeoutMs: 5_000,
+  transactions: {
+    stateLogNumPartitions: 50,
+    stateLogReplicationFactor: 3,
+    stateLogMinIsr: 2,
+    stateLogSegmentBytes: 104_857_600,
+    maxTimeoutMs: 900_000,
+    idExpirationMs: 604_800_000,
+    abortTimedOutIntervalMs: 10_000,
+    removeExpiredIntervalMs: 3_600_000,
+  },
   staticProps: {},
   authorizer: null,
 });
@@ -320,6 +351,16 @@ export function brokerConfigFromProperties(
     offsetsRetentionMs: int('offsets.retention.minutes') * 60_000,
     offsetsCommitTimeoutMs: int('offsets.commit.timeout.ms'),
     authorizer: authorizerConfigOf(value('authorizer.class.name') as string, authorizerProps(props)),
+    transactions: {
+      stateLogNumPartitions: int('transaction.state.log.num.partitions'),
+      stateLogReplicationFactor: int('transaction.state.log.replication.factor'),
+      stateLogMinIsr: int('transaction.state.log.min.isr'),
+      stateLogSegmentBytes: int('transaction.state.log.segment.bytes'),
+      maxTimeoutMs: int('transaction.max.timeout.ms'),
+      idExpirationMs: int('transactional.id.expiration.ms'),
+      abortTimedOutIntervalMs: int('transaction.abort.timed.out.transaction.cleanup.interval.ms'),
+      removeExpiredIntervalMs: int('transaction.remove.expired.transaction.cleanup.interval.ms'),
+    },
     staticProps,
   });
 }

@@ -23,6 +23,7 @@ import { batchSize, lastOffset, readBatchHeader } from '../protocol/records/batc
 import { awaitAcks } from '../replication/delayed-produce.js';
 import type { Partition } from '../replication/partition.js';
 import type { BrokerConfig } from './config.js';
+import { CoordinatorAppends } from './coordinator-appends.js';
 import type { ReplicaManager } from './replica-manager.js';
 
 /** Bytes read per step while replaying an offsets partition: bounds the memory of a load. */
@@ -44,12 +45,20 @@ export class GroupCoordination implements CoordinatorLog {
   /** Offsets partitions this broker leads, with the leader epoch it loaded them at. */
   private readonly led = new Map<number, number>();
   /** The tail of each partition's append chain: appends resolve in issue order. */
-  private readonly appendTails = new Map<number, Promise<void>>();
+  private readonly appends: CoordinatorAppends;
   private creating: Promise<void> | null = null;
   private stopped = false;
 
   constructor(private readonly deps: GroupCoordinationDeps) {
     const { config, clock, scheduler, logger } = deps;
+    this.appends = new CoordinatorAppends({
+      topic: CONSUMER_OFFSETS_TOPIC,
+      nodeId: config.nodeId,
+      clock,
+      scheduler,
+      replicaManager: deps.replicaManager,
+      timeout: () => ({ ms: config.offsetsCommitTimeoutMs, config: 'offsets.commit.timeout.ms' }),
+    });
     this.coordinator = new GroupCoordinator({
       clock,
       scheduler,
@@ -176,54 +185,7 @@ export class GroupCoordination implements CoordinatorLog {
   // ---- CoordinatorLog ------------------------------------------------------------------------
 
   append(partition: number, records: CoordinatorRecord[], txn?: TxnProducer): Promise<bigint> {
-    const previous = this.appendTails.get(partition) ?? Promise.resolve();
-    const next = previous.then(
-      () => this.appendNow(partition, records, txn),
-      () => this.appendNow(partition, records, txn),
-    );
-    const tail = next.then(
-      () => {},
-      () => {},
-    );
-    this.appendTails.set(partition, tail);
-    void tail.then(() => {
-      if (this.appendTails.get(partition) === tail) this.appendTails.delete(partition);
-    });
-    return next;
-  }
-
-  /** One leader append with acks=-1: resolves to the batch's base offset once the HW covers it. */
-  private async appendNow(
-    partition: number,
-    records: CoordinatorRecord[],
-    txn?: TxnProducer,
-  ): Promise<bigint> {
-    const { replicaManager, config, clock, scheduler } = this.deps;
-    const p = replicaManager.getPartition(CONSUMER_OFFSETS_TOPIC, partition);
-    if (p === undefined) {
-      throw KafkaError.fromCode(
-        ErrorCode.NOT_LEADER_OR_FOLLOWER,
-        `${CONSUMER_OFFSETS_TOPIC}-${partition} is not hosted by broker ${config.nodeId}`,
-      );
-    }
-    // Throws NOT_LEADER_OR_FOLLOWER, NOT_ENOUGH_REPLICAS or MESSAGE_TOO_LARGE as a KafkaError, and
-    // INVALID_PRODUCER_EPOCH for a transactional commit of a fenced producer epoch.
-    const { info, acks } = p.appendAsLeader(coordinatorBatch(records, clock.nowMs(), txn), -1, 'coordinator');
-    const [code] = await awaitAcks(
-      replicaManager.replication.purgatory,
-      scheduler,
-      [acks],
-      config.offsetsCommitTimeoutMs,
-    );
-    if (code === ErrorCode.REQUEST_TIMED_OUT) {
-      throw KafkaError.fromCode(
-        code,
-        `${p.log.name}: not replicated within offsets.commit.timeout.ms (${config.offsetsCommitTimeoutMs} ms)`,
-      );
-    }
-    if (code !== ErrorCode.NONE)
-      throw KafkaError.fromCode(code!, `${p.log.name}: the append was not acknowledged`);
-    return info.firstOffset;
+    return this.appends.append(partition, records, txn);
   }
 }
 
@@ -231,7 +193,7 @@ export class GroupCoordination implements CoordinatorLog {
  * The records of a partition from its log start to its LEO, read a bounded chunk at a time.
  * Yields between chunks so a long replay does not hold the event loop.
  */
-async function* replayLog(p: Partition): AsyncGenerator<ReplayRecord> {
+export async function* replayLog(p: Partition): AsyncGenerator<ReplayRecord> {
   let offset = p.log.logStartOffset;
   const end = p.log.logEndOffset;
   while (offset < end) {

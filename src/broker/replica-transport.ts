@@ -23,10 +23,20 @@ import {
   ListOffsetsRequestCodec,
 } from '../protocol/generated/ListOffsetsRequest.js';
 import { ListOffsetsResponseCodec } from '../protocol/generated/ListOffsetsResponse.js';
+import {
+  type WriteTxnMarkersRequest,
+  WriteTxnMarkersRequestCodec,
+} from '../protocol/generated/WriteTxnMarkersRequest.js';
+import {
+  type WriteTxnMarkersResponse,
+  WriteTxnMarkersResponseCodec,
+} from '../protocol/generated/WriteTxnMarkersResponse.js';
 import { KafkaError } from '../protocol/kafka-error.js';
 import type { LeaderOffsets, ReplicaTransport } from '../replication/fetcher.js';
 
 const FETCH_VERSION = 12;
+/** The flexible version of WriteTxnMarkers. */
+const WRITE_TXN_MARKERS_VERSION = 1;
 const LIST_OFFSETS_VERSION = 7;
 /**
  * Idle assembly buffers kept for the fetchers' responses: a follower catching up gets one
@@ -53,7 +63,8 @@ export class BrokerReplicaTransport implements ReplicaTransport {
     private readonly tls?: tls.ConnectionOptions,
   ) {}
 
-  private connection(leaderId: number, fetcherId = 0): Promise<ClientConnection> {
+  /** `fetcherId` 'txn-markers': the transaction coordinator's own connection to that broker. */
+  private connection(leaderId: number, fetcherId: number | 'txn-markers' = 0): Promise<ClientConnection> {
     if (this.closed) return Promise.reject(new Error('replica transport closed'));
     const b = this.metadata.image().brokers.get(leaderId);
     if (!b) return Promise.reject(new Error(`broker ${leaderId} is not registered`));
@@ -68,7 +79,10 @@ export class BrokerReplicaTransport implements ReplicaTransport {
     if (cur && cur.key === key) return cur.conn;
     if (cur) void cur.conn.then((c) => c.close()).catch(() => {});
     const conn = ClientConnection.connect(endpoint.host, endpoint.port, {
-      clientId: `skiff-replica-fetcher-${this.localBrokerId}-to-${leaderId}${fetcherId === 0 ? '' : `-${fetcherId}`}`,
+      clientId:
+        fetcherId === 'txn-markers'
+          ? `skiff-txn-marker-sender-${this.localBrokerId}-to-${leaderId}`
+          : `skiff-replica-fetcher-${this.localBrokerId}-to-${leaderId}${fetcherId === 0 ? '' : `-${fetcherId}`}`,
       maxInFlight: 2,
       maxFrameBytes: 256 * 1024 * 1024,
       requestTimeoutMs: this.requestTimeoutMs(),
@@ -97,6 +111,18 @@ export class BrokerReplicaTransport implements ReplicaTransport {
     // v12 carries the replica id at the top level; ReplicaState (with the broker epoch) is v15+.
     const v12 = { ...request, replicaState: defaultReplicaState() };
     return conn.send(ApiKey.Fetch, FETCH_VERSION, FetchRequestCodec, v12, FetchResponseCodec);
+  }
+
+  /** WriteTxnMarkers from this broker's transaction coordinator to a partition leader, over the inter-broker listener. */
+  async writeTxnMarkers(brokerId: number, request: WriteTxnMarkersRequest): Promise<WriteTxnMarkersResponse> {
+    const conn = await this.connection(brokerId, 'txn-markers');
+    return conn.send(
+      ApiKey.WriteTxnMarkers,
+      WRITE_TXN_MARKERS_VERSION,
+      WriteTxnMarkersRequestCodec,
+      request,
+      WriteTxnMarkersResponseCodec,
+    );
   }
 
   /** The fetcher has appended the response's records: their frame's buffer goes back to the pool. */

@@ -8,6 +8,7 @@
  * Owned by the Broker; stateless between requests.
  */
 
+import { KEY_TYPE_TRANSACTION } from '../coordinator/find-coordinator.js';
 import {
   CloseConnectionError,
   type ConnectionInfo,
@@ -21,7 +22,12 @@ import { encodeResponse } from '../protocol/messages.js';
 import { ProtocolError } from '../protocol/protocol-error.js';
 import { readRequest } from '../protocol/request-frame.js';
 import type { SaslServerAuthenticator } from '../security/sasl-authenticator.js';
-import { BROKER_API_VERSIONS, GROUP_API_KEYS, type VersionRange } from './api-versions.js';
+import {
+  BROKER_API_VERSIONS,
+  GROUP_API_KEYS,
+  TRANSACTION_API_VERSIONS,
+  type VersionRange,
+} from './api-versions.js';
 import type { ApiMetrics } from './broker-metrics.js';
 import { CLUSTER_CHECKS } from './cluster-authorization.js';
 import type { GroupApi } from './group-api.js';
@@ -64,6 +70,7 @@ import {
   handleDescribeUserScramCredentials,
 } from './handlers/scram-credentials.js';
 import { handleSkiffDescribeReplication } from './handlers/skiff-replication.js';
+import type { TransactionApi } from './handlers/transactions.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: each route is typed by its own handler; the table erases it.
 type Handler = (ctx: RequestContext, body: any) => Promise<unknown | null>;
@@ -124,6 +131,8 @@ export class RequestRouter implements RequestHandler {
     groupApi: GroupApi | null,
     /** A monotonic clock with sub-millisecond resolution: the request quota's measure of handling time. */
     private readonly monotonicMs: () => number,
+    /** The transaction coordinator's APIs; absent: transactional ids are refused, as before it existed. */
+    transactions: TransactionApi | null = null,
   ) {
     this.services = b;
     const metricsOf = (apiKey: number): ApiMetrics | null => {
@@ -183,6 +192,7 @@ export class RequestRouter implements RequestHandler {
           });
       }
     }
+    if (transactions) this.routeTransactions(transactions, metricsOf);
     this.apiKeys = [...this.routes.entries()]
       .sort((a, b) => a[0] - b[0])
       .map(([apiKey, r]) => ({
@@ -190,6 +200,36 @@ export class RequestRouter implements RequestHandler {
         minVersion: r.versions.advertisedMin ?? r.versions.min,
         maxVersion: r.versions.max,
       }));
+  }
+
+  /**
+   * The transaction APIs, InitProducerId with a transactional id, and FindCoordinator for key type
+   * TRANSACTION (other key types stay with the group coordinator's route).
+   */
+  private routeTransactions(t: TransactionApi, metricsOf: (apiKey: number) => ApiMetrics | null): void {
+    const handlers: Record<number, Handler> = {
+      [ApiKey.AddPartitionsToTxn]: (c, r) => t.addPartitionsToTxn(c, r),
+      [ApiKey.AddOffsetsToTxn]: (c, r) => t.addOffsetsToTxn(c, r),
+      [ApiKey.EndTxn]: (c, r) => t.endTxn(c, r),
+      [ApiKey.WriteTxnMarkers]: (c, r) => t.writeTxnMarkers(c, r),
+      [ApiKey.DescribeTransactions]: (c, r) => t.describeTransactions(c, r),
+      [ApiKey.ListTransactions]: (c, r) => t.listTransactions(c, r),
+    };
+    for (const [apiKey, versions] of TRANSACTION_API_VERSIONS) {
+      this.routes.set(apiKey, { versions, handler: handlers[apiKey]!, metrics: metricsOf(apiKey) });
+    }
+    const init = this.routes.get(ApiKey.InitProducerId)!;
+    this.routes.set(ApiKey.InitProducerId, { ...init, handler: (c, r) => t.initProducerId(c, r) });
+    const find = this.routes.get(ApiKey.FindCoordinator);
+    if (find) {
+      this.routes.set(ApiKey.FindCoordinator, {
+        ...find,
+        handler: (c, r) =>
+          c.apiVersion >= 1 && r.keyType === KEY_TYPE_TRANSACTION
+            ? t.findCoordinator(c, r)
+            : find.handler(c, r),
+      });
+    }
   }
 
   /** What ApiVersions reports: exactly the routed APIs. */

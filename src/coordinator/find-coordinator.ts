@@ -1,7 +1,7 @@
 /**
- * FindCoordinator for groups: the coordinator of a group is the leader of its __consumer_offsets
- * partition. The partition is computed here; which broker leads it is the broker's knowledge,
- * passed in as `locate`.
+ * FindCoordinator: the coordinator of a group (of a transactional id) is the leader of its
+ * __consumer_offsets (__transaction_state) partition. Which broker leads it is the broker's
+ * knowledge, passed in as `locate`.
  */
 import { ErrorCode } from '../protocol/generated/errors.js';
 import type { FindCoordinatorRequest } from '../protocol/generated/FindCoordinatorRequest.js';
@@ -13,18 +13,21 @@ export interface CoordinatorNode {
   port: number;
 }
 
-/** FindCoordinator key types (CoordinatorType in Kafka). Only groups are coordinated here. */
+/** FindCoordinator key types (CoordinatorType in Kafka). */
 export const KEY_TYPE_GROUP = 0;
+export const KEY_TYPE_TRANSACTION = 1;
 
 export function findCoordinator(
   version: number,
   req: FindCoordinatorRequest,
-  locate: (groupId: string) => CoordinatorNode | null,
+  locate: (key: string) => CoordinatorNode | null,
+  /** The key type the caller coordinates; other key types are INVALID_REQUEST. */
+  coordinated: number = KEY_TYPE_GROUP,
 ): FindCoordinatorResponse {
   const keyType = version >= 1 ? req.keyType : KEY_TYPE_GROUP;
   const keys = version >= 4 ? req.coordinatorKeys : [req.key];
   const results: Coordinator[] = keys.map((key) => {
-    if (keyType !== KEY_TYPE_GROUP) {
+    if (keyType !== coordinated) {
       return {
         key,
         nodeId: -1,

@@ -41,6 +41,7 @@ export interface ConfigDef {
   readonly synonyms?: readonly Synonym[];
 }
 
+import { TRANSACTION_BROKER_CONFIGS } from './config-defs-transactions.js';
 import { SECURITY_BROKER_CONFIGS } from './security-config-defs.js';
 
 const LONG_MAX = '9223372036854775807';
@@ -528,32 +529,7 @@ export const BROKER_CONFIGS: readonly ConfigDef[] = [
   broker('offsets.commit.timeout.ms', 'int', '5000', 'How long an offset commit waits for replication.', {
     min: 1,
   }),
-  broker(
-    'transaction.state.log.replication.factor',
-    'short',
-    '3',
-    'Replication factor of __transaction_state.',
-    { min: 1 },
-  ),
-  broker('transaction.state.log.num.partitions', 'int', '50', 'Partitions of __transaction_state.', {
-    min: 1,
-  }),
-  broker('transaction.state.log.min.isr', 'int', '2', 'min.insync.replicas of __transaction_state.', {
-    min: 1,
-  }),
-  broker('transaction.state.log.segment.bytes', 'int', '104857600', 'Segment size of __transaction_state.', {
-    min: 1,
-  }),
-  broker(
-    'transaction.max.timeout.ms',
-    'int',
-    '900000',
-    'Largest transaction timeout a producer may ask for.',
-    { min: 1 },
-  ),
-  broker('transactional.id.expiration.ms', 'int', '604800000', 'How long an idle transactional id is kept.', {
-    min: 1,
-  }),
+  ...TRANSACTION_BROKER_CONFIGS,
   dyn('producer.id.expiration.ms', 'int', '86400000', 'How long an idle producer id is kept.', { min: 1 }),
   // Network.
   broker('socket.request.max.bytes', 'int', '104857600', 'Largest request the broker accepts.', { min: 1 }),

@@ -118,7 +118,7 @@ export class Partition {
   }
 
   /**
-   * A leader append (Produce, the group coordinator): offsets, epoch and idempotence checks are
+   * A leader append (Produce, the coordinators; `coordinator` origin for transaction markers): offsets, epoch and idempotence checks are
    * the log's (a retried batch already in the log comes back with `duplicate` and its first
    * append's offsets). What waits on this partition is tried once the records are in.
    */
@@ -132,7 +132,6 @@ export class Partition {
       );
     }
     ls.checkBeforeAppend(requiredAcks);
-    if (origin === 'client') this.refuseTransactionalBatches(records);
     const info = ls.appendAsLeader(records, requiredAcks, origin);
     if (info.duplicate) this.duplicateBatches++;
     else this.replication.partitionChanged(this.key);
@@ -164,25 +163,6 @@ export class Partition {
     const moved = this.log.maybeIncrementLogStartOffset(requestedOffset, 'client delete records request');
     if (moved) this.replication.partitionChanged(this.key);
     return { requestedOffset, moved };
-  }
-
-  // Transactions (markers, LSO, aborted lists) are not implemented: refuse their batches instead
-  // of storing data whose visibility rules we would get wrong. The log validates everything else.
-  private refuseTransactionalBatches(records: Buffer): void {
-    for (let pos = 0; pos + 61 <= records.length; ) {
-      const h = readBatchHeader(records, pos);
-      if (h.batchLength <= 0) return;
-      if ((h.attributes & 0x10) !== 0) {
-        throw KafkaError.fromCode(INVALID_TXN_STATE, `${this.log.name}: transactions are not supported yet`);
-      }
-      if ((h.attributes & 0x20) !== 0) {
-        throw KafkaError.fromCode(
-          INVALID_RECORD,
-          `${this.log.name}: producers may not write control batches`,
-        );
-      }
-      pos += batchSize(h);
-    }
   }
 
   /** Reads for a consumer (up to the HW) or a follower (up to the LEO); `forSocket`: see LogSegment.read. */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { BROKER_API_VERSIONS } from '../../src/broker/api-versions.js';
+import { BROKER_API_VERSIONS, TRANSACTION_API_VERSIONS } from '../../src/broker/api-versions.js';
 import { frame } from '../../src/protocol/framing.js';
 import type { ApiVersionsResponse } from '../../src/protocol/generated/ApiVersionsResponse.js';
 import type { CreateTopicsResponse } from '../../src/protocol/generated/CreateTopicsResponse.js';
@@ -39,7 +39,7 @@ describe('garbage bodies for every implemented API and version', () => {
     const random = seededRandomBytes(7);
     const watcher = await b.connect('watcher');
     let sent = 0;
-    for (const [apiKey, v] of BROKER_API_VERSIONS) {
+    for (const [apiKey, v] of [...BROKER_API_VERSIONS, ...TRANSACTION_API_VERSIONS]) {
       for (let version = v.min; version <= v.max; version++) {
         const c = await b.connect('fuzz');
         for (let i = 0; i < 8; i++) {

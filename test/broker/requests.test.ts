@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { BROKER_API_VERSIONS, GROUP_API_KEYS } from '../../src/broker/api-versions.js';
+import {
+  BROKER_API_VERSIONS,
+  GROUP_API_KEYS,
+  TRANSACTION_API_VERSIONS,
+} from '../../src/broker/api-versions.js';
 import { GROUP_API_VERSIONS } from '../../src/coordinator/group-api.js';
 import type { ClientConnection } from '../../src/network/client-connection.js';
 import { frame } from '../../src/protocol/framing.js';
@@ -58,14 +62,18 @@ describe('broker requests: versions, bad input, metadata, admin', () => {
     await b.stop();
   });
 
-  it("ApiVersions reports exactly the implemented APIs, the group APIs at the coordinator's versions", async () => {
+  it("ApiVersions reports exactly the implemented APIs, the group and transaction APIs at their coordinators' versions", async () => {
     const r = await b.call<ApiVersionsResponse>(conn, 18, 3, {
       clientSoftwareName: 'test',
       clientSoftwareVersion: '1',
     });
     assert.equal(r.errorCode, 0);
     const groupVersions = GROUP_API_KEYS.map((k) => [k, GROUP_API_VERSIONS.get(k)!] as const);
-    const expected = [...BROKER_API_VERSIONS.entries(), ...groupVersions]
+    const expected = [
+      ...BROKER_API_VERSIONS.entries(),
+      ...groupVersions,
+      ...TRANSACTION_API_VERSIONS.entries(),
+    ]
       .sort((x, y) => x[0] - y[0])
       .map(([apiKey, v]) => ({
         apiKey,

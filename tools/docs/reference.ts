@@ -7,7 +7,11 @@
  *
  * Write them: npm run docs
  */
-import { BROKER_API_VERSIONS, type VersionRange } from '../../src/broker/api-versions.js';
+import {
+  BROKER_API_VERSIONS,
+  TRANSACTION_API_VERSIONS,
+  type VersionRange,
+} from '../../src/broker/api-versions.js';
 import { commandList, commandLoader } from '../../src/cli/commands.js';
 import { GROUP_API_VERSIONS } from '../../src/coordinator/group-api.js';
 import {
@@ -160,6 +164,8 @@ export function renderCompatibilityReference(): string {
       by: key === ApiKey.SkiffDescribeReplication ? "Skiff's own admin API" : 'broker',
     });
   for (const [key, range] of GROUP_API_VERSIONS) served.set(key, { range, by: 'group coordinator' });
+  for (const [key, range] of TRANSACTION_API_VERSIONS)
+    served.set(key, { range, by: 'transaction coordinator' });
   const keys = [...served.keys()].sort((a, b) => a - b);
   const missing = [...API_MESSAGES.keys()].filter((k) => !served.has(k)).sort((a, b) => a - b);
   const lines = [
@@ -170,8 +176,8 @@ export function renderCompatibilityReference(): string {
     'these ranges, so a client negotiates as it does with Kafka; a request for another API or version closes',
     "the connection, as Kafka's broker does (ApiVersions above its range is answered UNSUPPORTED_VERSION with",
     'these ranges, as Kafka answers it). Produce below v3 and Fetch below v4 need message formats v0/v1,',
-    'which Skiff does not store (Kafka 4 dropped them too). Sources: `BROKER_API_VERSIONS` in',
-    '`src/broker/api-versions.ts` and `GROUP_API_VERSIONS` in `src/coordinator/group-api.ts`.',
+    'which Skiff does not store (Kafka 4 dropped them too). Sources: `BROKER_API_VERSIONS` and',
+    '`TRANSACTION_API_VERSIONS` in `src/broker/api-versions.ts`, `GROUP_API_VERSIONS` in `src/coordinator/group-api.ts`.',
     '',
     '| key | API | versions served | served by |',
     '|---|---|---|---|',

@@ -1,0 +1,200 @@
+/**
+ * Plugs the transaction coordinator (src/coordinator/transaction) into the broker: creates
+ * `__transaction_state` on first need (compacted, transaction.state.log.* configs), answers
+ * FindCoordinator for transactional ids with the leader of their partition, writes the
+ * coordinator's records as that partition's leader (acks=-1), loads / unloads transactional ids as
+ * this broker gains and loses leadership of the topic's partitions, and carries the coordinator's
+ * WriteTxnMarkers to partition leaders (itself included). Kafka splits this between KafkaApis,
+ * TransactionStateManager and TransactionMarkerChannelManager. Owned by the Broker; single-threaded.
+ */
+import type { Clock } from '../common/clock.js';
+import type { Logger } from '../common/logger.js';
+import type { Scheduler } from '../common/scheduler.js';
+import { coordinatorBatch } from '../coordinator/batches.js';
+import type { CoordinatorNode } from '../coordinator/find-coordinator.js';
+import type { CoordinatorLog, CoordinatorRecord } from '../coordinator/records.js';
+import { TRANSACTION_STATE_TOPIC } from '../coordinator/transaction/config.js';
+import { TransactionCoordinator } from '../coordinator/transaction/coordinator.js';
+import type { TxnMarkerTransport } from '../coordinator/transaction/markers.js';
+import { type ClusterMetadata, endpointOf, type MetadataImage } from '../metadata/cluster-metadata.js';
+import { ErrorCode } from '../protocol/generated/errors.js';
+import type { WriteTxnMarkersRequest } from '../protocol/generated/WriteTxnMarkersRequest.js';
+import type { WriteTxnMarkersResponse } from '../protocol/generated/WriteTxnMarkersResponse.js';
+import { KafkaError } from '../protocol/kafka-error.js';
+import { awaitAcks } from '../replication/delayed-produce.js';
+import type { Partition } from '../replication/partition.js';
+import type { BrokerConfig } from './config.js';
+import { CoordinatorAppends } from './coordinator-appends.js';
+import { replayLog } from './group-coordination.js';
+import type { BrokerServices } from './handler-context.js';
+
+export interface TransactionCoordinationDeps
+  extends Pick<
+    BrokerServices,
+    'config' | 'clock' | 'scheduler' | 'logger' | 'metadata' | 'replicaManager' | 'nextProducerId'
+  > {
+  /** Answers WriteTxnMarkers as a partition leader (this broker's own markers take this path too). */
+  writeTxnMarkers(request: WriteTxnMarkersRequest): Promise<WriteTxnMarkersResponse>;
+  /** Sends WriteTxnMarkers to another broker (over the inter-broker listener). */
+  sendTxnMarkers(brokerId: number, request: WriteTxnMarkersRequest): Promise<WriteTxnMarkersResponse>;
+  /** request.timeout.ms: how long a coordinator write waits for its replication. */
+  requestTimeoutMs(): number;
+}
+
+export class TransactionCoordination implements CoordinatorLog, TxnMarkerTransport {
+  readonly coordinator: TransactionCoordinator;
+  /** __transaction_state partitions this broker leads, with the leader epoch it loaded them at. */
+  private readonly led = new Map<number, number>();
+  private readonly appends: CoordinatorAppends;
+  private creating: Promise<void> | null = null;
+  private stopped = false;
+
+  constructor(private readonly deps: TransactionCoordinationDeps) {
+    const { config, clock, scheduler, logger } = deps;
+    const t = config.transactions;
+    this.appends = new CoordinatorAppends({
+      topic: TRANSACTION_STATE_TOPIC,
+      nodeId: config.nodeId,
+      clock,
+      scheduler,
+      replicaManager: deps.replicaManager,
+      timeout: () => ({ ms: deps.requestTimeoutMs(), config: 'request.timeout.ms' }),
+    });
+    this.coordinator = new TransactionCoordinator({
+      clock,
+      scheduler,
+      logger,
+      log: this,
+      markers: this,
+      nextProducerId: deps.nextProducerId,
+      config: {
+        transactionStateLogNumPartitions: t.stateLogNumPartitions,
+        transactionMaxTimeoutMs: t.maxTimeoutMs,
+        transactionalIdExpirationMs: t.idExpirationMs,
+        abortTimedOutTransactionsIntervalMs: t.abortTimedOutIntervalMs,
+        removeExpiredTransactionalIdsIntervalMs: t.removeExpiredIntervalMs,
+        offsetsTopicNumPartitions: config.offsetsTopicNumPartitions,
+        markerRetryBackoffMs: 100,
+      },
+    });
+  }
+
+  /** Call after the replica manager applied `image` (start-up and every metadata change). */
+  applyImage(image: MetadataImage): void {
+    if (this.stopped) return;
+    const topic = image.topics.get(TRANSACTION_STATE_TOPIC);
+    const stillLed = new Set<number>();
+    for (const state of topic?.partitions ?? []) {
+      const p = this.deps.replicaManager.getPartition(TRANSACTION_STATE_TOPIC, state.partition);
+      if (!p?.isLeader) continue;
+      stillLed.add(state.partition);
+      if (this.led.get(state.partition) === p.leaderEpoch) continue;
+      this.led.set(state.partition, p.leaderEpoch);
+      this.load(p);
+    }
+    for (const partition of [...this.led.keys()]) {
+      if (stillLed.has(partition)) continue;
+      this.led.delete(partition);
+      this.coordinator.unload(partition);
+    }
+  }
+
+  shutdown(): void {
+    this.stopped = true;
+    this.coordinator.shutdown();
+  }
+
+  private load(p: Partition): void {
+    const partition = p.index;
+    this.deps.logger.info(
+      `${TRANSACTION_STATE_TOPIC}-${partition}: loading transactional ids (leader epoch ${p.leaderEpoch})`,
+    );
+    this.coordinator.load(partition, p.leaderEpoch, replayLog(p)).catch((e: unknown) => {
+      this.deps.logger.warn(`${TRANSACTION_STATE_TOPIC}-${partition}: load failed: ${(e as Error).message}`);
+      this.coordinator.unload(partition);
+      this.led.delete(partition);
+    });
+  }
+
+  /** The broker leading the transactional id's partition; null (COORDINATOR_NOT_AVAILABLE) while none does. */
+  locate(transactionalId: string, listenerName: string): CoordinatorNode | null {
+    const image = this.deps.metadata.image();
+    const topic = image.topics.get(TRANSACTION_STATE_TOPIC);
+    if (topic === undefined) {
+      this.ensureTopic();
+      return null;
+    }
+    const leader = topic.partitions[this.coordinator.partitionFor(transactionalId)]?.leader ?? -1;
+    const broker = image.brokers.get(leader);
+    const endpoint = broker === undefined ? undefined : endpointOf(broker, listenerName);
+    if (endpoint === undefined) return null;
+    return { nodeId: leader, host: endpoint.host, port: endpoint.port };
+  }
+
+  /** Creates __transaction_state once (Kafka: on the first FindCoordinator for a transactional id). */
+  private ensureTopic(): void {
+    if (this.creating !== null || this.stopped) return;
+    const { config, metadata, logger } = this.deps;
+    const t = config.transactions;
+    const live = metadata.image().brokers.size;
+    const replicationFactor = Math.max(1, Math.min(t.stateLogReplicationFactor, live));
+    // As the replication factor is capped by the live brokers, so is min.insync.replicas: a
+    // one-broker cluster must be able to write its transactions.
+    const minIsr = Math.min(t.stateLogMinIsr, replicationFactor);
+    this.creating = metadata.controller
+      .createTopics(
+        [
+          {
+            name: TRANSACTION_STATE_TOPIC,
+            numPartitions: t.stateLogNumPartitions,
+            replicationFactor,
+            configs: {
+              'cleanup.policy': 'compact',
+              'compression.type': 'uncompressed',
+              'min.insync.replicas': String(minIsr),
+              'segment.bytes': String(t.stateLogSegmentBytes),
+              'unclean.leader.election.enable': 'false',
+            },
+          },
+        ],
+        false,
+      )
+      .then(([r]) => {
+        if (r && r.errorCode !== 0 && r.errorCode !== ErrorCode.TOPIC_ALREADY_EXISTS) {
+          logger.warn(
+            `could not create ${TRANSACTION_STATE_TOPIC}: ${r.errorMessage ?? `error ${r.errorCode}`}`,
+          );
+        } else if (r?.errorCode === 0) {
+          logger.info(
+            `created ${TRANSACTION_STATE_TOPIC} (${t.stateLogNumPartitions} partitions, replication factor ${replicationFactor}, min.insync.replicas ${minIsr})`,
+          );
+        }
+      })
+      .catch((e: unknown) =>
+        logger.warn(`could not create ${TRANSACTION_STATE_TOPIC}: ${(e as Error).message}`),
+      )
+      .finally(() => {
+        this.creating = null;
+      });
+  }
+
+  // ---- CoordinatorLog ------------------------------------------------------------------------
+
+  append(partition: number, records: CoordinatorRecord[]): Promise<bigint> {
+    return this.appends.append(partition, records);
+  }
+
+  // ---- TxnMarkerTransport --------------------------------------------------------------------
+
+  leaderOf(topic: string, partition: number): number | null | undefined {
+    const t = this.deps.metadata.image().topics.get(topic);
+    const p = t?.partitions[partition];
+    if (p === undefined) return undefined;
+    return p.leader >= 0 ? p.leader : null;
+  }
+
+  writeTxnMarkers(brokerId: number, request: WriteTxnMarkersRequest): Promise<WriteTxnMarkersResponse> {
+    if (brokerId === this.deps.config.nodeId) return this.deps.writeTxnMarkers(request);
+    return this.deps.sendTxnMarkers(brokerId, request);
+  }
+}
