@@ -75,6 +75,6 @@ export const SECURITY_BROKER_CONFIGS: readonly ConfigDef[] = [
     'ssl.principal.mapping.rules',
     'string',
     'DEFAULT',
-    'How a client certificate becomes a principal: DEFAULT, its subject name as it is (the only rule Skiff has).',
+    'How a client certificate subject becomes a principal name: RULE:pattern/replacement/[LU] and DEFAULT (as it is), first match wins.',
   ),
 ];

@@ -5,7 +5,7 @@ import type { Logger } from '../common/logger.js';
 import type { Scheduler } from '../common/scheduler.js';
 import { FramePool } from '../protocol/framing.js';
 import { ANONYMOUS, type SecurityProtocol } from '../security/principal.js';
-import { sslPrincipal } from '../security/ssl-principal.js';
+import { rfc2253Subject, sslPrincipal } from '../security/ssl-principal.js';
 import type { TlsServerSettings } from '../security/tls.js';
 import type { RequestHandler } from './request-handler.js';
 import { type ConnectionSecurity, ServerConnection } from './server-connection.js';
@@ -96,14 +96,18 @@ export class SocketServer {
         const server = tls.createServer({ ...settings.options, noDelay: true }, (socket) => {
           // `requested`: a certificate that does not verify is refused; none at all is ANONYMOUS.
           const peer = socket.getPeerX509Certificate();
-          if (peer !== undefined && !socket.authorized) {
+          const refuse = (why: string): void => {
             this.logger.warn(
-              `SSL handshake failed on listener ${this.listenerName} from ${socket.remoteAddress}:${socket.remotePort}: client certificate not trusted (${socket.authorizationError})`,
+              `SSL handshake failed on listener ${this.listenerName} from ${socket.remoteAddress}:${socket.remotePort}: ${why}`,
             );
             socket.destroy();
-            return;
-          }
-          this.accept(socket, { ...this.listener(), principal: sslPrincipal(peer), plainSocket: false });
+          };
+          if (peer !== undefined && !socket.authorized)
+            return refuse(`client certificate not trusted (${socket.authorizationError})`);
+          const principal = sslPrincipal(peer, settings.principalMapper);
+          if (principal === null)
+            return refuse(`no ssl.principal.mapping.rules rule applies to ${rfc2253Subject(peer!.subject)}`);
+          this.accept(socket, { ...this.listener(), principal, plainSocket: false });
         });
         server.on('tlsClientError', (e, socket) => {
           this.logger.warn(

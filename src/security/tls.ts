@@ -5,6 +5,7 @@
  * (KIP-651), and PKCS12 key stores; JKS cannot be read by Node and is refused at start-up.
  */
 import type * as tls from 'node:tls';
+import { type PrincipalMapper, principalMapper } from './ssl-principal-mapper.js';
 
 /** Reads one ssl.*.location file (injected: the broker's and the tools' file access). */
 export type ReadFile = (path: string) => Buffer;
@@ -17,6 +18,8 @@ export type SslClientAuth = 'none' | 'requested' | 'required';
 export interface TlsServerSettings {
   readonly options: tls.TlsOptions;
   readonly clientAuth: SslClientAuth;
+  /** ssl.principal.mapping.rules: a client certificate's subject → the principal's name. */
+  readonly principalMapper: PrincipalMapper;
 }
 
 const PEM = 'PEM';
@@ -150,9 +153,9 @@ export function tlsServerSettings(get: SslProps, readFile: ReadFile): TlsServerS
     );
   const ca = truststore(get, readFile);
   const clientAuth = sslClientAuth(get('ssl.client.auth'));
-  checkMappingRules(get('ssl.principal.mapping.rules'));
   return {
     clientAuth,
+    principalMapper: principalMapper(get('ssl.principal.mapping.rules')),
     options: {
       ...keys,
       ...(ca !== null && { ca }),
@@ -185,11 +188,4 @@ export function tlsClientOptions(get: SslProps, readFile: ReadFile): tls.Connect
     rejectUnauthorized: true,
     ...(algorithm === '' && { checkServerIdentity: () => undefined }),
   };
-}
-
-/** ssl.principal.mapping.rules: only DEFAULT (the DN as it is) is implemented; others are refused. */
-function checkMappingRules(rules: string | undefined): void {
-  const v = (rules ?? 'DEFAULT').trim();
-  if (v !== 'DEFAULT')
-    throw invalid(`ssl.principal.mapping.rules: Skiff implements only DEFAULT, got '${v}'`);
 }

@@ -41,7 +41,7 @@ describe('SSL listener', () => {
   });
 
   /** A listener whose handler answers ApiVersions and records who asked. */
-  async function start(clientAuth: SslClientAuth, inline = false) {
+  async function start(clientAuth: SslClientAuth, inline = false, extra: Record<string, string> = {}) {
     const logger = new MemoryLogger();
     const clock = new ManualClock();
     const seen: ConnectionInfo[] = [];
@@ -72,7 +72,7 @@ describe('SSL listener', () => {
       {
         listenerName: 'SECURE',
         securityProtocol: 'SSL',
-        tls: tlsServerSettings(props(ssl), readFile),
+        tls: tlsServerSettings(props({ ...ssl, ...extra }), readFile),
         host: '127.0.0.1',
         port: 0,
         maxFrameBytes: 1 << 20,
@@ -227,10 +227,37 @@ describe('SSL listener', () => {
       {
         'ssl.keystore.type': 'PEM',
         'ssl.keystore.location': certs.brokerKeystore,
-        'ssl.principal.mapping.rules': 'RULE:^CN=(.*?),.*$/$1/',
+        'ssl.principal.mapping.rules': 'DEFAULT/L',
       },
-      /only DEFAULT/,
+      /Invalid rule/,
     );
+  });
+
+  it('maps the subject with ssl.principal.mapping.rules, and refuses a client no rule applies to', async () => {
+    const clientCert = { 'ssl.keystore.type': 'PEM', 'ssl.keystore.location': certs.clientKeystore };
+    const mapped = await start('required', false, {
+      'ssl.principal.mapping.rules': 'RULE:^CN=(.*?),OU=(.*?),O=(.*?),C=(.*?)$/$1@$2/U',
+    });
+    assert.equal((await apiVersions(await connect(mapped.port, clientCert))).errorCode, 0);
+    assert.deepEqual(mapped.seen[0]!.principal, { principalType: 'User', name: 'CLIENT@ENG' });
+    const unmapped = await start('required', false, {
+      'ssl.principal.mapping.rules': 'RULE:^CN=(.*?),OU=ops$/$1/',
+    });
+    await assert.rejects(async () => apiVersions(await connect(unmapped.port, clientCert)));
+    assert.equal(unmapped.seen.length, 0);
+    assert.match(
+      unmapped.logger.lines.join('\n'),
+      /no ssl.principal.mapping.rules rule applies to CN=client,OU=eng,O=skiff,C=US/,
+    );
+  });
+
+  it('reads a PKCS12 key store with its password', async () => {
+    const { port } = await start('none', false, {
+      'ssl.keystore.type': 'PKCS12',
+      'ssl.keystore.location': certs.brokerPkcs12,
+      'ssl.keystore.password': 'secret',
+    });
+    assert.equal((await apiVersions(await connect(port, {}))).errorCode, 0);
   });
 
   it('prints a subject in RFC 2253 order, most specific first', () => {

@@ -21,6 +21,8 @@ export interface TestCerts {
   readonly clientKeystore: string;
   readonly clientKey: string;
   readonly clientCert: string;
+  /** The broker's key and certificate as a PKCS12 key store, password `secret`. */
+  readonly brokerPkcs12: string;
   /** A client certificate signed by a CA nobody trusts. */
   readonly strangerKeystore: string;
   /** The client certificate's subject as Kafka prints it (RFC 2253). */
@@ -92,6 +94,18 @@ export function makeTestCerts(): TestCerts {
     signed(dir, 'broker', 'ca', '/CN=localhost', 'subjectAltName=IP:127.0.0.1,DNS:localhost');
     signed(dir, 'client', 'ca', '/C=US/O=skiff/OU=eng/CN=client', 'basicConstraints=CA:FALSE');
     signed(dir, 'stranger', 'stranger-ca', '/CN=stranger', 'basicConstraints=CA:FALSE');
+    openssl(dir, [
+      'pkcs12',
+      '-export',
+      '-in',
+      'broker.crt',
+      '-inkey',
+      'broker.key',
+      '-out',
+      'broker.p12',
+      '-passout',
+      'pass:secret',
+    ]);
   } catch (e) {
     fs.rmSync(dir, { recursive: true, force: true });
     throw e;
@@ -103,6 +117,7 @@ export function makeTestCerts(): TestCerts {
     brokerKeystore: at('broker.pem'),
     brokerKey: at('broker.key'),
     brokerCert: at('broker.crt'),
+    brokerPkcs12: at('broker.p12'),
     clientKeystore: at('client.pem'),
     clientKey: at('client.key'),
     clientCert: at('client.crt'),
