@@ -23,7 +23,7 @@ import { batchSize, lastOffset, readBatchHeader } from '../protocol/records/batc
 import { awaitAcks } from '../replication/delayed-produce.js';
 import type { Partition } from '../replication/partition.js';
 import type { BrokerConfig } from './config.js';
-import { CoordinatorAppends } from './coordinator-appends.js';
+import { CoordinatorAppends, createInternalTopic, followLeadership } from './coordinator-topics.js';
 import type { ReplicaManager } from './replica-manager.js';
 
 /** Bytes read per step while replaying an offsets partition: bounds the memory of a load. */
@@ -83,21 +83,14 @@ export class GroupCoordination implements CoordinatorLog {
   /** Call after the replica manager applied `image` (start-up and every metadata change). */
   applyImage(image: MetadataImage, previous: MetadataImage | null): void {
     if (this.stopped) return;
-    const topic = image.topics.get(CONSUMER_OFFSETS_TOPIC);
-    const stillLed = new Set<number>();
-    for (const state of topic?.partitions ?? []) {
-      const p = this.deps.replicaManager.getPartition(CONSUMER_OFFSETS_TOPIC, state.partition);
-      if (!p?.isLeader) continue;
-      stillLed.add(state.partition);
-      if (this.led.get(state.partition) === p.leaderEpoch) continue;
-      this.led.set(state.partition, p.leaderEpoch);
-      this.load(p);
-    }
-    for (const partition of [...this.led.keys()]) {
-      if (stillLed.has(partition)) continue;
-      this.led.delete(partition);
-      this.coordinator.unload(partition);
-    }
+    followLeadership(
+      CONSUMER_OFFSETS_TOPIC,
+      image,
+      this.deps.replicaManager,
+      this.led,
+      (p) => this.load(p),
+      (partition) => this.coordinator.unload(partition),
+    );
     if (previous !== null) {
       const deleted = [...previous.topics.values()]
         .filter((t) => image.topics.get(t.name)?.topicId !== t.topicId)
@@ -144,42 +137,19 @@ export class GroupCoordination implements CoordinatorLog {
   private ensureOffsetsTopic(): void {
     if (this.creating !== null || this.stopped) return;
     const { config, metadata, logger } = this.deps;
-    const live = metadata.image().brokers.size;
-    const replicationFactor = Math.max(1, Math.min(config.offsetsTopicReplicationFactor, live));
-    this.creating = metadata.controller
-      .createTopics(
-        [
-          {
-            name: CONSUMER_OFFSETS_TOPIC,
-            numPartitions: config.offsetsTopicNumPartitions,
-            replicationFactor,
-            configs: {
-              'cleanup.policy': 'compact',
-              'segment.bytes': String(config.offsetsTopicSegmentBytes),
-              'compression.type': 'producer',
-            },
-          },
-        ],
-        false,
-      )
-      .then(([r]) => {
-        if (r && r.errorCode !== 0 && r.errorCode !== ErrorCode.TOPIC_ALREADY_EXISTS) {
-          logger.warn(
-            `could not create ${CONSUMER_OFFSETS_TOPIC}: ${r.errorMessage ?? `error ${r.errorCode}`}`,
-          );
-        } else if (r?.errorCode === 0) {
-          logger.info(
-            `created ${CONSUMER_OFFSETS_TOPIC} (${config.offsetsTopicNumPartitions} partitions, replication factor ${replicationFactor})`,
-          );
-        }
-      })
-      .catch((e: unknown) =>
-        logger.warn(`could not create ${CONSUMER_OFFSETS_TOPIC}: ${(e as Error).message}`),
-      )
-      .finally(() => {
-        // Let a later FindCoordinator try again if this attempt did not produce the topic.
-        this.creating = null;
-      });
+    this.creating = createInternalTopic(metadata, logger, {
+      name: CONSUMER_OFFSETS_TOPIC,
+      numPartitions: config.offsetsTopicNumPartitions,
+      replicationFactor: config.offsetsTopicReplicationFactor,
+      configs: () => ({
+        'cleanup.policy': 'compact',
+        'segment.bytes': String(config.offsetsTopicSegmentBytes),
+        'compression.type': 'producer',
+      }),
+    }).finally(() => {
+      // Let a later FindCoordinator try again if this attempt did not produce the topic.
+      this.creating = null;
+    });
   }
 
   // ---- CoordinatorLog ------------------------------------------------------------------------

@@ -24,7 +24,7 @@ import { KafkaError } from '../protocol/kafka-error.js';
 import { awaitAcks } from '../replication/delayed-produce.js';
 import type { Partition } from '../replication/partition.js';
 import type { BrokerConfig } from './config.js';
-import { CoordinatorAppends } from './coordinator-appends.js';
+import { CoordinatorAppends, createInternalTopic, followLeadership } from './coordinator-topics.js';
 import { replayLog } from './group-coordination.js';
 import type { BrokerServices } from './handler-context.js';
 
@@ -82,21 +82,14 @@ export class TransactionCoordination implements CoordinatorLog, TxnMarkerTranspo
   /** Call after the replica manager applied `image` (start-up and every metadata change). */
   applyImage(image: MetadataImage): void {
     if (this.stopped) return;
-    const topic = image.topics.get(TRANSACTION_STATE_TOPIC);
-    const stillLed = new Set<number>();
-    for (const state of topic?.partitions ?? []) {
-      const p = this.deps.replicaManager.getPartition(TRANSACTION_STATE_TOPIC, state.partition);
-      if (!p?.isLeader) continue;
-      stillLed.add(state.partition);
-      if (this.led.get(state.partition) === p.leaderEpoch) continue;
-      this.led.set(state.partition, p.leaderEpoch);
-      this.load(p);
-    }
-    for (const partition of [...this.led.keys()]) {
-      if (stillLed.has(partition)) continue;
-      this.led.delete(partition);
-      this.coordinator.unload(partition);
-    }
+    followLeadership(
+      TRANSACTION_STATE_TOPIC,
+      image,
+      this.deps.replicaManager,
+      this.led,
+      (p) => this.load(p),
+      (partition) => this.coordinator.unload(partition),
+    );
   }
 
   shutdown(): void {
@@ -136,46 +129,22 @@ export class TransactionCoordination implements CoordinatorLog, TxnMarkerTranspo
     if (this.creating !== null || this.stopped) return;
     const { config, metadata, logger } = this.deps;
     const t = config.transactions;
-    const live = metadata.image().brokers.size;
-    const replicationFactor = Math.max(1, Math.min(t.stateLogReplicationFactor, live));
-    // As the replication factor is capped by the live brokers, so is min.insync.replicas: a
-    // one-broker cluster must be able to write its transactions.
-    const minIsr = Math.min(t.stateLogMinIsr, replicationFactor);
-    this.creating = metadata.controller
-      .createTopics(
-        [
-          {
-            name: TRANSACTION_STATE_TOPIC,
-            numPartitions: t.stateLogNumPartitions,
-            replicationFactor,
-            configs: {
-              'cleanup.policy': 'compact',
-              'compression.type': 'uncompressed',
-              'min.insync.replicas': String(minIsr),
-              'segment.bytes': String(t.stateLogSegmentBytes),
-              'unclean.leader.election.enable': 'false',
-            },
-          },
-        ],
-        false,
-      )
-      .then(([r]) => {
-        if (r && r.errorCode !== 0 && r.errorCode !== ErrorCode.TOPIC_ALREADY_EXISTS) {
-          logger.warn(
-            `could not create ${TRANSACTION_STATE_TOPIC}: ${r.errorMessage ?? `error ${r.errorCode}`}`,
-          );
-        } else if (r?.errorCode === 0) {
-          logger.info(
-            `created ${TRANSACTION_STATE_TOPIC} (${t.stateLogNumPartitions} partitions, replication factor ${replicationFactor}, min.insync.replicas ${minIsr})`,
-          );
-        }
-      })
-      .catch((e: unknown) =>
-        logger.warn(`could not create ${TRANSACTION_STATE_TOPIC}: ${(e as Error).message}`),
-      )
-      .finally(() => {
-        this.creating = null;
-      });
+    this.creating = createInternalTopic(metadata, logger, {
+      name: TRANSACTION_STATE_TOPIC,
+      numPartitions: t.stateLogNumPartitions,
+      replicationFactor: t.stateLogReplicationFactor,
+      // As the replication factor is capped by the live brokers, so is min.insync.replicas: a
+      // one-broker cluster must be able to write its transactions.
+      configs: (replicationFactor) => ({
+        'cleanup.policy': 'compact',
+        'compression.type': 'uncompressed',
+        'min.insync.replicas': String(Math.min(t.stateLogMinIsr, replicationFactor)),
+        'segment.bytes': String(t.stateLogSegmentBytes),
+        'unclean.leader.election.enable': 'false',
+      }),
+    }).finally(() => {
+      this.creating = null;
+    });
   }
 
   // ---- CoordinatorLog ------------------------------------------------------------------------
