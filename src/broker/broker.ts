@@ -17,6 +17,7 @@ import type { Scheduler } from '../common/scheduler.js';
 import type { ClusterMetadata } from '../metadata/cluster-metadata.js';
 import { brokerConfigValue, type ConfigValue, layersFor } from '../metadata/config-resolve.js';
 import type { Metrics } from '../metrics/registry.js';
+import { ConnectionSlots } from '../network/connection-slots.js';
 import { type BoundAddress, SocketServer } from '../network/socket-server.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import type { FetcherConfig } from '../replication/fetcher.js';
@@ -211,6 +212,8 @@ export class Broker {
   /** One socket server per listener; an SSL listener's TLS material is read now (a bad one fails the start). */
   private socketServers(logger: Logger): ReadonlyMap<string, SocketServer> {
     const { config, clock, scheduler, fs } = this.deps;
+    // max.connections is one limit over every listener, as in Kafka.
+    const slots = new ConnectionSlots(config.maxConnections);
     return new Map(
       config.listeners.map((l) => [
         l.listenerName,
@@ -228,6 +231,7 @@ export class Broker {
             maxQueuedBytesPerConnection: config.queuedMaxRequestBytesPerConnection,
             connectionsMaxIdleMs: config.connectionsMaxIdleMs,
             maxConnections: config.maxConnections,
+            slots,
           },
           this.router,
           clock,

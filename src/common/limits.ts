@@ -45,6 +45,11 @@ export const LIMITS = Object.freeze({
   groupMaxSize: 1_000,
   /** Connections when max.connections is not set (Kafka's default is Integer.MAX_VALUE): each costs buffers and a socket, and one runaway client must not exhaust the process. */
   connections: 10_000,
+  /**
+   * Longest TLS handshake an SSL listener waits for (Node's default is 2 minutes; Kafka only has the
+   * idle limit): a handshake takes milliseconds, and a socket that stalls in it holds a connection slot.
+   */
+  tlsHandshakeMs: 10_000,
   /** Client quota entities metered at once per quota type (each a Rate); beyond, the longest idle is dropped. */
   clientQuotaSensors: 10_000,
   /** A SASL exchange not complete this long after its first request is failed (Kafka has no bound; a slow client holds a connection otherwise). */

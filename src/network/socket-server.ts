@@ -1,12 +1,14 @@
 import * as net from 'node:net';
 import * as tls from 'node:tls';
 import type { Clock } from '../common/clock.js';
+import { LIMITS } from '../common/limits.js';
 import type { Logger } from '../common/logger.js';
 import type { Scheduler } from '../common/scheduler.js';
 import { FramePool } from '../protocol/framing.js';
 import { ANONYMOUS, type SecurityProtocol } from '../security/principal.js';
 import { rfc2253Subject, sslPrincipal } from '../security/ssl-principal.js';
 import type { TlsServerSettings } from '../security/tls.js';
+import { ConnectionSlots } from './connection-slots.js';
 import type { RequestHandler } from './request-handler.js';
 import { type ConnectionSecurity, ServerConnection } from './server-connection.js';
 
@@ -29,6 +31,8 @@ export interface SocketServerConfig {
   readonly connectionsMaxIdleMs: number;
   /** max.connections: new sockets beyond this are closed at once. */
   readonly maxConnections: number;
+  /** The broker-wide max.connections count when the broker has several listeners (else this server's own). */
+  readonly slots?: ConnectionSlots;
 }
 
 /**
@@ -59,6 +63,7 @@ export class SocketServer {
 
   private readonly listenerName: string;
   private readonly securityProtocol: SecurityProtocol;
+  private readonly slots: ConnectionSlots;
 
   constructor(
     private readonly config: SocketServerConfig,
@@ -69,6 +74,7 @@ export class SocketServer {
   ) {
     this.securityProtocol = config.securityProtocol ?? 'PLAINTEXT';
     this.listenerName = config.listenerName ?? this.securityProtocol;
+    this.slots = config.slots ?? new ConnectionSlots(config.maxConnections);
     this.server = this.createServer();
     // Errors before listening reject listen(); later ones are logged and the listener carries on.
     this.server.on('error', (e) => {
@@ -86,28 +92,38 @@ export class SocketServer {
   private createServer(): net.Server {
     switch (this.securityProtocol) {
       case 'PLAINTEXT':
-        return net.createServer({ noDelay: true }, (socket) =>
-          this.accept(socket, { ...this.listener(), principal: ANONYMOUS, plainSocket: true }),
-        );
+        return net.createServer({ noDelay: true }, (socket) => {
+          if (this.admit(socket))
+            this.accept(socket, { ...this.listener(), principal: ANONYMOUS, plainSocket: true });
+        });
       case 'SSL': {
         const settings = this.config.tls;
         if (settings === undefined)
           throw new Error(`listener ${this.listenerName}: SSL without TLS settings`);
-        const server = tls.createServer({ ...settings.options, noDelay: true }, (socket) => {
-          // `requested`: a certificate that does not verify is refused; none at all is ANONYMOUS.
-          const peer = socket.getPeerX509Certificate();
-          const refuse = (why: string): void => {
-            this.logger.warn(
-              `SSL handshake failed on listener ${this.listenerName} from ${socket.remoteAddress}:${socket.remotePort}: ${why}`,
-            );
-            socket.destroy();
-          };
-          if (peer !== undefined && !socket.authorized)
-            return refuse(`client certificate not trusted (${socket.authorizationError})`);
-          const principal = sslPrincipal(peer, settings.principalMapper);
-          if (principal === null)
-            return refuse(`no ssl.principal.mapping.rules rule applies to ${rfc2253Subject(peer!.subject)}`);
-          this.accept(socket, { ...this.listener(), principal, plainSocket: false });
+        const server = tls.createServer(
+          { ...settings.options, noDelay: true, handshakeTimeout: LIMITS.tlsHandshakeMs },
+          (socket) => {
+            // `requested`: a certificate that does not verify is refused; none at all is ANONYMOUS.
+            const peer = socket.getPeerX509Certificate();
+            const refuse = (why: string): void => {
+              this.logger.warn(
+                `SSL handshake failed on listener ${this.listenerName} from ${socket.remoteAddress}:${socket.remotePort}: ${why}`,
+              );
+              socket.destroy();
+            };
+            if (peer !== undefined && !socket.authorized)
+              return refuse(`client certificate not trusted (${socket.authorizationError})`);
+            const principal = sslPrincipal(peer, settings.principalMapper);
+            if (principal === null)
+              return refuse(
+                `no ssl.principal.mapping.rules rule applies to ${rfc2253Subject(peer!.subject)}`,
+              );
+            this.accept(socket, { ...this.listener(), principal, plainSocket: false });
+          },
+        );
+        // The slot is taken before the handshake: a flood of stalled handshakes meets max.connections.
+        server.prependListener('connection', (raw: net.Socket) => {
+          if (!this.admit(raw)) raw.destroy();
         });
         server.on('tlsClientError', (e, socket) => {
           this.logger.warn(
@@ -154,15 +170,21 @@ export class SocketServer {
     });
   }
 
-  private accept(socket: net.Socket, security: ConnectionSecurity): void {
-    if (this.connections.size >= this.config.maxConnections) {
+  /** Takes a max.connections slot for a new socket, given back when it closes; false: refused and closed. */
+  private admit(socket: net.Socket): boolean {
+    if (!this.slots.tryTake()) {
       this.rejected++;
       this.logger.warn(
-        `rejecting connection from ${socket.remoteAddress}:${socket.remotePort}: max.connections ${this.config.maxConnections} reached`,
+        `rejecting connection from ${socket.remoteAddress}:${socket.remotePort} on listener ${this.listenerName}: max.connections ${this.slots.max} reached`,
       );
       socket.destroy();
-      return;
+      return false;
     }
+    socket.once('close', () => this.slots.give());
+    return true;
+  }
+
+  private accept(socket: net.Socket, security: ConnectionSecurity): void {
     const local = this.bound ? `${this.bound.host}:${this.bound.port}` : '?';
     const id = `${local}-${socket.remoteAddress}:${socket.remotePort}-${this.nextConnectionIndex++}`;
     const conn = new ServerConnection(

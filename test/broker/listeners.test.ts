@@ -256,3 +256,27 @@ describe('a broker with several listeners', () => {
     assert.equal(hidden.coordinators[0]!.errorCode, ErrorCode.COORDINATOR_NOT_AVAILABLE);
   });
 });
+
+describe('max.connections over several listeners', () => {
+  it('is one limit for the whole broker, as in Kafka', async () => {
+    const b = await startBroker({
+      listeners: 'PLAINTEXT://127.0.0.1:0,INTERNAL://127.0.0.1:0',
+      'listener.security.protocol.map': 'PLAINTEXT:PLAINTEXT,INTERNAL:PLAINTEXT',
+      'max.connections': '1',
+    });
+    const ports = new Map([...b.broker.addresses].map(([name, a]) => [name, a.port]));
+    const first = await ClientConnection.connect('127.0.0.1', ports.get('PLAINTEXT')!, { clientId: 'one' });
+    try {
+      const second = await ClientConnection.connect('127.0.0.1', ports.get('INTERNAL')!, { clientId: 'two' });
+      // Accepted by the kernel, closed by the broker at once: the close is what this connection sees.
+      await second.closed();
+      assert.match(
+        b.logger.lines.join('\n'),
+        /rejecting connection from 127\.0\.0\.1:\d+ on listener INTERNAL: max.connections 1 reached/,
+      );
+    } finally {
+      first.close();
+      await b.stop();
+    }
+  });
+});

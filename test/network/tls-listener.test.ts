@@ -41,7 +41,12 @@ describe('SSL listener', () => {
   });
 
   /** A listener whose handler answers ApiVersions and records who asked. */
-  async function start(clientAuth: SslClientAuth, inline = false, extra: Record<string, string> = {}) {
+  async function start(
+    clientAuth: SslClientAuth,
+    inline = false,
+    extra: Record<string, string> = {},
+    maxConnections = 100,
+  ) {
     const logger = new MemoryLogger();
     const clock = new ManualClock();
     const seen: ConnectionInfo[] = [];
@@ -79,7 +84,7 @@ describe('SSL listener', () => {
         maxQueuedRequestsPerConnection: 4,
         maxQueuedBytesPerConnection: 1 << 20,
         connectionsMaxIdleMs: 600_000,
-        maxConnections: 100,
+        maxConnections,
       },
       handler,
       clock,
@@ -258,6 +263,36 @@ describe('SSL listener', () => {
       'ssl.keystore.password': 'secret',
     });
     assert.equal((await apiVersions(await connect(port, {}))).errorCode, 0);
+  });
+
+  it('counts a socket against max.connections from before its handshake', async () => {
+    const { port, logger } = await start('none', false, {}, 1);
+    // A socket that never says hello holds the one slot.
+    const stalled = await new Promise<net.Socket>((resolve) => {
+      const s = net.connect({ host: '127.0.0.1', port }, () => resolve(s));
+      s.on('error', () => {});
+    });
+    try {
+      await assert.rejects(async () => apiVersions(await connect(port, {})));
+      const lines = logger.lines.filter((l) => /127\.0\.0\.1/.test(l));
+      assert.equal(lines.length, 1, lines.join('\n'));
+      assert.match(
+        lines[0]!,
+        /rejecting connection from 127\.0\.0\.1:\d+ on listener SECURE: max.connections 1 reached/,
+      );
+    } finally {
+      stalled.destroy();
+    }
+    // The slot comes back once the server has seen the close.
+    for (let attempt = 0; ; attempt++) {
+      try {
+        assert.equal((await apiVersions(await connect(port, {}))).errorCode, 0);
+        break;
+      } catch (e) {
+        if (attempt === 50) throw e;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    }
   });
 
   it('prints a subject in RFC 2253 order, most specific first', () => {
