@@ -1,10 +1,11 @@
 /**
- * `skiff transactions` against a real `skiff broker` child process: describe-producers reads the
- * partition leader's producer state through DescribeProducers (API 61) and prints Kafka's table;
- * the other subcommands against a scripted peer until the broker serves the coordinator's APIs.
+ * `skiff transactions` against a real `skiff broker` child process (describe-producers, and list,
+ * describe, find-hanging and abort over a KafkaJS transaction left open), and against a scripted
+ * peer for answers a real broker does not readily give (a hanging transaction, errors).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { Kafka, logLevel } from 'kafkajs';
 import { formatProducers, prettyTable, runTransactions } from '../../src/cli/tools/transactions.js';
 import { KafkaClient } from '../../src/client/kafka-client.js';
 import { Producer } from '../../src/client/producer.js';
@@ -20,12 +21,17 @@ import { type BrokerProcess, startBrokerProcess } from '../support/broker-proces
 import { type FakeBroker, type Handler, startFakeBroker } from './fake-broker.js';
 import { skiff } from './in-process.js';
 
-describe('skiff transactions describe-producers', () => {
+describe('skiff transactions against a broker', () => {
   let broker: BrokerProcess;
   let producer = { producerId: -1n, producerEpoch: -1 };
-  const txn = (...args: string[]) => skiff(['transactions', '--bootstrap-server', broker.bootstrap, ...args]);
+  const tool = (...args: string[]) =>
+    skiff(['transactions', '--bootstrap-server', broker.bootstrap, ...args]);
   before(async () => {
-    broker = await startBrokerProcess();
+    broker = await startBrokerProcess([
+      'transaction.state.log.replication.factor=1',
+      'transaction.state.log.min.isr=1',
+      'transaction.state.log.num.partitions=2',
+    ]);
     const bs = ['--bootstrap-server', broker.bootstrap];
     const created = await skiff(['topics', ...bs, '--create', '--topic', 'orders', '--partitions', '2']);
     assert.equal(created.status, 0, created.stderr);
@@ -56,7 +62,7 @@ describe('skiff transactions describe-producers', () => {
   });
 
   it("prints the leader's producers of a partition in Kafka's table", async () => {
-    const r = await txn('describe-producers', '--topic', 'orders', '--partition', '0');
+    const r = await tool('describe-producers', '--topic', 'orders', '--partition', '0');
     assert.equal(r.status, 0, r.stderr);
     assert.ok(producer.producerId >= 0n);
     assert.deepEqual(
@@ -73,9 +79,17 @@ describe('skiff transactions describe-producers', () => {
       ]),
     );
     // The same replica, asked by broker id.
-    const byId = await txn('describe-producers', '--topic', 'orders', '--partition', '0', '--broker-id', '1');
+    const byId = await tool(
+      'describe-producers',
+      '--topic',
+      'orders',
+      '--partition',
+      '0',
+      '--broker-id',
+      '1',
+    );
     assert.equal(byId.stdout, r.stdout);
-    const empty = await txn('describe-producers', '--topic', 'orders', '--partition', '1');
+    const empty = await tool('describe-producers', '--topic', 'orders', '--partition', '1');
     assert.equal(empty.status, 0, empty.stderr);
     assert.equal(empty.stdout, `${formatProducers([]).join('\n')}\n`, 'the headers alone');
   });
@@ -87,28 +101,65 @@ describe('skiff transactions describe-producers', () => {
     ]);
   });
 
+  it('lists, describes and aborts an open transaction of a real transactional producer', async () => {
+    const kafka = new Kafka({ clientId: 'cli-tx', brokers: [broker.bootstrap], logLevel: logLevel.NOTHING });
+    const p = kafka.producer({ transactionalId: 'cli-tx', idempotent: true, maxInFlightRequests: 1 });
+    await p.connect();
+    try {
+      const txn = await p.transaction();
+      await txn.send({ topic: 'orders', messages: [{ value: 'open', partition: 1 }] });
+      const rows = async (...args: string[]) => {
+        const r = await tool(...args);
+        assert.equal(r.status, 0, r.stderr);
+        return r.stdout
+          .split('\n')
+          .slice(1, -1)
+          .map((l) => l.split('\t').map((c) => c.trim()));
+      };
+      const listed = await rows('list');
+      const mine = listed.find((r) => r[0] === 'cli-tx');
+      assert.ok(mine !== undefined, JSON.stringify(listed));
+      assert.deepEqual([mine[1], mine[3]], ['1', 'Ongoing']);
+      const [described] = await rows('describe', '--transactional-id', 'cli-tx');
+      assert.deepEqual(
+        [described![0], described![1], described![2], described![4], described![8]],
+        ['1', 'cli-tx', mine[2], 'Ongoing', 'orders-1'],
+      );
+      const [open] = await rows('describe-producers', '--topic', 'orders', '--partition', '1');
+      assert.deepEqual([open![0], open![5]], [mine[2], '0'], 'its transaction starts at offset 0');
+      // The coordinator still has the partition in the transaction: not hanging, however old.
+      assert.deepEqual(await rows('find-hanging', '--topic', 'orders', '--max-transaction-timeout', '0'), []);
+      assert.deepEqual(
+        await rows('abort', '--topic', 'orders', '--partition', '1', '--start-offset', '0'),
+        [],
+      );
+      const [aborted] = await rows('describe-producers', '--topic', 'orders', '--partition', '1');
+      assert.equal(aborted![5], 'None', 'the ABORT marker ended it on the partition');
+      await txn.abort();
+    } finally {
+      await p.disconnect();
+    }
+  });
+
   it('fails with one line for a partition that does not exist and for bad usage', async () => {
-    const unknown = await txn('describe-producers', '--topic', 'nope', '--partition', '0');
+    const unknown = await tool('describe-producers', '--topic', 'nope', '--partition', '0');
     assert.equal(unknown.status, 1);
     assert.match(
       unknown.stderr,
       /^skiff transactions: Failed to describe producers for partition nope-0 on leader: /,
     );
     assert.equal(unknown.stderr.trimEnd().split('\n').length, 1);
-    const noPartition = await txn('describe-producers', '--topic', 'orders');
+    const noPartition = await tool('describe-producers', '--topic', 'orders');
     assert.equal(noPartition.status, 2);
     assert.match(noPartition.stderr, /--partition/);
-    const badCommand = await txn('abort-everything');
+    const badCommand = await tool('abort-everything');
     assert.equal(badCommand.status, 2);
     assert.match(badCommand.stderr, /invalid choice: 'abort-everything'/);
   });
 });
 
-/**
- * The subcommands that need a transaction coordinator, against a scripted peer (fake-broker.ts):
- * the requests the tool builds and Kafka's tables for constructed answers.
- */
-describe('skiff transactions list, describe, abort, find-hanging (scripted broker)', () => {
+/** The requests the tool builds and Kafka's tables for constructed answers (fake-broker.ts). */
+describe('skiff transactions against a scripted broker', () => {
   const NOW = 1_700_000_600_000;
   const runtime = { ...systemRuntime(), clock: new ManualClock(NOW) };
   const producerState = (producerId: bigint, startOffset: bigint, lastTimestamp: bigint) => ({
