@@ -180,6 +180,7 @@ export class Broker {
       events,
       ...(deps.metrics && { metrics: new BrokerMetrics(deps.metrics) }),
       clientQuotas: this.clientQuotas,
+      verifyTransaction: (...a) => this.transactions.verifyTransaction(...a),
     };
     this.groups = deps.groupApi === undefined ? new GroupCoordination(services) : null;
     const txn = this.wireTransactions(services);
@@ -280,6 +281,8 @@ export class Broker {
       ...services,
       writeTxnMarkers: (req) => api!.writeTxnMarkersAsLeader(req),
       sendTxnMarkers: (brokerId, req) => this.replicaTransport.writeTxnMarkers(brokerId, req),
+      sendAddPartitionsToTxn: (brokerId, req) => this.replicaTransport.addPartitionsToTxn(brokerId, req),
+      verificationEnabled: () => this.currentConfig('transaction.partition.verification.enable') === true,
       requestTimeoutMs,
     });
     // Markers on __consumer_offsets complete the transactional offset commits of the group

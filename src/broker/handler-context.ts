@@ -57,6 +57,17 @@ export interface BrokerServices {
   readonly events?: EventJournal;
   /** The request and topic metrics; absent when the broker keeps none. */
   readonly metrics?: BrokerMetrics;
+  /**
+   * KIP-890's verification (transaction.partition.verification.enable): asks the transactional
+   * id's coordinator whether these partitions were added to the producer's ongoing transaction;
+   * each partition's error code (0: added). Null when verification is off; absent in bare tests.
+   */
+  verifyTransaction?(
+    transactionalId: string,
+    producerId: bigint,
+    producerEpoch: number,
+    partitions: ReadonlyMap<string, readonly number[]>,
+  ): Promise<ReadonlyMap<string, ReadonlyMap<number, number>>> | null;
   /** Client quotas (produce, fetch, request); absent in bare tests, where nothing is throttled. */
   readonly clientQuotas?: ClientQuotas;
   /** SASL authentication of the SASL_PLAINTEXT / SASL_SSL listeners; absent: the broker has none. */

@@ -12,6 +12,14 @@ import { type ClusterMetadata, endpointOf } from '../metadata/cluster-metadata.j
 import { ClientConnection } from '../network/client-connection.js';
 import { FramePool } from '../protocol/framing.js';
 import {
+  type AddPartitionsToTxnRequest,
+  AddPartitionsToTxnRequestCodec,
+} from '../protocol/generated/AddPartitionsToTxnRequest.js';
+import {
+  type AddPartitionsToTxnResponse,
+  AddPartitionsToTxnResponseCodec,
+} from '../protocol/generated/AddPartitionsToTxnResponse.js';
+import {
   defaultReplicaState,
   type FetchRequest,
   FetchRequestCodec,
@@ -35,6 +43,8 @@ import { KafkaError } from '../protocol/kafka-error.js';
 import type { LeaderOffsets, ReplicaTransport } from '../replication/fetcher.js';
 
 const FETCH_VERSION = 12;
+/** The broker form of AddPartitionsToTxn, with TRANSACTION_ABORTABLE (KIP-890). */
+const ADD_PARTITIONS_TO_TXN_VERSION = 5;
 /** The flexible version of WriteTxnMarkers. */
 const WRITE_TXN_MARKERS_VERSION = 1;
 const LIST_OFFSETS_VERSION = 7;
@@ -63,7 +73,7 @@ export class BrokerReplicaTransport implements ReplicaTransport {
     private readonly tls?: tls.ConnectionOptions,
   ) {}
 
-  /** `fetcherId` 'txn-markers': the transaction coordinator's own connection to that broker. */
+  /** `fetcherId` 'txn-markers': the transaction requests' own connection to that broker (markers, verification). */
   private connection(leaderId: number, fetcherId: number | 'txn-markers' = 0): Promise<ClientConnection> {
     if (this.closed) return Promise.reject(new Error('replica transport closed'));
     const b = this.metadata.image().brokers.get(leaderId);
@@ -111,6 +121,21 @@ export class BrokerReplicaTransport implements ReplicaTransport {
     // v12 carries the replica id at the top level; ReplicaState (with the broker epoch) is v15+.
     const v12 = { ...request, replicaState: defaultReplicaState() };
     return conn.send(ApiKey.Fetch, FETCH_VERSION, FetchRequestCodec, v12, FetchResponseCodec);
+  }
+
+  /** AddPartitionsToTxn (the broker form: verifyOnly) from a partition leader to a transaction coordinator. */
+  async addPartitionsToTxn(
+    brokerId: number,
+    request: AddPartitionsToTxnRequest,
+  ): Promise<AddPartitionsToTxnResponse> {
+    const conn = await this.connection(brokerId, 'txn-markers');
+    return conn.send(
+      ApiKey.AddPartitionsToTxn,
+      ADD_PARTITIONS_TO_TXN_VERSION,
+      AddPartitionsToTxnRequestCodec,
+      request,
+      AddPartitionsToTxnResponseCodec,
+    );
   }
 
   /** WriteTxnMarkers from this broker's transaction coordinator to a partition leader, over the inter-broker listener. */

@@ -14,9 +14,11 @@ import { coordinatorBatch } from '../coordinator/batches.js';
 import type { CoordinatorNode } from '../coordinator/find-coordinator.js';
 import type { CoordinatorLog, CoordinatorRecord } from '../coordinator/records.js';
 import { TRANSACTION_STATE_TOPIC } from '../coordinator/transaction/config.js';
-import { TransactionCoordinator } from '../coordinator/transaction/coordinator.js';
+import { type TopicPartitions, TransactionCoordinator } from '../coordinator/transaction/coordinator.js';
 import type { TxnMarkerTransport } from '../coordinator/transaction/markers.js';
 import { type ClusterMetadata, endpointOf, type MetadataImage } from '../metadata/cluster-metadata.js';
+import type { AddPartitionsToTxnRequest } from '../protocol/generated/AddPartitionsToTxnRequest.js';
+import type { AddPartitionsToTxnResponse } from '../protocol/generated/AddPartitionsToTxnResponse.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import type { WriteTxnMarkersRequest } from '../protocol/generated/WriteTxnMarkersRequest.js';
 import type { WriteTxnMarkersResponse } from '../protocol/generated/WriteTxnMarkersResponse.js';
@@ -35,6 +37,13 @@ export interface TransactionCoordinationDeps
   > {
   /** Answers WriteTxnMarkers as a partition leader (this broker's own markers take this path too). */
   writeTxnMarkers(request: WriteTxnMarkersRequest): Promise<WriteTxnMarkersResponse>;
+  /** Sends AddPartitionsToTxn (verifyOnly) to another broker's transaction coordinator. */
+  sendAddPartitionsToTxn(
+    brokerId: number,
+    request: AddPartitionsToTxnRequest,
+  ): Promise<AddPartitionsToTxnResponse>;
+  /** transaction.partition.verification.enable, read at each produce (a dynamic config). */
+  verificationEnabled(): boolean;
   /** Sends WriteTxnMarkers to another broker (over the inter-broker listener). */
   sendTxnMarkers(brokerId: number, request: WriteTxnMarkersRequest): Promise<WriteTxnMarkersResponse>;
   /** request.timeout.ms: how long a coordinator write waits for its replication. */
@@ -153,6 +162,76 @@ export class TransactionCoordination implements CoordinatorLog, TxnMarkerTranspo
     return this.appends.append(partition, records);
   }
 
+  // ---- KIP-890 verification (the partition leader's side) -------------------------------------
+
+  /**
+   * Asks the transactional id's coordinator (this broker's, or another's over the network) which
+   * of `partitions` its ongoing transaction holds — Kafka's AddPartitionsToTxnManager. Errors as
+   * Kafka maps them for the produce: PRODUCER_FENCED as INVALID_PRODUCER_EPOCH, a partition not
+   * added (TRANSACTION_ABORTABLE) as INVALID_TXN_STATE, an unreachable coordinator as
+   * NETWORK_EXCEPTION. Null when transaction.partition.verification.enable is off.
+   */
+  verifyTransaction(
+    transactionalId: string,
+    producerId: bigint,
+    producerEpoch: number,
+    partitions: TopicPartitions,
+  ): Promise<ReadonlyMap<string, ReadonlyMap<number, number>>> | null {
+    if (!this.deps.verificationEnabled()) return null;
+    const all = (code: number) =>
+      new Map([...partitions].map(([t, ps]) => [t, new Map(ps.map((p) => [p, code]))]));
+    const mapped = (codes: ReadonlyMap<string, ReadonlyMap<number, number>>) =>
+      new Map(
+        [...codes].map(([t, m]) => [t, new Map([...m].map(([p, code]) => [p, verificationError(code)]))]),
+      );
+    const image = this.deps.metadata.image();
+    const state =
+      image.topics.get(TRANSACTION_STATE_TOPIC)?.partitions[this.coordinator.partitionFor(transactionalId)];
+    const leader = state?.leader ?? -1;
+    if (leader < 0) return Promise.resolve(all(ErrorCode.COORDINATOR_NOT_AVAILABLE));
+    if (leader === this.deps.config.nodeId) {
+      return Promise.resolve(
+        mapped(this.coordinator.verifyPartitions(transactionalId, producerId, producerEpoch, partitions)),
+      );
+    }
+    const request: AddPartitionsToTxnRequest = {
+      v3AndBelowTransactionalId: '',
+      v3AndBelowProducerId: 0n,
+      v3AndBelowProducerEpoch: 0,
+      v3AndBelowTopics: [],
+      transactions: [
+        {
+          transactionalId,
+          producerId,
+          producerEpoch,
+          verifyOnly: true,
+          topics: [...partitions].map(([name, ps]) => ({ name, partitions: [...ps] })),
+        },
+      ],
+    };
+    return this.deps.sendAddPartitionsToTxn(leader, request).then(
+      (resp) => {
+        if (resp.errorCode !== ErrorCode.NONE) {
+          return all(
+            resp.errorCode === ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+              ? ErrorCode.INVALID_TXN_STATE
+              : resp.errorCode,
+          );
+        }
+        const codes = new Map<string, Map<number, number>>();
+        for (const r of resp.resultsByTransaction) {
+          for (const t of r.topicResults) {
+            const m = codes.get(t.name) ?? new Map<number, number>();
+            for (const p of t.resultsByPartition) m.set(p.partitionIndex, p.partitionErrorCode);
+            codes.set(t.name, m);
+          }
+        }
+        return mapped(codes);
+      },
+      () => all(ErrorCode.NETWORK_EXCEPTION),
+    );
+  }
+
   // ---- TxnMarkerTransport --------------------------------------------------------------------
 
   leaderOf(topic: string, partition: number): number | null | undefined {
@@ -166,4 +245,11 @@ export class TransactionCoordination implements CoordinatorLog, TxnMarkerTranspo
     if (brokerId === this.deps.config.nodeId) return this.deps.writeTxnMarkers(request);
     return this.deps.sendTxnMarkers(brokerId, request);
   }
+}
+
+/** A coordinator's verification answer as the partition leader reports it (AddPartitionsToTxnManager). */
+function verificationError(code: number): number {
+  if (code === ErrorCode.PRODUCER_FENCED) return ErrorCode.INVALID_PRODUCER_EPOCH;
+  if (code === ErrorCode.TRANSACTION_ABORTABLE) return ErrorCode.INVALID_TXN_STATE;
+  return code;
 }

@@ -9,7 +9,7 @@ function def(
   type: ConfigType,
   defaultValue: string,
   doc: string,
-  extra: { readonly min?: number } = {},
+  extra: { readonly min?: number; readonly dynamic?: boolean } = {},
 ): ConfigDef {
   return { name, scope: 'broker', type, defaultValue, doc, ...extra };
 }
@@ -50,5 +50,12 @@ export const TRANSACTION_BROKER_CONFIGS: readonly ConfigDef[] = [
     '3600000',
     'How often transactional ids past transactional.id.expiration.ms are removed.',
     { min: 1 },
+  ),
+  def(
+    'transaction.partition.verification.enable',
+    'boolean',
+    'true',
+    "KIP-890: a partition leader asks the transaction coordinator whether a transaction's first write to it was added.",
+    { dynamic: true },
   ),
 ];

@@ -214,4 +214,66 @@ describe('transaction coordinator APIs on the broker', () => {
     }
     assert.equal(state, 'CompleteCommit');
   });
+
+  it('KIP-890: a transactional write to a partition not added to the transaction is INVALID_TXN_STATE', async () => {
+    const { producerId, producerEpoch } = await initReady('tx-verify');
+    const add = await b.call<AddPartitionsToTxnResponse>(conn, 24, 3, {
+      transactions: [],
+      v3AndBelowTransactionalId: 'tx-verify',
+      v3AndBelowProducerId: producerId,
+      v3AndBelowProducerEpoch: producerEpoch,
+      v3AndBelowTopics: [{ name: 'orders', partitions: [0] }],
+    });
+    assert.equal(add.resultsByTopicV3AndBelow[0]!.resultsByPartition[0]!.partitionErrorCode, 0);
+    const produce = (partition: number, baseSequence: number) =>
+      b.call<ProduceResponse>(conn, 0, 9, {
+        transactionalId: 'tx-verify',
+        acks: -1,
+        timeoutMs: 5000,
+        topicData: [
+          {
+            name: 'orders',
+            partitionData: [
+              {
+                index: partition,
+                records: encodeBatch({
+                  producerId,
+                  producerEpoch,
+                  baseSequence,
+                  isTransactional: true,
+                  baseTimestamp: 1_700_000_000_000n,
+                  records: [{ key: null, value: Buffer.from(`p${partition}`) }],
+                }),
+              },
+            ],
+          },
+        ],
+      });
+    const added = await produce(0, 0);
+    assert.equal(added.responses[0]!.partitionResponses[0]!.errorCode, 0);
+    const notAdded = await produce(1, 0);
+    const refused = notAdded.responses[0]!.partitionResponses[0]!;
+    assert.equal(refused.errorCode, ErrorCode.INVALID_TXN_STATE);
+    assert.equal(refused.errorMessage, 'Partition was not added to the transaction');
+    // Off (a dynamic broker config), the leader takes the write as Kafka before KIP-890 did.
+    const alter = await b.call<{ responses: { errorCode: number }[] }>(conn, 44, 1, {
+      validateOnly: false,
+      resources: [
+        {
+          resourceType: 4,
+          resourceName: '',
+          configs: [
+            { name: 'transaction.partition.verification.enable', configOperation: 0, value: 'false' },
+          ],
+        },
+      ],
+    });
+    assert.equal(alter.responses[0]!.errorCode, 0);
+    let code = -1;
+    for (let i = 0; i < 100 && code !== 0; i++) {
+      code = (await produce(1, 0)).responses[0]!.partitionResponses[0]!.errorCode;
+      if (code !== 0) await sleep(10);
+    }
+    assert.equal(code, 0);
+  });
 });

@@ -15,9 +15,12 @@ import {
 } from '../../protocol/generated/ProduceResponse.js';
 import {
   ATTRIBUTES_OFFSET,
+  BATCH_HEADER_SIZE,
   BATCH_LENGTH_OFFSET,
+  isTransactional,
   LOG_OVERHEAD,
   MAGIC_OFFSET,
+  readBatchHeader,
 } from '../../protocol/records/batch.js';
 import { awaitAcks, type PendingAcks } from '../../replication/delayed-produce.js';
 import { AclOperation, ResourceType } from '../../security/acl.js';
@@ -100,6 +103,7 @@ export async function handleProduce(
   const pending: { response: PartitionProduceResponse; acks: PendingAcks }[] = [];
   const image = b.metadata.image();
   const denied = produceDenied(b, ctx, req);
+  const unverified = validAcks ? await verifyTransactionalWrites(b, req) : null;
   const responses = req.topicData.map((t) => ({
     name: t.name,
     partitionResponses: t.partitionData.map((pd) => {
@@ -113,6 +117,10 @@ export async function handleProduce(
       }
       const p = b.replicaManager.getPartition(t.name, pd.index);
       if (!p) return errorResponse(pd.index, notHostedError(b, t.name, pd.index), null);
+      const verification = unverified?.get(t.name)?.get(pd.index) ?? ErrorCode.NONE;
+      if (verification !== ErrorCode.NONE) {
+        return errorResponse(pd.index, verification, verificationMessage(verification));
+      }
       const records = produceBatch(ctx.apiVersion, pd.records ?? Buffer.alloc(0));
       if (!Buffer.isBuffer(records)) return errorResponse(pd.index, records.code, null);
       try {
@@ -174,6 +182,70 @@ export async function handleProduce(
     });
   }
   return { responses, throttleTimeMs: throttleProduce(b, ctx, true), nodeEndpoints: [] };
+}
+
+/**
+ * KIP-890 (transaction.partition.verification.enable): a transactional batch that would start its
+ * producer's transaction in a partition this broker leads is appended only once the transaction
+ * coordinator confirms the partition was added to that transaction (Kafka's
+ * ReplicaManager.appendRecords with its AddPartitionsToTxnManager). Returns the refused
+ * partitions' codes; null when nothing needed asking.
+ */
+async function verifyTransactionalWrites(
+  b: BrokerServices,
+  req: ProduceRequest,
+): Promise<ReadonlyMap<string, ReadonlyMap<number, number>> | null> {
+  if (req.transactionalId === null || b.verifyTransaction === undefined) return null;
+  let producer: { id: bigint; epoch: number } | null = null;
+  const needed = new Map<string, number[]>();
+  for (const t of req.topicData) {
+    for (const pd of t.partitionData) {
+      const records = pd.records;
+      if (records === null || records.length < BATCH_HEADER_SIZE) continue;
+      const h = readBatchHeader(records, 0);
+      if (!isTransactional(h.attributes) || h.producerId < 0n) continue;
+      const p = b.replicaManager.getPartition(t.name, pd.index);
+      if (!p?.isLeader || (p.log.producerState.entry(h.producerId)?.currentTxnFirstOffset ?? -1n) >= 0n)
+        continue;
+      producer ??= { id: h.producerId, epoch: h.producerEpoch };
+      needed.set(t.name, [...(needed.get(t.name) ?? []), pd.index]);
+    }
+  }
+  if (producer === null) return null;
+  const asked = b.verifyTransaction(req.transactionalId, producer.id, producer.epoch, needed);
+  if (asked === null) return null;
+  const codes = await asked;
+  return new Map(
+    [...codes].map(([topic, byPartition]) => [
+      topic,
+      new Map(
+        [...byPartition].map(([p, code]) => [
+          p,
+          VERIFICATION_RETRIABLE.has(code) ? ErrorCode.NOT_ENOUGH_REPLICAS : code,
+        ]),
+      ),
+    ]),
+  );
+}
+
+/**
+ * Verification failures a producer should retry are reported as NOT_ENOUGH_REPLICAS, which older
+ * clients retry without refreshing metadata (Kafka's choice); the others keep their code.
+ */
+const VERIFICATION_RETRIABLE: ReadonlySet<number> = new Set([
+  ErrorCode.CONCURRENT_TRANSACTIONS,
+  ErrorCode.NETWORK_EXCEPTION,
+  ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+  ErrorCode.COORDINATOR_NOT_AVAILABLE,
+  ErrorCode.NOT_COORDINATOR,
+]);
+
+function verificationMessage(code: number): string | null {
+  if (code === ErrorCode.INVALID_TXN_STATE) return 'Partition was not added to the transaction';
+  if (code === ErrorCode.NOT_ENOUGH_REPLICAS) {
+    return 'Unable to verify the partition has been added to the transaction';
+  }
+  return null;
 }
 
 /**
