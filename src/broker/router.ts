@@ -71,6 +71,7 @@ import {
 } from './handlers/scram-credentials.js';
 import { handleSkiffDescribeReplication } from './handlers/skiff-replication.js';
 import type { TransactionApi } from './handlers/transactions.js';
+import { authorizedTransactionApi } from './transaction-authorization.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: each route is typed by its own handler; the table erases it.
 type Handler = (ctx: RequestContext, body: any) => Promise<unknown | null>;
@@ -206,7 +207,8 @@ export class RequestRouter implements RequestHandler {
    * The transaction APIs, InitProducerId with a transactional id, and FindCoordinator for key type
    * TRANSACTION (other key types stay with the group coordinator's route).
    */
-  private routeTransactions(t: TransactionApi, metricsOf: (apiKey: number) => ApiMetrics | null): void {
+  private routeTransactions(api: TransactionApi, metricsOf: (apiKey: number) => ApiMetrics | null): void {
+    const t = authorizedTransactionApi(this.services, api);
     const handlers: Record<number, Handler> = {
       [ApiKey.AddPartitionsToTxn]: (c, r) => t.addPartitionsToTxn(c, r),
       [ApiKey.AddOffsetsToTxn]: (c, r) => t.addOffsetsToTxn(c, r),

@@ -19,6 +19,9 @@ const PROPS = {
   'group.initial.rebalance.delay.ms': '0',
   'group.min.session.timeout.ms': '1000',
   'offsets.topic.replication.factor': '1',
+  'transaction.state.log.replication.factor': '1',
+  'transaction.state.log.min.isr': '1',
+  'transaction.state.log.num.partitions': '2',
 };
 
 /** Produces or consumes with kafka-python; prints {"ok": n} or {"error": "<exception class>"}. */
@@ -90,6 +93,7 @@ async function skiffAcls(b: TestBroker, args: string[], input = ''): Promise<str
   return r.stdout;
 }
 
+const ALLOW_ANONYMOUS = ['--add', '--allow-principal', 'User:ANONYMOUS'];
 const DENY_WRITE_PRE_B = [
   '--add',
   '--deny-principal',
@@ -146,29 +150,14 @@ describe('ACLs with kafka-python and KafkaJS', () => {
       JSON.stringify(consumed),
     );
     // DESCRIBE alone: the topic is seen, and the Produce itself is refused.
-    await skiffAcls(b, [
-      '--add',
-      '--allow-principal',
-      'User:ANONYMOUS',
-      '--operation',
-      'Describe',
-      '--topic',
-      't',
-    ]);
+    await skiffAcls(b, [...ALLOW_ANONYMOUS, '--operation', 'Describe', '--topic', 't']);
     assert.equal(await kafkaJsProduce(b, 't'), 'TOPIC_AUTHORIZATION_FAILED');
     assert.deepEqual(await python(b, 'produce', 't'), { error: 'TopicAuthorizationFailedError' });
     assert.equal(leo(b, 't'), 0n);
   });
 
   it('lets a producer in after skiff acls --add --producer, and a consumer after --consumer', async () => {
-    const added = await skiffAcls(b, [
-      '--add',
-      '--allow-principal',
-      'User:ANONYMOUS',
-      '--producer',
-      '--topic',
-      't',
-    ]);
+    const added = await skiffAcls(b, [...ALLOW_ANONYMOUS, '--producer', '--topic', 't']);
     assert.equal(
       added,
       [
@@ -187,16 +176,7 @@ describe('ACLs with kafka-python and KafkaJS', () => {
     const refused = await python(b, 'consume', 't');
     assert.ok(refused.error?.endsWith('AuthorizationFailedError'), JSON.stringify(refused));
 
-    await skiffAcls(b, [
-      '--add',
-      '--allow-principal',
-      'User:ANONYMOUS',
-      '--consumer',
-      '--topic',
-      't',
-      '--group',
-      'g',
-    ]);
+    await skiffAcls(b, [...ALLOW_ANONYMOUS, '--consumer', '--topic', 't', '--group', 'g']);
     assert.deepEqual(await python(b, 'consume', 't'), { ok: 5 });
     const kafka = new Kafka({
       clientId: 'js-acl',
@@ -219,11 +199,58 @@ describe('ACLs with kafka-python and KafkaJS', () => {
     assert.deepEqual(seen, ['js0', 'js1', 'js2']);
   });
 
+  it('refuses a transactional producer without WRITE on its transactional id, and lets it commit with it', async () => {
+    const kafka = new Kafka({
+      clientId: 'js-acl',
+      brokers: [`127.0.0.1:${b.port}`],
+      logLevel: logLevel.NOTHING,
+    });
+    const transactional = async (): Promise<string> => {
+      const producer = kafka.producer({
+        transactionalId: 'tx-1',
+        idempotent: true,
+        maxInFlightRequests: 1,
+        retry: { retries: 1, initialRetryTime: 50 },
+      });
+      try {
+        await producer.connect();
+        const txn = await producer.transaction();
+        await txn.send({ topic: 't', messages: [{ value: 'tx0' }] });
+        await txn.commit();
+        return 'ok';
+      } catch (e) {
+        return kafkaJsErrorType(e);
+      } finally {
+        await producer.disconnect();
+      }
+    };
+    const before = leo(b, 't');
+    // FindCoordinator is refused (TRANSACTIONAL_ID_AUTHORIZATION_FAILED), which KafkaJS words so.
+    assert.equal(await transactional(), 'Failed to find group coordinator');
+    // DESCRIBE finds the coordinator; InitProducerId needs WRITE.
+    await skiffAcls(b, [...ALLOW_ANONYMOUS, '--operation', 'Describe', '--transactional-id', 'tx-1']);
+    assert.equal(await transactional(), 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED');
+    assert.equal(leo(b, 't'), before);
+    const added = await skiffAcls(b, [
+      ...ALLOW_ANONYMOUS,
+      '--producer',
+      '--topic',
+      't',
+      '--transactional-id',
+      'tx-1',
+    ]);
+    assert.match(
+      added,
+      /Adding ACLs for resource `ResourcePattern\(resourceType=TRANSACTIONAL_ID, name=tx-1, patternType=LITERAL\)`: \n \t\(principal=User:ANONYMOUS, host=\*, operation=WRITE, permissionType=ALLOW\)\n\t\(principal=User:ANONYMOUS, host=\*, operation=DESCRIBE, permissionType=ALLOW\) \n/,
+    );
+    assert.equal(await transactional(), 'ok');
+    // The record and the COMMIT marker.
+    assert.equal(leo(b, 't'), before + 2n);
+  });
+
   it('holds PREFIXED patterns and DENY precedence, lists them, and removes with --force', async () => {
     await skiffAcls(b, [
-      '--add',
-      '--allow-principal',
-      'User:ANONYMOUS',
+      ...ALLOW_ANONYMOUS,
       '--operation',
       'Write',
       '--operation',
