@@ -25,6 +25,9 @@ import type { AlterPartitionOutcome, IsrProposal } from '../replication/leader-s
 import { ReplicationQuota, type ReplicationQuotas } from '../replication/quota.js';
 import { ReplicationManager } from '../replication/replication-manager.js';
 import { AclAuthorizer } from '../security/authorizer.js';
+import { interBrokerSaslCredentials, saslListenerSettings } from '../security/sasl-authenticator.js';
+import { randomNonce } from '../security/sasl-client.js';
+import { credentialFromString } from '../security/scram.js';
 import { tlsClientOptions, tlsServerSettings } from '../security/tls.js';
 import type { FileSystem } from '../storage/fs.js';
 import type { LogConfig } from '../storage/log-config.js';
@@ -39,7 +42,7 @@ import { applyDynamicConfigs, effectiveLogConfig, minInsyncReplicasOf } from './
 import { FetchSessionCache } from './fetch-session.js';
 import type { GroupApi } from './group-api.js';
 import { GroupCoordination } from './group-coordination.js';
-import type { BrokerServices } from './handler-context.js';
+import type { BrokerSasl, BrokerServices } from './handler-context.js';
 import { TransactionApi } from './handlers/transactions.js';
 import { bindHost } from './listeners.js';
 import { ensureMetaProperties } from './meta-properties.js';
@@ -129,8 +132,11 @@ export class Broker {
       scheduler,
       () => this.intConfig('replica.socket.timeout.ms'),
       config.interBrokerListenerName,
-      interBroker?.securityProtocol === 'SSL'
+      interBroker?.securityProtocol === 'SSL' || interBroker?.securityProtocol === 'SASL_SSL'
         ? tlsClientOptions(config.sslProps(interBroker.listenerName), (p) => fs.readFile(p))
+        : undefined,
+      interBroker?.securityProtocol.startsWith('SASL_')
+        ? interBrokerSaslCredentials(interBroker.listenerName, config.saslProps(interBroker.listenerName))
         : undefined,
     );
     this.replication = this.replicationManager(metadata, this.replicaTransport, logger);
@@ -181,6 +187,7 @@ export class Broker {
       ...(deps.metrics && { metrics: new BrokerMetrics(deps.metrics) }),
       clientQuotas: this.clientQuotas,
       verifyTransaction: (...a) => this.transactions.verifyTransaction(...a),
+      ...brokerSasl(config, metadata, clock, deps.randomBytes),
     };
     this.groups = deps.groupApi === undefined ? new GroupCoordination(services) : null;
     const txn = this.wireTransactions(services);
@@ -222,7 +229,7 @@ export class Broker {
           {
             listenerName: l.listenerName,
             securityProtocol: l.securityProtocol,
-            ...(l.securityProtocol === 'SSL' && {
+            ...((l.securityProtocol === 'SSL' || l.securityProtocol === 'SASL_SSL') && {
               tls: tlsServerSettings(config.sslProps(l.listenerName), (p) => fs.readFile(p)),
             }),
             host: bindHost(l),
@@ -519,4 +526,36 @@ export class Broker {
       durationMs: this.deps.clock.nowMs() - stopMs,
     });
   }
+}
+
+/**
+ * SASL for the broker's SASL_PLAINTEXT / SASL_SSL listeners, their settings read (and refused if
+ * Skiff cannot serve them) at start-up; SCRAM credentials come from the current metadata image.
+ */
+function brokerSasl(
+  config: BrokerConfig,
+  metadata: ClusterMetadata,
+  clock: Clock,
+  randomBytes: (n: number) => Buffer,
+): { sasl?: BrokerSasl } {
+  const settings = new Map(
+    config.listeners
+      .filter((l) => l.securityProtocol.startsWith('SASL_'))
+      .map((l) => [l.listenerName, saslListenerSettings(l.listenerName, config.saslProps(l.listenerName))]),
+  );
+  if (settings.size === 0) return {};
+  return {
+    sasl: {
+      settings: (name) => settings.get(name),
+      services: {
+        clock,
+        scramCredentialOf: (mechanism, user) => {
+          const stored = metadata.image().scramCredentials?.get(user)?.[mechanism];
+          return stored === undefined ? undefined : credentialFromString(stored);
+        },
+        nonce: randomNonce,
+        secret: randomBytes(32),
+      },
+    },
+  };
 }

@@ -36,6 +36,12 @@ export interface BrokerConfig {
    * case), else `ssl.x`. Read when an SSL listener starts (security/tls.ts).
    */
   readonly sslProps: (listenerName: string) => (name: string) => string | undefined;
+  /**
+   * The SASL settings as each listener sees them, the same way: `listener.name.<name>.x`, else
+   * `x` — sasl.*, connections.max.reauth.ms and `<mechanism>.sasl.jaas.config` (Kafka's
+   * per-mechanism JAAS key, e.g. plain.sasl.jaas.config, only under a listener prefix).
+   */
+  readonly saslProps: (listenerName: string) => (name: string) => string | undefined;
   /** log.dirs (or log.dir) */
   readonly logDirs: readonly string[];
   /** num.partitions */
@@ -117,6 +123,7 @@ export const DEFAULT_BROKER_CONFIG: BrokerConfig = Object.freeze({
   advertisedListeners: DEFAULT_LISTENERS_CONFIG.advertised,
   interBrokerListenerName: DEFAULT_LISTENERS_CONFIG.interBrokerListenerName,
   sslProps: () => () => undefined,
+  saslProps: () => () => undefined,
   logDirs: ['/tmp/kafka-logs'],
   numPartitions: 1,
   defaultReplicationFactor: 1,
@@ -179,8 +186,10 @@ const SKIFF_BROKER_KEYS: ReadonlyMap<string, ConfigDef> = new Map(
 
 /** `listener.name.<listener>.<config>`: a per-listener override (Kafka's ListenerName prefix). */
 const LISTENER_PREFIX = /^listener\.name\.([^.]+)\.(.+)$/;
-/** The configs a listener may override here: its TLS settings. */
-const LISTENER_SCOPED = /^ssl\./;
+/** The configs a listener may override here: its TLS and SASL settings. */
+const LISTENER_SCOPED = /^(?:ssl\.|sasl\.|connections\.max\.reauth\.ms$)/;
+/** `<mechanism>.sasl.jaas.config` under a listener prefix: that mechanism's JAAS config (Kafka's saslMechanismConfigPrefix). */
+const MECHANISM_JAAS = /^(?:plain|scram-sha-256|scram-sha-512)\.(sasl\.jaas\.config)$/;
 /**
  * The authorizer's own settings: Kafka reads them from the properties the authorizer is configured
  * with, outside KafkaConfig's definitions, so DescribeConfigs does not list them either.
@@ -210,6 +219,21 @@ function authorizerProps(props: ReadonlyMap<string, string>): { superUsers: stri
   };
 }
 
+/** The ssl.* and SASL settings as a listener sees them: its `listener.name.<name>.` override, else the broker's. */
+function listenerProps(
+  listenerScoped: ReadonlyMap<string, string>,
+  staticProps: Readonly<Record<string, string>>,
+): Pick<BrokerConfig, 'sslProps' | 'saslProps'> {
+  const scoped = (listenerName: string, name: string): string | undefined =>
+    listenerScoped.get(`listener.name.${listenerName.toLowerCase()}.${name}`);
+  return {
+    sslProps: (listenerName) => (name) => scoped(listenerName, name) ?? staticProps[name],
+    // A mechanism's own JAAS key exists only under a listener prefix, as in Kafka.
+    saslProps: (listenerName) => (name) =>
+      scoped(listenerName, name) ?? (MECHANISM_JAAS.test(name) ? undefined : staticProps[name]),
+  };
+}
+
 /** An int64 of ms or bytes as a number; Long.MAX_VALUE ("never") becomes Infinity, -1 stays -1. */
 function msOrInfinity(v: bigint): number {
   return longToNumber(v);
@@ -229,7 +253,7 @@ function checkedProperties(
     const scoped = LISTENER_PREFIX.exec(k);
     if (scoped !== null) {
       // listener.name.<name>.<config>: validated as <config>, kept apart from the broker's own.
-      const base = BROKER_CONFIG_DEFS.get(scoped[2]!);
+      const base = BROKER_CONFIG_DEFS.get(MECHANISM_JAAS.exec(scoped[2]!)?.[1] ?? scoped[2]!);
       if (base === undefined || !LISTENER_SCOPED.test(base.name)) {
         warn(`ignoring unknown or unsupported config '${k}'`);
         continue;
@@ -274,10 +298,7 @@ export function brokerConfigFromProperties(
     return parseConfigValue(def, props.get(name) ?? def.defaultValue!) as number;
   };
   const listeners = listenersFromProperties(props);
-  const sslProps =
-    (listenerName: string) =>
-    (name: string): string | undefined =>
-      listenerScoped.get(`listener.name.${listenerName.toLowerCase()}.${name}`) ?? staticProps[name];
+  const { sslProps, saslProps } = listenerProps(listenerScoped, staticProps);
   const dirs = (props.get('log.dirs') ?? props.get('log.dir') ?? d.logDirs.join(','))
     .split(',')
     .map((s) => s.trim())
@@ -299,6 +320,7 @@ export function brokerConfigFromProperties(
     advertisedListeners: listeners.advertised,
     interBrokerListenerName: listeners.interBrokerListenerName,
     sslProps,
+    saslProps,
     logDirs: dirs,
     numPartitions,
     defaultReplicationFactor,

@@ -10,6 +10,7 @@ import type * as tls from 'node:tls';
 import type { Scheduler } from '../common/scheduler.js';
 import { type ClusterMetadata, endpointOf } from '../metadata/cluster-metadata.js';
 import { ClientConnection } from '../network/client-connection.js';
+import type { SaslClientCredentials } from '../network/sasl-client-auth.js';
 import { FramePool } from '../protocol/framing.js';
 import {
   type AddPartitionsToTxnRequest,
@@ -69,8 +70,10 @@ export class BrokerReplicaTransport implements ReplicaTransport {
     private readonly requestTimeoutMs: () => number,
     /** inter.broker.listener.name: the leader's endpoint on this listener is the one fetched from. */
     private readonly listenerName: string = 'PLAINTEXT',
-    /** The TLS options when that listener is SSL. */
+    /** The TLS options when that listener is SSL or SASL_SSL. */
     private readonly tls?: tls.ConnectionOptions,
+    /** This broker's SASL credentials when that listener is SASL_PLAINTEXT or SASL_SSL. */
+    private readonly sasl?: SaslClientCredentials,
   ) {}
 
   /** `fetcherId` 'txn-markers': the transaction requests' own connection to that broker (markers, verification). */
@@ -101,6 +104,7 @@ export class BrokerReplicaTransport implements ReplicaTransport {
       // One response is up to replica.fetch.response.max.bytes (10 MiB by default).
       readBufferBytes: 1024 * 1024,
       ...(this.tls && { tls: this.tls }),
+      ...(this.sasl && { sasl: this.sasl }),
     });
     const entry = { key, conn };
     this.conns.set(slot, entry);

@@ -10,7 +10,7 @@ function broker(
   type: ConfigType,
   defaultValue: string | null,
   doc: string,
-  extra: Pick<ConfigDef, 'oneOf'> = {},
+  extra: Pick<ConfigDef, 'oneOf' | 'min'> = {},
 ): ConfigDef {
   return { name, scope: 'broker', type, defaultValue, doc, ...extra };
 }
@@ -70,6 +70,45 @@ export const SECURITY_BROKER_CONFIGS: readonly ConfigDef[] = [
     'string',
     'https',
     "Broker-to-broker TLS: 'https' checks the host name against the certificate; empty does not.",
+  ),
+  // SASL of SASL_PLAINTEXT / SASL_SSL listeners; each may be set for one listener as
+  // listener.name.<name>.*, the JAAS config also per mechanism (listener.name.<name>.plain.sasl.jaas.config).
+  broker(
+    'sasl.enabled.mechanisms',
+    'list',
+    'GSSAPI',
+    "SASL mechanisms a SASL listener accepts; Skiff serves PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 (Kafka's default GSSAPI must be replaced).",
+  ),
+  broker(
+    'sasl.mechanism.inter.broker.protocol',
+    'string',
+    'GSSAPI',
+    'SASL mechanism the brokers use with each other when the inter-broker listener is SASL.',
+  ),
+  broker(
+    'sasl.jaas.config',
+    'password',
+    null,
+    'JAAS login module: PlainLoginModule with user_<name>="<password>" entries (the PLAIN users), and username/password for the broker as a client.',
+  ),
+  broker(
+    'sasl.server.max.receive.size',
+    'int',
+    '524288',
+    'The largest request before and during SASL authentication.',
+  ),
+  broker(
+    'connections.max.reauth.ms',
+    'long',
+    '0',
+    'A SASL session lasts this long (KIP-368): the client must re-authenticate or its connection is closed; 0: forever.',
+  ),
+  broker(
+    'connection.failed.authentication.delay.ms',
+    'int',
+    '100',
+    'A failed authentication is answered and its connection closed this much later.',
+    { min: 0 },
   ),
   broker(
     'ssl.principal.mapping.rules',

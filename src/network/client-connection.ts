@@ -6,6 +6,7 @@ import { DEFAULT_MAX_FRAME_BYTES, type FramePool, FrameReader } from '../protoco
 import { encodeRequest, readResponse } from '../protocol/messages.js';
 import { ProtocolError } from '../protocol/protocol-error.js';
 import { ReceiveLowWater } from './receive-low-water.js';
+import { type SaslClientCredentials, saslAuthenticate } from './sasl-client-auth.js';
 
 export interface ClientConnectionOptions {
   readonly clientId: string;
@@ -37,6 +38,11 @@ export interface ClientConnectionOptions {
    * apply (TLS hands over decrypted data).
    */
   readonly tls?: tls.ConnectionOptions;
+  /**
+   * Authenticate with SASL (security.protocol SASL_PLAINTEXT / SASL_SSL) before the connection is
+   * handed out: SaslHandshake v1 and SaslAuthenticate v2 (sasl-client-auth.ts).
+   */
+  readonly sasl?: SaslClientCredentials;
 }
 
 /** A request went unanswered for request.timeout.ms. */
@@ -96,7 +102,28 @@ export class ClientConnection {
   }
 
   static connect(host: string, port: number, options: ClientConnectionOptions): Promise<ClientConnection> {
-    if (options.tls !== undefined) return ClientConnection.connectTls(host, port, options, options.tls);
+    const connecting =
+      options.tls !== undefined
+        ? ClientConnection.connectTls(host, port, options, options.tls)
+        : ClientConnection.connectPlain(host, port, options);
+    const sasl = options.sasl;
+    if (sasl === undefined) return connecting;
+    return connecting.then(async (conn) => {
+      try {
+        await saslAuthenticate(conn, sasl);
+      } catch (e) {
+        conn.close();
+        throw e;
+      }
+      return conn;
+    });
+  }
+
+  private static connectPlain(
+    host: string,
+    port: number,
+    options: ClientConnectionOptions,
+  ): Promise<ClientConnection> {
     return new Promise((resolve, reject) => {
       let conn: ClientConnection | null = null;
       const socket =

@@ -86,20 +86,23 @@ export class SocketServer {
    * The one place where a listener's security protocol decides what happens to a socket before
    * its requests are served: PLAINTEXT serves it at once; SSL first completes the TLS handshake
    * (a failed one is one log line naming the client, and the socket is gone) and takes the
-   * principal from the client certificate. A SASL listener is refused here until its transport is
-   * added (its authentication runs on the request path: SaslHandshake, SaslAuthenticate).
+   * principal from the client certificate. SASL_PLAINTEXT and SASL_SSL do the same, and their
+   * connections stay ANONYMOUS until the request router's SASL exchange authenticates them.
    */
   private createServer(): net.Server {
     switch (this.securityProtocol) {
       case 'PLAINTEXT':
+      case 'SASL_PLAINTEXT':
         return net.createServer({ noDelay: true }, (socket) => {
           if (this.admit(socket))
             this.accept(socket, { ...this.listener(), principal: ANONYMOUS, plainSocket: true });
         });
-      case 'SSL': {
+      case 'SSL':
+      case 'SASL_SSL': {
         const settings = this.config.tls;
         if (settings === undefined)
-          throw new Error(`listener ${this.listenerName}: SSL without TLS settings`);
+          throw new Error(`listener ${this.listenerName}: ${this.securityProtocol} without TLS settings`);
+        const sasl = this.securityProtocol === 'SASL_SSL';
         const server = tls.createServer(
           { ...settings.options, noDelay: true, handshakeTimeout: LIMITS.tlsHandshakeMs },
           (socket) => {
@@ -113,7 +116,8 @@ export class SocketServer {
             };
             if (peer !== undefined && !socket.authorized)
               return refuse(`client certificate not trusted (${socket.authorizationError})`);
-            const principal = sslPrincipal(peer, settings.principalMapper);
+            // SASL_SSL: the SASL exchange says who the client is, not the certificate.
+            const principal = sasl ? ANONYMOUS : sslPrincipal(peer, settings.principalMapper);
             if (principal === null)
               return refuse(
                 `no ssl.principal.mapping.rules rule applies to ${rfc2253Subject(peer!.subject)}`,
@@ -134,7 +138,7 @@ export class SocketServer {
         return server;
       }
       default:
-        throw new Error(`listener ${this.listenerName}: ${this.securityProtocol} is not supported yet`);
+        throw new Error(`listener ${this.listenerName}: unknown security protocol ${this.securityProtocol}`);
     }
   }
 

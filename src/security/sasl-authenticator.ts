@@ -25,6 +25,7 @@ import {
 import { SaslHandshakeResponseCodec } from '../protocol/generated/SaslHandshakeResponse.js';
 import { encodeResponse } from '../protocol/messages.js';
 import { readRequest } from '../protocol/request-frame.js';
+import { jaasClientCredentials, jaasPlainUsers, parseSingleLoginModule } from './jaas.js';
 import { type KafkaPrincipal, principalToString, USER_TYPE } from './principal.js';
 import {
   PlainServer,
@@ -372,4 +373,76 @@ export class SaslServerAuthenticator {
       delayMs: this.settings.failedAuthenticationDelayMs,
     };
   }
+}
+
+/** A listener's setting by name, its listener.name.<l>.* override applied. */
+export type ListenerProps = (name: string) => string | undefined;
+
+/**
+ * A SASL listener's settings from the broker's configs, refusing at start-up what Skiff cannot
+ * serve: a mechanism other than PLAIN and SCRAM (Kafka's default GSSAPI included), and PLAIN
+ * without a JAAS config naming its users.
+ */
+export function saslListenerSettings(listenerName: string, get: ListenerProps): SaslListenerSettings {
+  const where = `listener ${listenerName}`;
+  const enabledMechanisms = (get('sasl.enabled.mechanisms') ?? 'GSSAPI')
+    .split(',')
+    .map((m) => m.trim())
+    .filter((m) => m !== '');
+  if (enabledMechanisms.length === 0) throw new Error(`${where}: No SASL mechanisms are enabled`);
+  for (const m of enabledMechanisms) {
+    if (!SERVER_SASL_MECHANISMS.includes(m)) {
+      throw new Error(
+        `${where}: SASL mechanism ${m} is not supported (Skiff serves ${SERVER_SASL_MECHANISMS.join(', ')}); set sasl.enabled.mechanisms or listener.name.${listenerName.toLowerCase()}.sasl.enabled.mechanisms`,
+      );
+    }
+  }
+  let plainUsers = new Map<string, string>();
+  if (enabledMechanisms.includes('PLAIN')) {
+    const jaas = get('plain.sasl.jaas.config') ?? get('sasl.jaas.config');
+    if (jaas === undefined) {
+      throw new Error(
+        `${where}: PLAIN needs a JAAS config with its users (listener.name.${listenerName.toLowerCase()}.plain.sasl.jaas.config or sasl.jaas.config)`,
+      );
+    }
+    plainUsers = jaasPlainUsers(parseSingleLoginModule(jaas, 'sasl.jaas.config'));
+  }
+  const int = (name: string, fallback: number): number => {
+    const v = get(name);
+    return v === undefined ? fallback : Number(v);
+  };
+  return {
+    listenerName,
+    enabledMechanisms,
+    plainPasswordOf: (user) => plainUsers.get(user),
+    maxReauthMs: Math.max(0, int('connections.max.reauth.ms', 0)),
+    maxReceiveBytes: int('sasl.server.max.receive.size', 524288),
+    failedAuthenticationDelayMs: int('connection.failed.authentication.delay.ms', 100),
+  };
+}
+
+/**
+ * The broker's own credentials on a SASL inter-broker listener: sasl.mechanism.inter.broker.protocol
+ * (one of the listener's enabled mechanisms) and the username/password of its JAAS config
+ * (`listener.name.<l>.<mechanism>.sasl.jaas.config`, else sasl.jaas.config), as Kafka's brokers.
+ */
+export function interBrokerSaslCredentials(
+  listenerName: string,
+  get: ListenerProps,
+): { mechanism: string; username: string; password: string } {
+  const mechanism = (get('sasl.mechanism.inter.broker.protocol') ?? 'GSSAPI').trim();
+  const enabled = saslListenerSettings(listenerName, get).enabledMechanisms;
+  if (!enabled.includes(mechanism)) {
+    throw new Error(
+      `sasl.mechanism.inter.broker.protocol must be included in sasl.enabled.mechanisms when SASL is used for inter-broker communication (${mechanism} is not in ${enabled.join(',')} of listener ${listenerName})`,
+    );
+  }
+  const property = `listener.name.${listenerName.toLowerCase()}.${mechanism.toLowerCase()}.sasl.jaas.config`;
+  const jaas = get(`${mechanism.toLowerCase()}.sasl.jaas.config`) ?? get('sasl.jaas.config');
+  if (jaas === undefined) {
+    throw new Error(
+      `the inter-broker listener ${listenerName} is SASL: ${property} (or sasl.jaas.config) must give the broker's username and password`,
+    );
+  }
+  return { mechanism, ...jaasClientCredentials(jaas, property) };
 }

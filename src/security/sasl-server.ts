@@ -209,7 +209,8 @@ export class ScramServer implements SaslServerMechanism {
 
   private final(text: string): Buffer {
     const m = parseClientFinal(text);
-    if (m.nonce !== this.combinedNonce) {
+    // As Kafka, a nonce that ends with ours: librdkafka sends its own nonce again in front of it.
+    if (!m.nonce.endsWith(this.combinedNonce)) {
       throw new SaslAuthenticationFailure('Invalid client nonce in the final client message.', null);
     }
     const credential = this.credential!;

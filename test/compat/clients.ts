@@ -17,13 +17,22 @@ import { type BrokerProcess, startBrokerProcess } from '../support/broker-proces
 export const PYTHON = '/usr/bin/python3';
 
 /** A broker whose groups form at once (no initial rebalance delay) and whose offsets topic fits one broker. */
-export function startCompatBroker(extra: readonly string[] = []): Promise<BrokerProcess> {
-  return startBrokerProcess([
-    'group.initial.rebalance.delay.ms=0',
-    'group.min.session.timeout.ms=1000',
-    'offsets.topic.replication.factor=1',
-    ...extra,
-  ]);
+export function startCompatBroker(
+  extra: readonly string[] = [],
+  /** More arguments of `skiff broker` (--add-scram). */
+  args: readonly string[] = [],
+): Promise<BrokerProcess> {
+  return startBrokerProcess(
+    [
+      'group.initial.rebalance.delay.ms=0',
+      'group.min.session.timeout.ms=1000',
+      'offsets.topic.replication.factor=1',
+      ...extra,
+    ],
+    undefined,
+    undefined,
+    args,
+  );
 }
 
 /** Runs a Python script (given as text) with the bootstrap address as argv[1]; returns its JSON output. */

@@ -19,12 +19,22 @@ import { SaslHandshakeResponseCodec } from '../../src/protocol/generated/SaslHan
 import { encodeRequest, readResponse } from '../../src/protocol/messages.js';
 import type { KafkaPrincipal } from '../../src/security/principal.js';
 import {
+  interBrokerSaslCredentials,
   type SaslListenerSettings,
   SaslServerAuthenticator,
   type SaslStep,
+  saslListenerSettings,
 } from '../../src/security/sasl-authenticator.js';
 import { saslClientFor } from '../../src/security/sasl-client.js';
-import { makeScramCredential } from '../../src/security/scram.js';
+import {
+  authMessage,
+  clientKeyOf,
+  digest,
+  hmac,
+  makeScramCredential,
+  saltedPassword,
+  xorBytes,
+} from '../../src/security/scram.js';
 
 const SETTINGS: SaslListenerSettings = {
   listenerName: 'SASL_PLAINTEXT',
@@ -295,5 +305,80 @@ describe('SaslServerAuthenticator', () => {
     const { step } = setup({ maxReauthMs: 1000 });
     login(step, 'SCRAM-SHA-256', 'alice', 'alice-secret', 0);
     assert.deepEqual(step(handshake('SCRAM-SHA-256')), { kind: 'serve' });
+  });
+});
+
+describe('SASL listener settings', () => {
+  const props =
+    (m: Record<string, string>) =>
+    (name: string): string | undefined =>
+      m[name];
+  it("refuses Kafka's default GSSAPI and other mechanisms Skiff does not serve, naming the setting", () => {
+    assert.throws(
+      () => saslListenerSettings('SASL_PLAINTEXT', props({})),
+      /SASL mechanism GSSAPI is not supported.*listener\.name\.sasl_plaintext\.sasl\.enabled\.mechanisms/,
+    );
+    assert.throws(
+      () => saslListenerSettings('X', props({ 'sasl.enabled.mechanisms': 'SCRAM-SHA-256,OAUTHBEARER' })),
+      /OAUTHBEARER is not supported/,
+    );
+  });
+  it('reads the PLAIN users from the JAAS config, the per-mechanism key first', () => {
+    assert.throws(
+      () => saslListenerSettings('X', props({ 'sasl.enabled.mechanisms': 'PLAIN' })),
+      /PLAIN needs a JAAS config/,
+    );
+    const s = saslListenerSettings(
+      'X',
+      props({
+        'sasl.enabled.mechanisms': 'PLAIN, SCRAM-SHA-512',
+        'plain.sasl.jaas.config':
+          'org.apache.kafka.common.security.plain.PlainLoginModule required user_a="1";',
+        'sasl.jaas.config': 'org.apache.kafka.common.security.plain.PlainLoginModule required user_b="2";',
+        'connections.max.reauth.ms': '60000',
+      }),
+    );
+    assert.deepEqual(s.enabledMechanisms, ['PLAIN', 'SCRAM-SHA-512']);
+    assert.equal(s.plainPasswordOf('a'), '1');
+    assert.equal(s.plainPasswordOf('b'), undefined);
+    assert.equal(s.maxReauthMs, 60_000);
+    assert.equal(s.maxReceiveBytes, 524288);
+    assert.equal(s.failedAuthenticationDelayMs, 100);
+  });
+  it("takes the inter-broker credentials from the listener's JAAS config for sasl.mechanism.inter.broker.protocol", () => {
+    const base = {
+      'sasl.enabled.mechanisms': 'SCRAM-SHA-256',
+      'scram-sha-256.sasl.jaas.config':
+        'org.apache.kafka.common.security.scram.ScramLoginModule required username="broker" password="b-secret";',
+    };
+    assert.throws(
+      () => interBrokerSaslCredentials('INTERNAL', props(base)),
+      /must be included in sasl.enabled.mechanisms/,
+    );
+    assert.deepEqual(
+      interBrokerSaslCredentials(
+        'INTERNAL',
+        props({ ...base, 'sasl.mechanism.inter.broker.protocol': 'SCRAM-SHA-256' }),
+      ),
+      { mechanism: 'SCRAM-SHA-256', username: 'broker', password: 'b-secret' },
+    );
+  });
+  it("accepts librdkafka's final nonce, which repeats its own nonce in front of the server's", () => {
+    const { step, principal } = setup();
+    step(handshake('SCRAM-SHA-256'));
+    const first = authResponse(step(authenticate(Buffer.from('n,,n=alice,r=abc'))));
+    assert.equal(
+      first.authBytes.toString(),
+      `r=abcserver-nonce,s=${Buffer.from('alice-salt').toString('base64')},i=4096`,
+    );
+    // The proof is over the messages as sent, so librdkafka signs its doubled nonce.
+    const salted = saltedPassword('sha256', 'alice-secret', Buffer.from('alice-salt'), 4096);
+    const withoutProof = 'c=biws,r=abcabcserver-nonce';
+    const auth = authMessage('n=alice,r=abc', first.authBytes.toString(), withoutProof);
+    const clientKey = clientKeyOf('sha256', salted);
+    const proof = xorBytes(clientKey, hmac('sha256', digest('sha256', clientKey), auth));
+    const r = authResponse(step(authenticate(Buffer.from(`${withoutProof},p=${proof.toString('base64')}`))));
+    assert.equal(r.errorCode, 0);
+    assert.deepEqual(principal(), { principalType: 'User', name: 'alice' });
   });
 });
