@@ -101,6 +101,25 @@ describe('SSL listeners with kcat, kafka-python and the skiff tools', () => {
     );
   });
 
+  it('reads 4 MB back over SSL: fetch responses of stored bytes go through TLS', async () => {
+    // Each response carries up to fetch.max.bytes of log: with sendfile these bytes would bypass TLS.
+    const values = Array.from(
+      { length: 4000 },
+      (_, i) => `${String(i).padStart(6, '0')}-${'x'.repeat(1000)}`,
+    );
+    const produced = await kcat(
+      [...kcatSsl(), '-P', '-t', 'tls-bulk', '-X', 'acks=all'],
+      `${values.join('\n')}\n`,
+    );
+    assert.equal(produced.status, 0, produced.stderr);
+    const consumed = await kcat([...kcatSsl(), '-C', '-t', 'tls-bulk', '-o', 'beginning', '-e', '-q']);
+    assert.equal(consumed.status, 0, consumed.stderr);
+    assert.deepEqual(
+      consumed.stdout.split('\n').filter((l) => l !== ''),
+      values,
+    );
+  });
+
   it('produces and consumes with kafka-python over SSL', async () => {
     const script = `
 import json, sys, time
