@@ -24,6 +24,7 @@ import { awaitAcks } from '../replication/delayed-produce.js';
 import type { Partition } from '../replication/partition.js';
 import type { BrokerConfig } from './config.js';
 import { CoordinatorAppends, createInternalTopic, followLeadership } from './coordinator-topics.js';
+import type { BrokerServices } from './handler-context.js';
 import type { ReplicaManager } from './replica-manager.js';
 
 /** Bytes read per step while replaying an offsets partition: bounds the memory of a load. */
@@ -38,6 +39,8 @@ export interface GroupCoordinationDeps {
   readonly logger: Logger;
   readonly metadata: ClusterMetadata;
   readonly replicaManager: ReplicaManager;
+  /** KIP-890's verification through the transaction coordinator (BrokerServices.verifyTransaction). */
+  verifyTransaction?: BrokerServices['verifyTransaction'];
 }
 
 export class GroupCoordination implements CoordinatorLog {
@@ -76,6 +79,20 @@ export class GroupCoordination implements CoordinatorLog {
       partitionExists: (topic, partition) => {
         const t = deps.metadata.image().topics.get(topic);
         return t !== undefined && partition >= 0 && partition < t.partitions.length;
+      },
+      verifyTxnPartition: (transactionalId, producerId, producerEpoch, partition) => {
+        // A transaction that already wrote to the partition was verified then (Kafka's
+        // maybeStartTransactionVerification: no guard while the producer's transaction is open).
+        const p = deps.replicaManager.getPartition(CONSUMER_OFFSETS_TOPIC, partition);
+        if ((p?.log.producerState.entry(producerId)?.currentTxnFirstOffset ?? -1n) >= 0n) return null;
+        const asked = deps.verifyTransaction?.(
+          transactionalId,
+          producerId,
+          producerEpoch,
+          new Map([[CONSUMER_OFFSETS_TOPIC, [partition]]]),
+        );
+        if (asked === undefined || asked === null) return null;
+        return asked.then((codes) => codes.get(CONSUMER_OFFSETS_TOPIC)?.get(partition) ?? ErrorCode.NONE);
       },
     });
   }

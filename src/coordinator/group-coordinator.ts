@@ -71,6 +71,8 @@ export interface GroupCoordinatorOptions {
   locateCoordinator?: (partition: number, listenerName: string) => CoordinatorNode | null;
   /** Whether a topic partition exists, for OffsetCommit/OffsetDelete's UNKNOWN_TOPIC_OR_PARTITION. */
   partitionExists?: (topic: string, partition: number) => boolean;
+  /** KIP-890's check of a TxnOffsetCommit's partition with the transaction coordinator (OffsetHost.verifyTxnPartition). */
+  verifyTxnPartition?: OffsetHost['verifyTxnPartition'];
 }
 
 type TxnMarker = { producerId: bigint; producerEpoch: number; commit: boolean };
@@ -128,6 +130,7 @@ export class GroupCoordinator {
       removeGroup: (g) => this.removeGroup(g),
       appendOffsets: (partition, records, txn) => this.append(partition, records, offsetAppendError, txn),
       partitionExists,
+      ...(options.verifyTxnPartition && { verifyTxnPartition: options.verifyTxnPartition }),
     };
     this.offsets = new OffsetManager(this.offsetHost);
     this.scheduleCleanup();

@@ -42,6 +42,17 @@ export interface OffsetHost {
    */
   appendOffsets(partition: number, records: CoordinatorRecord[], txn?: TxnProducer): Promise<AppendResult>;
   partitionExists(topic: string, partition: number): boolean;
+  /**
+   * KIP-890: whether the transaction coordinator has `partition` of __consumer_offsets in the
+   * producer's ongoing transaction (AddOffsetsToTxn added it); NONE or the error. Null when there
+   * is nothing to ask: verification is off, or the transaction already wrote to the partition.
+   */
+  verifyTxnPartition?(
+    transactionalId: string,
+    producerId: bigint,
+    producerEpoch: number,
+    partition: number,
+  ): Promise<number> | null;
 }
 
 export interface AppendResult {

@@ -10,6 +10,7 @@
 import { ErrorCode } from '../protocol/generated/errors.js';
 import type { TxnOffsetCommitRequest } from '../protocol/generated/TxnOffsetCommitRequest.js';
 import type { TxnOffsetCommitResponseTopic } from '../protocol/generated/TxnOffsetCommitResponse.js';
+import { offsetAppendError } from './append-errors.js';
 import { type ClassicGroup, offsetKey, type PendingTxnOffset } from './group.js';
 import { validateCurrentMember } from './membership.js';
 import type { OffsetHost } from './offsets.js';
@@ -58,11 +59,31 @@ export async function txnOffsetCommit(
   let group = host.getGroup(req.groupId);
   const created = group === undefined;
   group ??= host.createGroup(req.groupId);
-  const error = validateTxnCommit(group, req.memberId, req.groupInstanceId, req.generationId);
   const dropIfCreated = (g: ClassicGroup) => {
     if (created && g.is('Empty') && g.size === 0 && g.hasNoOffsets() && g.generationId === 0)
       host.removeGroup(g);
   };
+  // KIP-890: the transaction must hold the group's partition (AddOffsetsToTxn) before its first
+  // write there, as Kafka's maybeStartTransactionVerificationForPartition asks.
+  const verifying = host.verifyTxnPartition?.(
+    req.transactionalId,
+    req.producerId,
+    req.producerEpoch,
+    group.partition,
+  );
+  if (verifying !== undefined && verifying !== null) {
+    const verified = await verifying;
+    if (verified !== ErrorCode.NONE) {
+      dropIfCreated(group);
+      // A coordinator that did not answer: retried without a new coordinator lookup (Kafka's choice).
+      return answer(
+        verified === ErrorCode.NETWORK_EXCEPTION
+          ? ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+          : offsetAppendError(verified),
+      );
+    }
+  }
+  const error = validateTxnCommit(group, req.memberId, req.groupInstanceId, req.generationId);
   if (error !== ErrorCode.NONE) {
     dropIfCreated(group);
     return answer(error);
@@ -94,6 +115,22 @@ export async function txnOffsetCommit(
     return answer(ErrorCode.NONE);
   }
 
+  const errorCode = await writePending(host, group, req, entries);
+  if (errorCode !== ErrorCode.NONE && !group.is('Dead')) dropIfCreated(group);
+  return answer(errorCode);
+}
+
+/**
+ * Holds `entries` as the producer's pending offsets in `group`, appends them as its transactional
+ * batch, and settles them: appended (their batch offset noted) or, on failure, back to what they
+ * replaced. Resolves to NONE or the append's error.
+ */
+async function writePending(
+  host: OffsetHost,
+  group: ClassicGroup,
+  req: TxnOffsetCommitRequest,
+  entries: readonly PendingTxnOffset[],
+): Promise<number> {
   const producerId = req.producerId;
   let pending = group.pendingTxnOffsets.get(producerId);
   if (pending === undefined) {
@@ -114,21 +151,19 @@ export async function txnOffsetCommit(
     producerEpoch: req.producerEpoch,
   });
   // A group unloaded or deleted meanwhile is no longer this coordinator's to update.
-  if (!group.is('Dead')) {
-    const current = group.pendingTxnOffsets.get(producerId);
-    for (const e of entries) {
-      const key = offsetKey(e.topic, e.partition);
-      // A later commit of the same transaction may have replaced this entry: leave that one be.
-      if (current?.get(key) !== e) continue;
-      const previous = replaced.get(e);
-      if (errorCode === ErrorCode.NONE) e.appendedOffset = baseOffset;
-      else if (previous !== undefined) current.set(key, previous);
-      else current.delete(key);
-    }
-    if (current?.size === 0) group.pendingTxnOffsets.delete(producerId);
-    if (errorCode !== ErrorCode.NONE) dropIfCreated(group);
+  if (group.is('Dead')) return errorCode;
+  const current = group.pendingTxnOffsets.get(producerId);
+  for (const e of entries) {
+    const key = offsetKey(e.topic, e.partition);
+    // A later commit of the same transaction may have replaced this entry: leave that one be.
+    if (current?.get(key) !== e) continue;
+    const previous = replaced.get(e);
+    if (errorCode === ErrorCode.NONE) e.appendedOffset = baseOffset;
+    else if (previous !== undefined) current.set(key, previous);
+    else current.delete(key);
   }
-  return answer(errorCode);
+  if (current?.size === 0) group.pendingTxnOffsets.delete(producerId);
+  return errorCode;
 }
 
 /**

@@ -6,10 +6,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ClientConnection } from '../../src/network/client-connection.js';
+import type { AddOffsetsToTxnResponse } from '../../src/protocol/generated/AddOffsetsToTxnResponse.js';
 import type { CreateTopicsResponse } from '../../src/protocol/generated/CreateTopicsResponse.js';
 import type { DeleteTopicsResponse } from '../../src/protocol/generated/DeleteTopicsResponse.js';
 import { defaultFindCoordinatorRequest } from '../../src/protocol/generated/FindCoordinatorRequest.js';
 import type { FindCoordinatorResponse } from '../../src/protocol/generated/FindCoordinatorResponse.js';
+import type { InitProducerIdResponse } from '../../src/protocol/generated/InitProducerIdResponse.js';
 import { defaultJoinGroupRequest } from '../../src/protocol/generated/JoinGroupRequest.js';
 import type { JoinGroupResponse } from '../../src/protocol/generated/JoinGroupResponse.js';
 import {
@@ -212,7 +214,11 @@ describe('the CoordinatorLog adapter', () => {
 
 describe('TxnOffsetCommit on the broker', () => {
   it('writes a transactional batch of the producer to __consumer_offsets, epochs checked, pending until its marker', async () => {
-    const b = await startBroker({ 'group.initial.rebalance.delay.ms': '0' });
+    // Without KIP-890's check: this producer id has no transaction coordinator behind it.
+    const b = await startBroker({
+      'group.initial.rebalance.delay.ms': '0',
+      'transaction.partition.verification.enable': 'false',
+    });
     try {
       const conn = await b.connect();
       await waitForCoordinator(b, conn);
@@ -267,6 +273,68 @@ describe('TxnOffsetCommit on the broker', () => {
       assert.deepEqual(await fetchStable(), [-1n, 88], 'UNSTABLE_OFFSET_COMMIT');
       assert.equal(coordinator.onTransactionMarker(partition, 9000n, 1, true), 1);
       assert.deepEqual(await fetchStable(), [12n, 0]);
+    } finally {
+      await b.stop();
+    }
+  });
+
+  it("is refused (INVALID_TXN_STATE) until AddOffsetsToTxn put the group's partition in the transaction (KIP-890)", async () => {
+    const b = await startBroker({ 'group.initial.rebalance.delay.ms': '0' });
+    try {
+      const conn = await b.connect();
+      await waitForCoordinator(b, conn);
+      await createTopic(b, conn, 'in', 1);
+      let pid: InitProducerIdResponse | null = null;
+      for (let i = 0; i < 100 && pid?.errorCode !== 0; i++) {
+        const found = await b.call<FindCoordinatorResponse>(conn, 10, 3, {
+          ...defaultFindCoordinatorRequest(),
+          key: 'tx-verify',
+          keyType: 1,
+        });
+        if (found.errorCode === 0) {
+          pid = await b.call<InitProducerIdResponse>(conn, 22, 4, {
+            transactionalId: 'tx-verify',
+            transactionTimeoutMs: 60_000,
+            producerId: -1n,
+            producerEpoch: -1,
+          });
+        }
+        if (pid?.errorCode !== 0) await new Promise((r) => setTimeout(r, 20));
+      }
+      assert.equal(pid?.errorCode, 0, 'InitProducerId');
+      const { producerId, producerEpoch } = pid!;
+      const txnCommit = () =>
+        b.call<TxnOffsetCommitResponse>(conn, 28, 3, {
+          transactionalId: 'tx-verify',
+          groupId: GROUP,
+          producerId,
+          producerEpoch,
+          generationId: -1,
+          memberId: '',
+          groupInstanceId: null,
+          topics: [
+            {
+              name: 'in',
+              partitions: [
+                { partitionIndex: 0, committedOffset: 5n, committedLeaderEpoch: -1, committedMetadata: '' },
+              ],
+            },
+          ],
+        });
+      const codes = (r: TxnOffsetCommitResponse) =>
+        r.topics.flatMap((t) => t.partitions.map((p) => p.errorCode));
+      assert.deepEqual(codes(await txnCommit()), [48], 'INVALID_TXN_STATE');
+      const coordinator = b.broker.groups!.coordinator;
+      const log = b.broker.logManager.getLog('__consumer_offsets', coordinator.partitionFor(GROUP))!;
+      assert.equal(log.producerState.entry(producerId), undefined, 'nothing written');
+      const added = await b.call<AddOffsetsToTxnResponse>(conn, 25, 3, {
+        transactionalId: 'tx-verify',
+        producerId,
+        producerEpoch,
+        groupId: GROUP,
+      });
+      assert.equal(added.errorCode, 0);
+      assert.deepEqual(codes(await txnCommit()), [0]);
     } finally {
       await b.stop();
     }

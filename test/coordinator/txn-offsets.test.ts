@@ -296,3 +296,30 @@ test('a marker written while the partition loads is applied once the load comple
   await loading;
   assert.deepEqual((await fetch(h, true))[0], [21n, ErrorCode.NONE]);
 });
+
+test("KIP-890: the commit waits for the coordinator's verification and answers its refusal as Kafka maps it", async () => {
+  let answer: number | null = ErrorCode.INVALID_TXN_STATE;
+  const asked: [string, bigint, number, number][] = [];
+  const h = new Harness({
+    verifyTxnPartition: (transactionalId, producerId, producerEpoch, partition) => {
+      asked.push([transactionalId, producerId, producerEpoch, partition]);
+      return answer === null ? null : Promise.resolve(answer);
+    },
+  });
+  await h.loadAll();
+  assert.deepEqual(await txnCommit(h, 3, { producerEpoch: 4 }), [ErrorCode.INVALID_TXN_STATE]);
+  assert.deepEqual(asked, [['tx', PID, 4, h.coordinator.partitionFor('g')]]);
+  assert.equal(h.log.partition(h.coordinator.partitionFor('g')).length, 0, 'nothing written');
+  assert.equal(h.coordinator.groupState('g'), undefined, 'no group left behind');
+  answer = ErrorCode.NETWORK_EXCEPTION;
+  assert.deepEqual(await txnCommit(h, 3), [ErrorCode.COORDINATOR_LOAD_IN_PROGRESS]);
+  assert.deepEqual(await txnCommit(h, 1), [ErrorCode.COORDINATOR_NOT_AVAILABLE]);
+  answer = ErrorCode.NOT_ENOUGH_REPLICAS;
+  assert.deepEqual(await txnCommit(h, 3), [ErrorCode.COORDINATOR_NOT_AVAILABLE]);
+  answer = ErrorCode.NONE;
+  assert.deepEqual(await txnCommit(h, 3), [ErrorCode.NONE]);
+  // Nothing to ask (verification off, or the transaction already wrote here): written at once.
+  answer = null;
+  assert.deepEqual(await txnCommit(h, 3), [ErrorCode.NONE]);
+  assert.equal(h.log.partition(h.coordinator.partitionFor('g')).length, 2);
+});
