@@ -3,7 +3,7 @@
  * PLAINTEXT listener, where every client is User:ANONYMOUS: with no ACL, produce and consume are
  * refused with Kafka's authorization errors and nothing is written; `skiff acls --add --producer`
  * and `--consumer` let them in; PREFIXED patterns and DENY precedence hold; the ACLs survive a
- * broker restart; super.users bypasses them. The admin rights to manage ACLs (ALTER and DESCRIBE
+ * broker restart; super.users bypasses them; on a SASL listener, named users are told apart. The admin rights to manage ACLs (ALTER and DESCRIBE
  * on the cluster) are written to the metadata first, as the bootstrap of a cluster would.
  */
 import assert from 'node:assert/strict';
@@ -11,8 +11,8 @@ import { after, before, describe, it } from 'node:test';
 import { Kafka, logLevel } from 'kafkajs';
 import { AclOperation, AclPermissionType, PatternType, ResourceType } from '../../src/security/acl.js';
 import { startBroker, type TestBroker } from '../broker/helpers.js';
-import { runSkiff } from '../support/broker-process.js';
-import { runPython } from './clients.js';
+import { type BrokerProcess, runSkiff } from '../support/broker-process.js';
+import { runPython, startCompatBroker } from './clients.js';
 
 const PROPS = {
   'authorizer.class.name': 'org.apache.kafka.metadata.authorizer.StandardAuthorizer',
@@ -309,5 +309,99 @@ describe('ACLs with kafka-python and KafkaJS', () => {
     b = await startBroker({ ...PROPS, 'super.users': 'User:ANONYMOUS' }, dir);
     assert.equal(await kafkaJsProduce(b, 'pre-b'), 'ok');
     assert.equal(await kafkaJsProduce(b, 'other'), 'ok');
+  });
+});
+
+/** kafka-python as a SASL/PLAIN user: produces two records, then reads the topic back. */
+const PYTHON_SASL = `
+import json, sys
+from kafka import KafkaConsumer, KafkaProducer
+bs, user, topic = sys.argv[1].split('|')
+common = dict(bootstrap_servers=bs, security_protocol='SASL_PLAINTEXT', sasl_mechanism='PLAIN',
+              sasl_plain_username=user, sasl_plain_password=user + '-secret', api_version_auto_timeout_ms=10000)
+out = {}
+try:
+    p = KafkaProducer(max_block_ms=5000, retries=0, **common)
+    for i in range(2):
+        p.send(topic, value=('%s-%d' % (user, i)).encode()).get(timeout=10)
+    p.close()
+    c = KafkaConsumer(topic, group_id='named-g', auto_offset_reset='earliest', consumer_timeout_ms=5000, **common)
+    out['values'] = sorted(m.value.decode() for m in c)
+    c.close()
+except Exception as e:
+    out['error'] = type(e).__name__
+print(json.dumps(out))
+`;
+
+describe('ACLs for named SASL/PLAIN users with kafka-python and KafkaJS', () => {
+  const JAAS =
+    'org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="alice-secret" user_bob="bob-secret";';
+  let broker: BrokerProcess;
+  let sasl: string;
+  before(async () => {
+    // The loopback PLAINTEXT listener is the administrator's (User:ANONYMOUS is a super user there);
+    // clients come in on the SASL listener as themselves.
+    broker = await startCompatBroker([
+      'listeners=PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0',
+      'sasl.enabled.mechanisms=PLAIN',
+      `listener.name.sasl_plaintext.plain.sasl.jaas.config=${JAAS}`,
+      `authorizer.class.name=${PROPS['authorizer.class.name']}`,
+      'super.users=User:ANONYMOUS',
+    ]);
+    const port = /SASL_PLAINTEXT:\/\/127\.0\.0\.1:(\d+)/.exec(broker.output())?.[1];
+    assert.ok(port, broker.output());
+    sasl = `127.0.0.1:${port}`;
+    const admin = ['--bootstrap-server', broker.bootstrap];
+    const created = await runSkiff(['topics', ...admin, '--create', '--topic', 'named', '--partitions', '1']);
+    assert.equal(created.status, 0, created.stderr);
+    for (const args of [
+      ['--allow-principal', 'User:alice', '--producer', '--topic', 'named'],
+      ['--allow-principal', 'User:alice', '--consumer', '--topic', 'named', '--group', 'named-g'],
+      ['--allow-principal', 'User:*', '--operation', 'Describe', '--topic', 'named'],
+    ]) {
+      const r = await runSkiff(['acls', ...admin, '--add', ...args]);
+      assert.equal(r.status, 0, r.stderr);
+    }
+  });
+  after(async () => {
+    await broker?.stop();
+  });
+
+  const kafkaJs = async (user: string): Promise<string> => {
+    const kafka = new Kafka({
+      clientId: `js-${user}`,
+      brokers: [sasl],
+      sasl: { mechanism: 'plain', username: user, password: `${user}-secret` },
+      logLevel: logLevel.NOTHING,
+    });
+    const producer = kafka.producer({ retry: { retries: 0 }, allowAutoTopicCreation: false });
+    try {
+      await producer.connect();
+      await producer.send({ topic: 'named', messages: [{ value: `js-${user}` }] });
+      return 'ok';
+    } catch (e) {
+      return kafkaJsErrorType(e);
+    } finally {
+      await producer.disconnect();
+    }
+  };
+
+  it('lets alice produce and consume by her ACLs and refuses bob, who has none but DESCRIBE', async () => {
+    assert.equal(await kafkaJs('alice'), 'ok');
+    assert.equal(await kafkaJs('bob'), 'TOPIC_AUTHORIZATION_FAILED');
+    const bob = await runPython<{ error?: string }>(
+      PYTHON_SASL,
+      `${sasl}|bob|named`,
+      'kafka',
+      'python3-kafka',
+    );
+    assert.deepEqual(bob, { error: 'TopicAuthorizationFailedError' });
+    const alice = await runPython<{ values?: string[] }>(
+      PYTHON_SASL,
+      `${sasl}|alice|named`,
+      'kafka',
+      'python3-kafka',
+    );
+    assert.deepEqual(alice, { values: ['alice-0', 'alice-1', 'js-alice'] });
   });
 });
