@@ -1,13 +1,14 @@
 /**
  * SSL listeners with real clients: `skiff broker` with a PLAINTEXT and an SSL listener (PEM key and
  * trust stores from a CA the test makes with openssl); kcat over SSL with and without a client
- * certificate, and refused without one where ssl.client.auth=required; kafka-python over SSL; a
+ * certificate, and refused without one where ssl.client.auth=required; kafka-python and KafkaJS over SSL; a
  * skiff tool with --command-config; Metadata on each listener advertising that listener's port.
  */
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { Kafka, logLevel } from 'kafkajs';
 import { type BrokerProcess, runProcess, runSkiff } from '../support/broker-process.js';
 import { makeTestCerts, type TestCerts } from '../support/tls-certs.js';
 import { runPython, startCompatBroker } from './clients.js';
@@ -143,6 +144,43 @@ print(json.dumps(got))
 `;
     const got = await runPython<string[]>(script, ssl, 'kafka', 'python3-kafka');
     assert.deepEqual(got, ['py-0', 'py-1', 'py-2', 'py-3', 'py-4']);
+  });
+
+  it('produces and consumes with KafkaJS over SSL with a client certificate', async () => {
+    const kafka = new Kafka({
+      clientId: 'skiff-kafkajs-tls',
+      brokers: [ssl],
+      logLevel: logLevel.NOTHING,
+      ssl: {
+        ca: [fs.readFileSync(certs.caPem, 'utf8')],
+        cert: fs.readFileSync(certs.clientCert, 'utf8'),
+        key: fs.readFileSync(certs.clientKey, 'utf8'),
+      },
+    });
+    const producer = kafka.producer();
+    await producer.connect();
+    try {
+      await producer.send({
+        topic: 'tls-kafkajs',
+        acks: -1,
+        messages: Array.from({ length: 10 }, (_, i) => ({ value: `js-${i}` })),
+      });
+    } finally {
+      await producer.disconnect();
+    }
+    const admin = kafka.admin();
+    await admin.connect();
+    try {
+      const offsets = await admin.fetchTopicOffsets('tls-kafkajs');
+      assert.equal(offsets[0]!.high, '10');
+      const cluster = await admin.describeCluster();
+      assert.deepEqual(
+        cluster.brokers.map((b) => b.port),
+        [sslPort],
+      );
+    } finally {
+      await admin.disconnect();
+    }
   });
 
   it('runs a skiff tool over SSL with --command-config', async () => {
