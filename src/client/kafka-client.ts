@@ -15,6 +15,7 @@ import {
   ConnectionClosedError,
   RequestTimeoutError,
 } from '../network/client-connection.js';
+import type { SaslClientCredentials } from '../network/sasl-client-auth.js';
 import { defaultMetadataRequestTopic } from '../protocol/generated/MetadataRequest.js';
 import type { MetadataResponse } from '../protocol/generated/MetadataResponse.js';
 import { ZERO_UUID } from '../protocol/uuid.js';
@@ -38,6 +39,8 @@ export interface KafkaClientOptions {
   readonly retryBackoffMaxMs?: number;
   /** security.protocol SSL: every connection is TLS with these options (see security-config.ts). */
   readonly tls?: tls.ConnectionOptions;
+  /** security.protocol SASL_*: every connection authenticates with these first. */
+  readonly sasl?: SaslClientCredentials;
 }
 
 export interface PartitionMetadata {
@@ -331,6 +334,7 @@ export class KafkaClient {
           requestTimeoutMs: this.requestTimeoutMs,
           scheduler: runtime.scheduler,
           ...(this.options.tls && { tls: this.options.tls }),
+          ...(this.options.sasl && { sasl: this.options.sasl }),
         }).then(
           (c) => {
             cancel();

@@ -83,7 +83,13 @@ export class SkiffProcess {
  * `skiff up --brokers N` on `port` (broker i on port + i - 1) with DIR/server.properties as every
  * broker's config; resolves once the launcher reports the cluster up.
  */
-export async function launchSkiffUp(dir: string, port: number, brokers = 3): Promise<SkiffProcess> {
+export async function launchSkiffUp(
+  dir: string,
+  port: number,
+  brokers = 3,
+  /** More arguments of `skiff up` (e.g. --add-scram). */
+  args: readonly string[] = [],
+): Promise<SkiffProcess> {
   const up = new SkiffProcess([
     'up',
     '--brokers',
@@ -96,6 +102,7 @@ export async function launchSkiffUp(dir: string, port: number, brokers = 3): Pro
     '0',
     '--config-file',
     path.join(dir, 'server.properties'),
+    ...args,
   ]);
   try {
     await up.waitFor(/cluster \S+ up in \d+ ms/, 60_000);
@@ -123,12 +130,13 @@ export async function startTestCluster(
   prefix: string,
   extra: readonly string[] = [],
   brokers = 3,
+  args: readonly string[] = [],
 ): Promise<{ dir: string; port: number; up: SkiffProcess }> {
   const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
   try {
     writeFileSync(path.join(dir, 'server.properties'), [...FAST_FAILOVER_PROPS, ...extra, ''].join('\n'));
     const port = await freePorts(brokers);
-    return { dir, port, up: await launchSkiffUp(dir, port, brokers) };
+    return { dir, port, up: await launchSkiffUp(dir, port, brokers, args) };
   } catch (e) {
     removeDataDir(dir);
     throw e;

@@ -8,6 +8,9 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Kafka, logLevel } from 'kafkajs';
 import { skiff } from '../cli/in-process.js';
@@ -195,6 +198,61 @@ describe('SASL (PLAIN, SCRAM-SHA-256/512) with kcat, kafka-python and KafkaJS', 
       broker.output(),
       /failed authentication on listener SASL_PLAINTEXT with SASL mechanism SCRAM-SHA-512: Invalid client credentials/,
     );
+  });
+
+  it("skiff's tools authenticate with --command-config (security.protocol, sasl.mechanism, sasl.jaas.config)", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'skiff-sasl-tools-'));
+    try {
+      const config = (mechanism: string, module: string, user: string, password: string): string => {
+        const file = path.join(dir, `${mechanism}-${user}-${password}.properties`);
+        fs.writeFileSync(
+          file,
+          [
+            'security.protocol=SASL_PLAINTEXT',
+            `sasl.mechanism=${mechanism}`,
+            `sasl.jaas.config=org.apache.kafka.common.security.${module} required username="${user}" password="${password}";`,
+            '',
+          ].join('\n'),
+        );
+        return file;
+      };
+      const describe = (file: string) =>
+        skiff([
+          'configs',
+          '--bootstrap-server',
+          sasl,
+          '--command-config',
+          file,
+          '--describe',
+          '--entity-type',
+          'users',
+          '--entity-name',
+          'bob',
+        ]);
+      for (const file of [
+        config('SCRAM-SHA-256', 'scram.ScramLoginModule', 'admin', 'admin-secret'),
+        config('SCRAM-SHA-512', 'scram.ScramLoginModule', 'bob', 'bob-secret'),
+        config('PLAIN', 'plain.PlainLoginModule', 'alice', 'alice-secret'),
+      ]) {
+        const r = await describe(file);
+        assert.equal(r.status, 0, r.stderr);
+        assert.equal(
+          r.stdout,
+          "SCRAM credential configs for user-principal 'bob' are SCRAM-SHA-512=iterations=4096\n",
+        );
+      }
+      const wrong = await describe(config('SCRAM-SHA-256', 'scram.ScramLoginModule', 'admin', 'nope'));
+      assert.notEqual(wrong.status, 0);
+      assert.match(
+        wrong.stderr,
+        /Authentication failed during authentication due to invalid credentials with SASL mechanism SCRAM-SHA-256/,
+      );
+      const gssapi = await describe(config('GSSAPI', 'scram.ScramLoginModule', 'admin', 'admin-secret'));
+      assert.notEqual(gssapi.status, 0);
+      assert.match(gssapi.stderr, /sasl.mechanism GSSAPI is not supported/);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('KafkaJS: a SCRAM-SHA-512 user produces and consumes; a wrong password is rejected', async () => {

@@ -291,6 +291,7 @@ export function openClient(
   return new KafkaClient({
     bootstrap: servers,
     ...(security.tls && { tls: security.tls }),
+    ...(security.sasl && { sasl: security.sasl }),
     clientId: props.get('client.id') ?? `skiff-${tool}`,
     runtime,
     requestTimeoutMs: num('request.timeout.ms'),
@@ -310,7 +311,7 @@ export const ADMIN_FLAGS: readonly FlagSpec[] = [
   {
     name: 'command-config',
     arg: 'file',
-    help: 'properties file with client settings (client.id, request.timeout.ms, security.protocol, ssl.*, ...)',
+    help: 'properties file with client settings (client.id, request.timeout.ms, security.protocol, ssl.*, sasl.mechanism, sasl.jaas.config, ...)',
   },
 ];
 
