@@ -14,7 +14,14 @@ import type { DeleteAclsResponse } from '../../src/protocol/generated/DeleteAcls
 import type { DescribeAclsRequest } from '../../src/protocol/generated/DescribeAclsRequest.js';
 import type { DescribeAclsResponse } from '../../src/protocol/generated/DescribeAclsResponse.js';
 import type { DescribeClusterResponse } from '../../src/protocol/generated/DescribeClusterResponse.js';
+import type { DescribeGroupsResponse } from '../../src/protocol/generated/DescribeGroupsResponse.js';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
+import {
+  defaultFetchPartition,
+  defaultFetchRequest,
+  defaultFetchTopic,
+} from '../../src/protocol/generated/FetchRequest.js';
+import type { FetchResponse } from '../../src/protocol/generated/FetchResponse.js';
 import { ApiKey } from '../../src/protocol/generated/index.js';
 import type { ListOffsetsResponse } from '../../src/protocol/generated/ListOffsetsResponse.js';
 import { defaultMetadataRequest } from '../../src/protocol/generated/MetadataRequest.js';
@@ -223,6 +230,53 @@ describe('ACL APIs with the authorizer on', () => {
     assert.equal(
       (await produce(b, c, 'hidden')).responses[0]!.partitionResponses[0]!.errorCode,
       ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+    );
+  });
+});
+
+describe('authorization of replicas and groups', () => {
+  let b: TestBroker | undefined;
+  after(async () => b?.stop());
+
+  it("refuses a replica's Fetch without CLUSTER_ACTION and reports a group's authorized operations", async () => {
+    b = await startBroker({ ...AUTHORIZER, 'offsets.topic.replication.factor': '1' });
+    const c = await b.connect();
+    await createTopics(b, ['r']);
+    const replicaFetch = () =>
+      b!.call<FetchResponse>(c, ApiKey.Fetch, 12, {
+        ...defaultFetchRequest(),
+        replicaId: 2,
+        topics: [
+          { ...defaultFetchTopic(), topic: 'r', partitions: [{ ...defaultFetchPartition(), partition: 0 }] },
+        ],
+      });
+    const refused = await replicaFetch();
+    assert.equal(refused.responses[0]!.partitions[0]!.errorCode, ErrorCode.TOPIC_AUTHORIZATION_FAILED);
+    await b.metadata.controller.createAcls([
+      allow(RT.CLUSTER, 'kafka-cluster', Op.CLUSTER_ACTION),
+      allow(RT.GROUP, 'g', Op.READ),
+    ]);
+    const allowed = await replicaFetch();
+    assert.notEqual(allowed.responses[0]!.partitions[0]!.errorCode, ErrorCode.TOPIC_AUTHORIZATION_FAILED);
+
+    // The group's coordinator is ready once __consumer_offsets is: FindCoordinator creates it.
+    const describe = () =>
+      b!.call<DescribeGroupsResponse>(c, ApiKey.DescribeGroups, 5, {
+        groups: ['g', 'other'],
+        includeAuthorizedOperations: true,
+      });
+    await b.call(c, ApiKey.FindCoordinator, 3, { key: 'g', keyType: 0, coordinatorKeys: [] });
+    let groups = await describe();
+    for (let i = 0; i < 100 && groups.groups[1]?.errorCode !== 0; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      groups = await describe();
+    }
+    assert.deepEqual(
+      groups.groups.map((g) => [g.groupId, g.errorCode, g.authorizedOperations]),
+      [
+        ['other', ErrorCode.GROUP_AUTHORIZATION_FAILED, -2147483648],
+        ['g', 0, (1 << Op.READ) | (1 << Op.DESCRIBE)],
+      ],
     );
   });
 });
