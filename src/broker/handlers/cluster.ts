@@ -87,9 +87,9 @@ export async function handleDescribeCluster(
 }
 
 /**
- * Idempotent producers get a fresh producer id at epoch 0. Transactions are not implemented yet,
- * so a transactional id is refused with a non-retriable error rather than a coordinator error a
- * client would retry forever.
+ * Idempotent producers get a fresh producer id at epoch 0. The router sends InitProducerId with a
+ * transactional id to the transaction coordinator (TransactionApi.initProducerId), which hands
+ * only those without one here.
  */
 export async function handleInitProducerId(
   b: BrokerServices,
@@ -98,14 +98,6 @@ export async function handleInitProducerId(
 ): Promise<InitProducerIdResponse> {
   const refused = initProducerIdRefusal(b, ctx, req.transactionalId);
   if (refused !== 0) return { throttleTimeMs: 0, errorCode: refused, producerId: -1n, producerEpoch: -1 };
-  if (req.transactionalId !== null) {
-    return {
-      throttleTimeMs: 0,
-      errorCode: TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
-      producerId: -1n,
-      producerEpoch: -1,
-    };
-  }
   return { throttleTimeMs: 0, errorCode: 0, producerId: b.nextProducerId(), producerEpoch: 0 };
 }
 
