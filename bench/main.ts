@@ -5,6 +5,7 @@ import { benchMetadata } from './metadata.js';
 import { benchMetrics } from './metrics.js';
 import { benchRecords } from './records.js';
 import { benchReplication } from './replication.js';
+import { benchSasl } from './sasl.js';
 import { benchStartCluster } from './start-cluster.js';
 import { benchStorage } from './storage.js';
 import { benchThrottle } from './throttle.js';
@@ -26,6 +27,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   'start-cluster': benchStartCluster,
   metrics: benchMetrics,
   cleaner: benchCleaner,
+  sasl: benchSasl,
 };
 
 const only = process.argv.slice(2);
