@@ -37,7 +37,7 @@ const CONSUME = `
 import json, sys, time
 from confluent_kafka import Consumer, Producer, KafkaException, KafkaError, TopicPartition
 
-def consume(bootstrap, topic, isolation, expected, deadline_s=25):
+def consume(bootstrap, topic, isolation, expected, deadline_s=25, until=None):
     c = Consumer({'bootstrap.servers': bootstrap, 'group.id': 'unused-' + isolation,
                   'enable.auto.commit': False, 'isolation.level': isolation,
                   'auto.offset.reset': 'earliest'})
@@ -49,6 +49,8 @@ def consume(bootstrap, topic, isolation, expected, deadline_s=25):
         if m is None or m.error():
             continue
         seen.append(m.value().decode())
+        if until is not None and until(seen):
+            break
     c.close()
     return seen
 `;
@@ -110,7 +112,8 @@ except KafkaException as e:
 p2.begin_transaction()
 p2.produce('txn-cycles', value=b'survivor', partition=0)
 p2.commit_transaction(30)
-rc = consume(bootstrap, 'txn-cycles', 'read_committed', 10**9, deadline_s=6)
+# survivor follows the zombie's record in partition 0: once it is read, the zombie's would have been.
+rc = consume(bootstrap, 'txn-cycles', 'read_committed', 10**9, until=lambda seen: 'survivor' in seen)
 print(json.dumps({'outcome': outcome, 'zombie': [v for v in rc if v.startswith('zombie')], 'survivor': rc.count('survivor')}))
 `;
   const r = await runPython<{
