@@ -15,7 +15,8 @@
  *   /config/users/<user>, /config/users/<default>/clients/<client-id>,
  *   /config/users/<default>/clients/<default>, /config/users/<default>,
  *   /config/clients/<client-id>, /config/clients/<default>.
- * Skiff has no SASL: every user principal is ANONYMOUS, as Kafka's on a PLAINTEXT listener.
+ * The user is the connection's principal name, as Kafka's session.sanitizedUser: the SASL user,
+ * an SSL client certificate's name, or ANONYMOUS.
  *
  * The values are read from the metadata image at every call (an index rebuilt when the image's
  * quotas change), so an altered quota applies to the next request. No quota of a type ever
@@ -51,8 +52,13 @@ export const QUOTA_KEY_OF: Readonly<Record<ClientQuotaType, string>> = Object.fr
   controller_mutation: 'controller_mutation_rate',
 });
 
-/** The user principal of every connection: Skiff has no SASL (Kafka's KafkaPrincipal.ANONYMOUS). */
+/** The user of a connection nobody authenticated (Kafka's KafkaPrincipal.ANONYMOUS). */
 export const ANONYMOUS_USER = 'ANONYMOUS';
+
+/** The user whose quotas a request counts against: its connection's principal name. */
+export function quotaUser(req: ThrottledRequest): string {
+  return req.connection.principal?.name ?? ANONYMOUS_USER;
+}
 
 /** Kafka's ClientQuotaManager.InactiveSensorExpirationTimeSeconds. */
 const INACTIVE_SENSOR_EXPIRATION_MS = 3600 * 1000;
@@ -308,7 +314,8 @@ export class ClientQuotaManager {
 /** What ClientQuotas needs of a request: who sent it, and the connection to mute. */
 export interface ThrottledRequest {
   readonly clientId: string | null;
-  readonly connection: { throttle?(ms: number): void };
+  /** principal: absent on a connection nobody authenticated (a test's). */
+  readonly connection: { throttle?(ms: number): void; readonly principal?: { readonly name: string } };
 }
 
 /**
@@ -352,7 +359,7 @@ export class ClientQuotas {
   ): ControllerMutationQuota {
     return new ControllerMutationQuota(
       this.controllerMutation,
-      ANONYMOUS_USER,
+      quotaUser(req),
       req.clientId ?? '',
       req.apiVersion >= strictSinceVersion,
     );
@@ -381,7 +388,7 @@ export class ClientQuotas {
    */
   recordRequestTime(req: ThrottledRequest, handlingMs: number, nowMs: number): number {
     return this.request.recordAndGetThrottleTimeMs(
-      ANONYMOUS_USER,
+      quotaUser(req),
       req.clientId ?? '',
       handlingMs / 10,
       nowMs,
@@ -393,7 +400,7 @@ export class ClientQuotas {
    * recorded against request_percentage without throttling this request (it counts for the next).
    */
   recordResponseTime(req: ThrottledRequest, ms: number, nowMs: number): void {
-    this.request.recordNoThrottle(ANONYMOUS_USER, req.clientId ?? '', ms / 10, nowMs);
+    this.request.recordNoThrottle(quotaUser(req), req.clientId ?? '', ms / 10, nowMs);
   }
 
   /**
@@ -402,7 +409,7 @@ export class ClientQuotas {
    */
   throttle(manager: ClientQuotaManager, req: ThrottledRequest, ms: number, nowMs: number): void {
     if (ms <= 0) return;
-    manager.recordThrottle(ANONYMOUS_USER, req.clientId ?? '', ms, nowMs);
+    manager.recordThrottle(quotaUser(req), req.clientId ?? '', ms, nowMs);
     req.connection.throttle?.(ms);
   }
 }

@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ANONYMOUS_USER, ClientQuotaManager, ClientQuotas } from '../../src/broker/client-quota-manager.js';
+import {
+  ANONYMOUS_USER,
+  ClientQuotaManager,
+  ClientQuotas,
+  quotaUser,
+} from '../../src/broker/client-quota-manager.js';
 import { quotaEntityKey } from '../../src/metadata/client-quotas.js';
 import type { ConfigMap } from '../../src/metadata/cluster-metadata.js';
 
@@ -112,4 +117,9 @@ test('the fetch cap and the request quota: a window of the limit, throttles of a
   const [reading] = cq.request.readings(2, 10);
   assert.equal(reading?.throttleTimeMs, 1000);
   assert.equal(reading?.limit, 10);
+});
+
+test("a request counts against its connection's principal: the SASL user, else ANONYMOUS", () => {
+  assert.equal(quotaUser({ clientId: 'c', connection: { principal: { name: 'alice' } } }), 'alice');
+  assert.equal(quotaUser({ clientId: 'c', connection: {} }), ANONYMOUS_USER);
 });

@@ -21,7 +21,7 @@ import { awaitCondition } from '../../replication/purgatory.js';
 import { AclOperation, ResourceType } from '../../security/acl.js';
 import { readBuffers } from '../../storage/read-buffers.js';
 import type { AbortedTxn } from '../../storage/transaction-index.js';
-import { ANONYMOUS_USER } from '../client-quota-manager.js';
+import { quotaUser } from '../client-quota-manager.js';
 import { type FetchContext, type SessionPartition, sessionPartitionKey } from '../fetch-session.js';
 import type { BrokerServices, RequestContext } from '../handler-context.js';
 import { errorCodeOf, notHostedError } from './partition-errors.js';
@@ -93,7 +93,7 @@ export async function handleFetch(
   const quotas = replicaId >= 0 ? undefined : b.clientQuotas;
   const maxBytes = Math.min(
     req.maxBytes,
-    quotas?.fetch.maxValueInQuotaWindow(ANONYMOUS_USER, ctx.clientId ?? '', b.clock.nowMs()) ?? Infinity,
+    quotas?.fetch.maxValueInQuotaWindow(quotaUser(ctx), ctx.clientId ?? '', b.clock.nowMs()) ?? Infinity,
   );
   const minBytes = Math.min(req.minBytes, maxBytes);
   // Stored bytes may reach the socket as file regions (sendfile) instead of through memory.
@@ -208,10 +208,10 @@ function throttleFetch(
   const nowMs = b.clock.nowMs();
   const clientId = ctx.clientId ?? '';
   const requestMs = quotas.recordRequestTime(ctx, ctx.handlingMs(), nowMs);
-  const bandwidthMs = quotas.fetch.recordAndGetThrottleTimeMs(ANONYMOUS_USER, clientId, sizeBytes, nowMs);
+  const bandwidthMs = quotas.fetch.recordAndGetThrottleTimeMs(quotaUser(ctx), clientId, sizeBytes, nowMs);
   const ms = Math.max(bandwidthMs, requestMs);
   if (ms <= 0) return 0;
-  quotas.fetch.recordNoThrottle(ANONYMOUS_USER, clientId, -sizeBytes, nowMs);
+  quotas.fetch.recordNoThrottle(quotaUser(ctx), clientId, -sizeBytes, nowMs);
   quotas.throttle(bandwidthMs > requestMs ? quotas.fetch : quotas.request, ctx, ms, nowMs);
   return ms;
 }

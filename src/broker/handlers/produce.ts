@@ -25,7 +25,7 @@ import {
 import { awaitAcks, type PendingAcks } from '../../replication/delayed-produce.js';
 import { AclOperation, ResourceType } from '../../security/acl.js';
 import { RecordValidationError } from '../../storage/errors.js';
-import { ANONYMOUS_USER } from '../client-quota-manager.js';
+import { quotaUser } from '../client-quota-manager.js';
 import type { BrokerServices, RequestContext } from '../handler-context.js';
 import { errorCodeOf, notHostedError } from './partition-errors.js';
 
@@ -293,7 +293,7 @@ function throttleProduce(b: BrokerServices, ctx: RequestContext, withRequestQuot
   if (quotas === undefined) return 0;
   const nowMs = b.clock.nowMs();
   const bandwidthMs = quotas.produce.recordAndGetThrottleTimeMs(
-    ANONYMOUS_USER,
+    quotaUser(ctx),
     ctx.clientId ?? '',
     ctx.sizeBytes,
     nowMs,

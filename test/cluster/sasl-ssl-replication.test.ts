@@ -1,15 +1,17 @@
 /**
- * Replication over a SASL inter-broker listener: `skiff up --brokers 3` whose brokers listen on
- * PLAINTEXT for clients and on REPLICATION (SASL_PLAINTEXT, SCRAM-SHA-512) for each other, each
+ * Replication over a SASL_SSL inter-broker listener: `skiff up --brokers 3` whose brokers listen on
+ * PLAINTEXT for clients and on REPLICATION (SASL_SSL: TLS with a CA made by the test, then
+ * SCRAM-SHA-512) for each other, each
  * broker authenticating its fetchers with the username/password of
  * listener.name.replication.scram-sha-512.sasl.jaas.config, the credential created by
  * `skiff up --add-scram`. An acks=all produce succeeds, the followers catch up byte for byte, and
- * the REPLICATION listener refuses a client without SASL.
+ * the REPLICATION listener refuses a TLS client without SASL and lets in kcat as the broker user.
  */
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { makeTestCerts, type TestCerts } from '../support/tls-certs.js';
 import {
   adminFor,
   consumeAll,
@@ -27,18 +29,24 @@ const TOPIC = 'over-sasl';
 const JAAS =
   'org.apache.kafka.common.security.scram.ScramLoginModule required username="broker" password="broker-secret";';
 
-describe('skiff up --brokers 3 replicating over a SASL inter-broker listener', () => {
+describe('skiff up --brokers 3 replicating over a SASL_SSL inter-broker listener', () => {
+  let certs: TestCerts;
   let dir: string;
   let bootstrap: string;
   let up: SkiffProcess | null = null;
 
   before(async () => {
     requireTool('kcat', '-V');
+    certs = makeTestCerts();
     const c = await startTestCluster(
       'skiff-sasl-repl-',
       [
         'listeners=PLAINTEXT://127.0.0.1:9092,REPLICATION://127.0.0.1:0',
-        'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,REPLICATION:SASL_PLAINTEXT',
+        'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,REPLICATION:SASL_SSL',
+        'listener.name.replication.ssl.keystore.type=PEM',
+        `listener.name.replication.ssl.keystore.location=${certs.brokerKeystore}`,
+        'listener.name.replication.ssl.truststore.type=PEM',
+        `listener.name.replication.ssl.truststore.location=${certs.caPem}`,
         'inter.broker.listener.name=REPLICATION',
         'listener.name.replication.sasl.enabled.mechanisms=SCRAM-SHA-512',
         'sasl.mechanism.inter.broker.protocol=SCRAM-SHA-512',
@@ -55,6 +63,7 @@ describe('skiff up --brokers 3 replicating over a SASL inter-broker listener', (
   after(async () => {
     await up?.stop();
     if (dir !== undefined) removeDataDir(dir);
+    certs?.remove();
   });
 
   it('produces with acks=all and the followers catch up byte for byte', async () => {
@@ -93,13 +102,15 @@ describe('skiff up --brokers 3 replicating over a SASL inter-broker listener', (
     const m = /listening on PLAINTEXT:\/\/127\.0\.0\.1:\d+, REPLICATION:\/\/127\.0\.0\.1:(\d+)/.exec(log);
     assert.ok(m, log);
     const target = `127.0.0.1:${m[1]}`;
-    const anonymous = await kcat(['-b', target, '-L', '-m', '3']);
+    const tls = ['-X', `ssl.ca.location=${certs.caPem}`];
+    const anonymous = await kcat(['-b', target, '-X', 'security.protocol=ssl', ...tls, '-L', '-m', '3']);
     assert.notEqual(anonymous.status, 0);
     const asBroker = await kcat([
       '-b',
       target,
       '-X',
-      'security.protocol=sasl_plaintext',
+      'security.protocol=sasl_ssl',
+      ...tls,
       '-X',
       'sasl.mechanisms=SCRAM-SHA-512',
       '-X',
