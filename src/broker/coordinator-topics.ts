@@ -7,8 +7,9 @@ import type { Clock } from '../common/clock.js';
 import type { Logger } from '../common/logger.js';
 import type { Scheduler } from '../common/scheduler.js';
 import { coordinatorBatch } from '../coordinator/batches.js';
+import type { CoordinatorNode } from '../coordinator/find-coordinator.js';
 import type { CoordinatorLog, CoordinatorRecord, TxnProducer } from '../coordinator/records.js';
-import type { ClusterMetadata, MetadataImage } from '../metadata/cluster-metadata.js';
+import { type ClusterMetadata, endpointOf, type MetadataImage } from '../metadata/cluster-metadata.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
 import { awaitAcks } from '../replication/delayed-produce.js';
@@ -152,4 +153,21 @@ export async function createInternalTopic(
   } catch (e) {
     logger.warn(`could not create ${spec.name}: ${(e as Error).message}`);
   }
+}
+
+/**
+ * The leader of `topic`'s `partition` as FindCoordinator answers it, at its endpoint on the
+ * listener asked through; null (COORDINATOR_NOT_AVAILABLE) while there is none.
+ */
+export function coordinatorNode(
+  image: MetadataImage,
+  topic: string,
+  partition: number,
+  listenerName: string,
+): CoordinatorNode | null {
+  const leader = image.topics.get(topic)?.partitions[partition]?.leader ?? -1;
+  const broker = image.brokers.get(leader);
+  const endpoint = broker === undefined ? undefined : endpointOf(broker, listenerName);
+  if (endpoint === undefined) return null;
+  return { nodeId: leader, host: endpoint.host, port: endpoint.port };
 }

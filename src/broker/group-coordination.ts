@@ -23,7 +23,12 @@ import { batchSize, lastOffset, readBatchHeader } from '../protocol/records/batc
 import { awaitAcks } from '../replication/delayed-produce.js';
 import type { Partition } from '../replication/partition.js';
 import type { BrokerConfig } from './config.js';
-import { CoordinatorAppends, createInternalTopic, followLeadership } from './coordinator-topics.js';
+import {
+  CoordinatorAppends,
+  coordinatorNode,
+  createInternalTopic,
+  followLeadership,
+} from './coordinator-topics.js';
 import type { BrokerServices } from './handler-context.js';
 import type { ReplicaManager } from './replica-manager.js';
 
@@ -138,16 +143,11 @@ export class GroupCoordination implements CoordinatorLog {
   /** The broker leading the group's offsets partition; null (COORDINATOR_NOT_AVAILABLE) while none does. */
   private locate(partition: number, listenerName: string): CoordinatorNode | null {
     const image = this.deps.metadata.image();
-    const topic = image.topics.get(CONSUMER_OFFSETS_TOPIC);
-    if (topic === undefined) {
+    if (!image.topics.has(CONSUMER_OFFSETS_TOPIC)) {
       this.ensureOffsetsTopic();
       return null;
     }
-    const leader = topic.partitions[partition]?.leader ?? -1;
-    const broker = image.brokers.get(leader);
-    const endpoint = broker === undefined ? undefined : endpointOf(broker, listenerName);
-    if (endpoint === undefined) return null;
-    return { nodeId: leader, host: endpoint.host, port: endpoint.port };
+    return coordinatorNode(image, CONSUMER_OFFSETS_TOPIC, partition, listenerName);
   }
 
   /** Creates __consumer_offsets once (Kafka: on the first FindCoordinator for a group). */

@@ -26,7 +26,12 @@ import { KafkaError } from '../protocol/kafka-error.js';
 import { awaitAcks } from '../replication/delayed-produce.js';
 import type { Partition } from '../replication/partition.js';
 import type { BrokerConfig } from './config.js';
-import { CoordinatorAppends, createInternalTopic, followLeadership } from './coordinator-topics.js';
+import {
+  CoordinatorAppends,
+  coordinatorNode,
+  createInternalTopic,
+  followLeadership,
+} from './coordinator-topics.js';
 import { replayLog } from './group-coordination.js';
 import type { BrokerServices } from './handler-context.js';
 
@@ -121,16 +126,12 @@ export class TransactionCoordination implements CoordinatorLog, TxnMarkerTranspo
   /** The broker leading the transactional id's partition; null (COORDINATOR_NOT_AVAILABLE) while none does. */
   locate(transactionalId: string, listenerName: string): CoordinatorNode | null {
     const image = this.deps.metadata.image();
-    const topic = image.topics.get(TRANSACTION_STATE_TOPIC);
-    if (topic === undefined) {
+    if (!image.topics.has(TRANSACTION_STATE_TOPIC)) {
       this.ensureTopic();
       return null;
     }
-    const leader = topic.partitions[this.coordinator.partitionFor(transactionalId)]?.leader ?? -1;
-    const broker = image.brokers.get(leader);
-    const endpoint = broker === undefined ? undefined : endpointOf(broker, listenerName);
-    if (endpoint === undefined) return null;
-    return { nodeId: leader, host: endpoint.host, port: endpoint.port };
+    const partition = this.coordinator.partitionFor(transactionalId);
+    return coordinatorNode(image, TRANSACTION_STATE_TOPIC, partition, listenerName);
   }
 
   /** Creates __transaction_state once (Kafka: on the first FindCoordinator for a transactional id). */

@@ -192,6 +192,22 @@ export class TransactionCoordinator {
     return { error: null, epoch: cache.epoch, cache, meta: cache.txns.get(transactionalId) };
   }
 
+  /**
+   * The id's metadata for a request naming `producerId`, or the error code Kafka answers first:
+   * INVALID_REQUEST (empty id), NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS, or
+   * INVALID_PRODUCER_ID_MAPPING (unknown id, other producer id).
+   */
+  private forProducer(
+    transactionalId: string,
+    producerId: bigint,
+  ): number | { epoch: number; meta: TransactionMetadata } {
+    if (transactionalId === '') return INVALID_REQUEST;
+    const l = this.lookup(transactionalId);
+    if (l.error !== null) return l.error;
+    if (l.meta === undefined || l.meta.producerId !== producerId) return INVALID_PRODUCER_ID_MAPPING;
+    return { epoch: l.epoch, meta: l.meta };
+  }
+
   /** Whether `meta` is still this coordinator's, at the epoch an operation started at. */
   private owns(transactionalId: string, epoch: number, meta: TransactionMetadata): boolean {
     if (this.stopped) return false;
@@ -330,12 +346,9 @@ export class TransactionCoordinator {
     producerEpoch: number,
     partitions: TopicPartitions,
   ): Promise<number> {
-    if (transactionalId === '') return INVALID_REQUEST;
-    const l = this.lookup(transactionalId);
-    if (l.error !== null) return l.error;
-    const meta = l.meta;
-    if (meta === undefined) return INVALID_PRODUCER_ID_MAPPING;
-    if (meta.producerId !== producerId) return INVALID_PRODUCER_ID_MAPPING;
+    const l = this.forProducer(transactionalId, producerId);
+    if (typeof l === 'number') return l;
+    const { meta } = l;
     if (meta.producerEpoch !== producerEpoch) return PRODUCER_FENCED;
     if (meta.pendingTransitionInProgress) return CONCURRENT_TRANSACTIONS;
     if (meta.state === TxnState.PrepareCommit || meta.state === TxnState.PrepareAbort)
@@ -398,12 +411,9 @@ export class TransactionCoordinator {
     commit: boolean,
     fromClient: boolean,
   ): Promise<number> {
-    if (transactionalId === '') return INVALID_REQUEST;
-    const l = this.lookup(transactionalId);
-    if (l.error !== null) return l.error;
-    const meta = l.meta;
-    if (meta === undefined) return INVALID_PRODUCER_ID_MAPPING;
-    if (meta.producerId !== producerId) return INVALID_PRODUCER_ID_MAPPING;
+    const l = this.forProducer(transactionalId, producerId);
+    if (typeof l === 'number') return l;
+    const { meta } = l;
     if ((fromClient && producerEpoch !== meta.producerEpoch) || producerEpoch < meta.producerEpoch) {
       return PRODUCER_FENCED;
     }
