@@ -9,6 +9,7 @@ import { benchSasl } from './sasl.js';
 import { benchStartCluster } from './start-cluster.js';
 import { benchStorage } from './storage.js';
 import { benchThrottle } from './throttle.js';
+import { benchTls } from './tls.js';
 import { benchTools } from './tools.js';
 
 /**
@@ -28,6 +29,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   metrics: benchMetrics,
   cleaner: benchCleaner,
   sasl: benchSasl,
+  tls: benchTls,
 };
 
 const only = process.argv.slice(2);
