@@ -60,6 +60,8 @@ export class TransactionCoordination implements CoordinatorLog, TxnMarkerTranspo
   /** __transaction_state partitions this broker leads, with the leader epoch it loaded them at. */
   private readonly led = new Map<number, number>();
   private readonly appends: CoordinatorAppends;
+  /** Verifications in flight, by topic, partition and producer id: the markers written meanwhile. */
+  private readonly verifying = new Map<string, { watchers: number; markers: number }>();
   private creating: Promise<void> | null = null;
   private stopped = false;
 
@@ -179,6 +181,55 @@ export class TransactionCoordination implements CoordinatorLog, TxnMarkerTranspo
     partitions: TopicPartitions,
   ): Promise<ReadonlyMap<string, ReadonlyMap<number, number>>> | null {
     if (!this.deps.verificationEnabled()) return null;
+    // Kafka's VerificationGuard: a marker for this producer written to one of the partitions while
+    // the coordinator was asked ended the transaction that answer was about — the write would
+    // start a transaction no coordinator knows of, so it is refused instead.
+    const guards = [...partitions].flatMap(([t, ps]) => ps.map((p) => this.guard(t, p, producerId)));
+    return this.askCoordinator(transactionalId, producerId, producerEpoch, partitions).then((codes) => {
+      const guarded = new Map<string, Map<number, number>>();
+      for (const [t, m] of codes) guarded.set(t, new Map(m));
+      for (const g of guards) {
+        if (g.release() && guarded.get(g.topic)?.get(g.partition) === ErrorCode.NONE) {
+          guarded.get(g.topic)!.set(g.partition, ErrorCode.INVALID_TXN_STATE);
+        }
+      }
+      return guarded;
+    });
+  }
+
+  /**
+   * Watches for markers of `producerId` on a partition while a verification is in flight;
+   * release() ends the watch and tells whether one was written meanwhile.
+   */
+  private guard(topic: string, partition: number, producerId: bigint) {
+    const key = `${topic}\u0000${partition}\u0000${producerId}`;
+    const entry = this.verifying.get(key) ?? { watchers: 0, markers: 0 };
+    entry.watchers++;
+    this.verifying.set(key, entry);
+    const markersBefore = entry.markers;
+    return {
+      topic,
+      partition,
+      release: (): boolean => {
+        entry.watchers--;
+        if (entry.watchers === 0) this.verifying.delete(key);
+        return entry.markers !== markersBefore;
+      },
+    };
+  }
+
+  /** A COMMIT/ABORT marker of `producerId` was appended to the partition as its leader. */
+  markerAppended(topic: string, partition: number, producerId: bigint): void {
+    const entry = this.verifying.get(`${topic}\u0000${partition}\u0000${producerId}`);
+    if (entry !== undefined) entry.markers++;
+  }
+
+  private askCoordinator(
+    transactionalId: string,
+    producerId: bigint,
+    producerEpoch: number,
+    partitions: TopicPartitions,
+  ): Promise<ReadonlyMap<string, ReadonlyMap<number, number>>> {
     const all = (code: number) =>
       new Map([...partitions].map(([t, ps]) => [t, new Map(ps.map((p) => [p, code]))]));
     const mapped = (codes: ReadonlyMap<string, ReadonlyMap<number, number>>) =>

@@ -261,6 +261,7 @@ export class TransactionApi {
             }
             try {
               const { acks } = p.appendAsLeader(batch(), -1, 'coordinator');
+              this.txn.markerAppended(t.name, partition, m.producerId);
               waits.push({ topic: t.name, partition, acks });
             } catch (e) {
               byPartition.set(partition, e instanceof KafkaError ? e.code : ErrorCode.UNKNOWN_SERVER_ERROR);
