@@ -21,6 +21,7 @@ import type { ProduceRequest } from '../src/protocol/generated/ProduceRequest.js
 import { defaultPartitionProduceResponse } from '../src/protocol/generated/ProduceResponse.js';
 import { encodeResponse } from '../src/protocol/messages.js';
 import { readRequest } from '../src/protocol/request-frame.js';
+import type { TlsServerSettings } from '../src/security/tls.js';
 
 /**
  * The ceiling a produce or consume benchmark can reach on this machine: a Kafka endpoint that
@@ -49,12 +50,14 @@ export class KafkaSink {
     this.endOffset = next;
   }
 
-  static async start(log: readonly Buffer[] = []): Promise<KafkaSink> {
+  /** `tls`: an SSL endpoint (the ceiling of a client through TLS). */
+  static async start(log: readonly Buffer[] = [], tls?: TlsServerSettings): Promise<KafkaSink> {
     const clock = new SystemClock();
     let port = 0;
     const handler: RequestHandler = { handle: async (frame) => sink.answer(frame, port) };
     const server = new SocketServer(
       {
+        ...(tls !== undefined && { securityProtocol: 'SSL' as const, tls }),
         host: '127.0.0.1',
         port: 0,
         maxFrameBytes: 100 * 1024 * 1024,
