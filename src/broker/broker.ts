@@ -198,7 +198,7 @@ export class Broker {
       deps.monotonicMs,
       txn.api,
     );
-    this.servers = this.socketServers(logger);
+    this.servers = this.socketServers(logger, services.sasl);
     if (deps.metrics) {
       registerBrokerStateMetrics(deps.metrics.registry, {
         nodeId: config.nodeId,
@@ -218,7 +218,7 @@ export class Broker {
   }
 
   /** One socket server per listener; an SSL listener's TLS material is read now (a bad one fails the start). */
-  private socketServers(logger: Logger): ReadonlyMap<string, SocketServer> {
+  private socketServers(logger: Logger, sasl: BrokerSasl | undefined): ReadonlyMap<string, SocketServer> {
     const { config, clock, scheduler, fs } = this.deps;
     // max.connections is one limit over every listener, as in Kafka.
     const slots = new ConnectionSlots(config.maxConnections);
@@ -235,6 +235,9 @@ export class Broker {
             host: bindHost(l),
             port: l.port,
             maxFrameBytes: config.socketRequestMaxBytes,
+            ...(sasl?.settings(l.listenerName) && {
+              maxFrameBytesUntilAuthenticated: sasl.settings(l.listenerName)!.maxReceiveBytes,
+            }),
             maxQueuedRequestsPerConnection: config.queuedMaxRequestsPerConnection,
             maxQueuedBytesPerConnection: config.queuedMaxRequestBytesPerConnection,
             connectionsMaxIdleMs: config.connectionsMaxIdleMs,

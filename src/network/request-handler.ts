@@ -27,6 +27,8 @@ export interface ConnectionInfo {
    * for (storage/file-region.ts); absent or false: responses must hold their bytes.
    */
   readonly sendsFileRegions?: boolean;
+  /** The connection authenticated: its requests may be as large as socket.request.max.bytes again. */
+  liftFrameLimit?(): void;
   /**
    * Mutes the connection for `ms` from now (Kafka's throttled channel, KIP-219): responses are
    * still written as they are due, but no further request is read or started until then. Absent

@@ -34,6 +34,12 @@ export interface ServerConnectionLimits {
   /** socket.request.max.bytes */
   readonly maxFrameBytes: number;
   /**
+   * A SASL listener's sasl.server.max.receive.size: the largest request until the connection has
+   * authenticated (liftFrameLimit), so an unauthenticated peer cannot make the broker buffer a
+   * socket.request.max.bytes request.
+   */
+  readonly maxFrameBytesUntilAuthenticated?: number;
+  /**
    * Frames read but not yet handled: reading stops (socket paused) at this many. Also the most
    * requests started and not yet answered (released ones waiting) at once.
    */
@@ -108,6 +114,9 @@ export class ServerConnection implements ConnectionInfo {
       copyFrames: shared,
       reserve: 'received',
     });
+    if (limits.maxFrameBytesUntilAuthenticated !== undefined) {
+      this.reader.setMaxFrameBytes(limits.maxFrameBytesUntilAuthenticated, 'sasl.server.max.receive.size');
+    }
     this.lastActiveMs = clock.nowMs();
     this.socketFd = security.plainSocket && zeroCopyAvailable() ? socketFd(socket) : -1;
     socket.setNoDelay(true);
@@ -122,6 +131,11 @@ export class ServerConnection implements ConnectionInfo {
     socket.on('error', () => this.close(null));
     socket.on('end', () => this.close(null));
     socket.on('close', () => this.close(null));
+  }
+
+  /** Authenticated: requests up to socket.request.max.bytes from now on. */
+  liftFrameLimit(): void {
+    this.reader.setMaxFrameBytes(this.limits.maxFrameBytes, 'socket.request.max.bytes');
   }
 
   get sendsFileRegions(): boolean {

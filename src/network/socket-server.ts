@@ -23,6 +23,8 @@ export interface SocketServerConfig {
   readonly port: number;
   /** socket.request.max.bytes */
   readonly maxFrameBytes: number;
+  /** A SASL listener's sasl.server.max.receive.size: the largest request before authentication. */
+  readonly maxFrameBytesUntilAuthenticated?: number;
   /** Per connection: frames read but not yet handled before reading pauses. */
   readonly maxQueuedRequestsPerConnection: number;
   /** Per connection: bytes of such frames before reading pauses (Kafka bounds queued.max.request.bytes). */
@@ -197,6 +199,9 @@ export class SocketServer {
       this.handler,
       {
         maxFrameBytes: this.config.maxFrameBytes,
+        ...(this.config.maxFrameBytesUntilAuthenticated !== undefined && {
+          maxFrameBytesUntilAuthenticated: this.config.maxFrameBytesUntilAuthenticated,
+        }),
         maxQueuedRequests: this.config.maxQueuedRequestsPerConnection,
         maxQueuedBytes: this.config.maxQueuedBytesPerConnection,
       },

@@ -123,7 +123,9 @@ export class FramePool {
  * then sends slowly (or never) holds only what it has sent.
  */
 export class FrameReader {
-  readonly maxFrameBytes: number;
+  private maxFrameBytesNow: number;
+  /** The setting the limit comes from, named when a frame exceeds it. */
+  private limitName = 'socket.request.max.bytes';
 
   // The size prefix when it arrives split across chunks.
   private readonly prefix = Buffer.alloc(SIZE_PREFIX_BYTES);
@@ -145,10 +147,27 @@ export class FrameReader {
     if (!Number.isInteger(max) || max < 0 || max > MAX_INT32) {
       throw new RangeError(`maxFrameBytes must be an integer in [0, ${MAX_INT32}], got ${max}`);
     }
-    this.maxFrameBytes = max;
+    this.maxFrameBytesNow = max;
     this.pool = options.pool;
     this.copyFrames = options.copyFrames === true;
     this.reserveReceived = options.reserve === 'received';
+  }
+
+  get maxFrameBytes(): number {
+    return this.maxFrameBytesNow;
+  }
+
+  /**
+   * Changes the largest frame accepted from the next size prefix on (a SASL connection's
+   * sasl.server.max.receive.size until it authenticates); `limitName` is the setting named when a
+   * frame exceeds it.
+   */
+  setMaxFrameBytes(max: number, limitName: string): void {
+    if (!Number.isInteger(max) || max < 0 || max > MAX_INT32) {
+      throw new RangeError(`maxFrameBytes must be an integer in [0, ${MAX_INT32}], got ${max}`);
+    }
+    this.maxFrameBytesNow = max;
+    this.limitName = limitName;
   }
 
   /** Bytes received but not yet returned as part of a frame (a partial size prefix or payload). */
@@ -213,9 +232,7 @@ export class FrameReader {
       this.fail(`invalid frame size ${size}: negative (limit ${this.maxFrameBytes} bytes)`);
     }
     if (size > this.maxFrameBytes) {
-      this.fail(
-        `frame size ${size} exceeds the limit of ${this.maxFrameBytes} bytes (socket.request.max.bytes)`,
-      );
+      this.fail(`frame size ${size} exceeds the limit of ${this.maxFrameBytes} bytes (${this.limitName})`);
     }
   }
 

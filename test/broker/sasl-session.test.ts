@@ -6,6 +6,7 @@
  * does not enable is answered UNSUPPORTED_SASL_MECHANISM with the enabled list.
  */
 import assert from 'node:assert/strict';
+import * as net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { ClientConnection, ConnectionClosedError } from '../../src/network/client-connection.js';
 import { saslAuthenticate } from '../../src/network/sasl-client-auth.js';
@@ -20,6 +21,7 @@ import {
 } from '../../src/protocol/generated/SaslAuthenticateResponse.js';
 import { SaslHandshakeRequestCodec } from '../../src/protocol/generated/SaslHandshakeRequest.js';
 import { SaslHandshakeResponseCodec } from '../../src/protocol/generated/SaslHandshakeResponse.js';
+import { ZERO_UUID } from '../../src/protocol/uuid.js';
 import { saslClientFor } from '../../src/security/sasl-client.js';
 import { type BrokerProcess, startBrokerProcess } from '../support/broker-process.js';
 
@@ -100,6 +102,42 @@ describe('SASL sessions on the wire', () => {
       await sleep(REAUTH_MS);
       await assert.rejects(metadata(c), ConnectionClosedError);
       assert.match(broker.output(), /the SASL session expired \(connections\.max\.reauth\.ms 3000\)/);
+    } finally {
+      c.close();
+    }
+  });
+
+  it('bounds requests by sasl.server.max.receive.size until the connection authenticates', async () => {
+    const raw = net.connect({ host: '127.0.0.1', port });
+    await new Promise<void>((resolve) => raw.once('connect', () => resolve()));
+    const closed = new Promise<void>((resolve) => raw.once('close', () => resolve()));
+    raw.on('error', () => {});
+    const prefix = Buffer.alloc(4);
+    prefix.writeInt32BE(600_000);
+    raw.write(prefix);
+    await closed;
+    assert.match(broker.output(), /exceeds the limit of 524288 bytes \(sasl\.server\.max\.receive\.size\)/);
+    // Once authenticated, a request over 512 KiB is served (socket.request.max.bytes applies).
+    const c = await ClientConnection.connect('127.0.0.1', port, { clientId: 'big' });
+    try {
+      await saslAuthenticate(c, { mechanism: 'SCRAM-SHA-256', username: 'u', password: 'p' });
+      const names = Array.from({ length: 6000 }, (_, i) => ({
+        name: `t${String(i).padStart(100, '0')}`,
+        topicId: ZERO_UUID,
+      }));
+      const r = await c.send(
+        ApiKey.Metadata,
+        12,
+        MetadataRequestCodec,
+        {
+          topics: names,
+          allowAutoTopicCreation: false,
+          includeClusterAuthorizedOperations: false,
+          includeTopicAuthorizedOperations: false,
+        },
+        MetadataResponseCodec,
+      );
+      assert.equal(r.topics.length, 6000);
     } finally {
       c.close();
     }

@@ -37,6 +37,7 @@ export async function saslStep(
   }
   const step = auth.step(frame, (principal) => {
     connection.principal = principal;
+    connection.liftFrameLimit?.();
   });
   if (step.kind === 'serve') return null;
   if (step.kind === 'answer') return step.response;
