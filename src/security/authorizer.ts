@@ -63,7 +63,9 @@ interface Entry {
 
 interface TypeIndex {
   readonly literal: Map<string, Entry[]>;
-  readonly prefixed: Entry[];
+  /** PREFIXED ACLs by their prefix, and the lengths of those prefixes (a name's candidates). */
+  readonly prefixed: Map<string, Entry[]>;
+  readonly prefixLengths: number[];
 }
 
 /** What a decision needs to know about the requester. */
@@ -107,7 +109,10 @@ export class AclAuthorizer {
       return false;
     };
     if (consider(idx.literal.get(resourceName))) return false;
-    if (consider(idx.prefixed.filter((e) => resourceName.startsWith(e.record.resourceName)))) return false;
+    for (const length of idx.prefixLengths) {
+      if (length > resourceName.length) break;
+      if (consider(idx.prefixed.get(resourceName.slice(0, length)))) return false;
+    }
     if (resourceName !== WILDCARD_RESOURCE && consider(idx.literal.get(WILDCARD_RESOURCE))) return false;
     if (allowed) return true;
     return !found && this.config.allowEveryoneIfNoAclFound;
@@ -126,7 +131,7 @@ export class AclAuthorizer {
     const denyPrefixed = new Set<string>();
     const allowLiteral = new Set<string>();
     const allowPrefixed = new Set<string>();
-    const all = [...[...idx.literal.values()].flat(), ...idx.prefixed];
+    const all = [...[...idx.literal.values()].flat(), ...[...idx.prefixed.values()].flat()];
     for (const { record: a } of all) {
       if (a.host !== who.host && a.host !== WILDCARD_HOST) continue;
       if (a.principal !== who.principal && a.principal !== WILDCARD_PRINCIPAL) continue;
@@ -167,15 +172,23 @@ export class AclAuthorizer {
     for (const record of acls?.values() ?? []) {
       let idx = index.get(record.resourceType);
       if (idx === undefined) {
-        idx = { literal: new Map(), prefixed: [] };
+        idx = { literal: new Map(), prefixed: new Map(), prefixLengths: [] };
         index.set(record.resourceType, idx);
       }
-      if (record.patternType === PatternType.PREFIXED) idx.prefixed.push({ record });
-      else if (record.patternType === PatternType.LITERAL) {
-        const list = idx.literal.get(record.resourceName);
-        if (list === undefined) idx.literal.set(record.resourceName, [{ record }]);
-        else list.push({ record });
-      }
+      const byName =
+        record.patternType === PatternType.PREFIXED
+          ? idx.prefixed
+          : record.patternType === PatternType.LITERAL
+            ? idx.literal
+            : null;
+      if (byName === null) continue;
+      const list = byName.get(record.resourceName);
+      if (list === undefined) byName.set(record.resourceName, [{ record }]);
+      else list.push({ record });
+    }
+    for (const idx of index.values()) {
+      const lengths = new Set([...idx.prefixed.keys()].map((p) => p.length));
+      idx.prefixLengths.push(...[...lengths].sort((a, b) => a - b));
     }
     this.index = index;
   }

@@ -70,6 +70,15 @@ describe('authorizer', () => {
     assert.equal(a.authorize(alice, Op.READ, RT.TOPIC, 'pa'), false);
     assert.equal(a.authorize(alice, Op.READ, RT.TOPIC, 'xpay-eu'), false);
     assert.equal(a.authorize(alice, Op.WRITE, RT.TOPIC, 'anything'), true);
+    // Prefixes of several lengths: each one that the name starts with counts.
+    const b = authorizer([
+      acl('p', Op.READ, Perm.ALLOW, { patternType: PatternType.PREFIXED }),
+      acl('pay-e', Op.READ, Perm.DENY, { patternType: PatternType.PREFIXED }),
+    ]);
+    assert.deepEqual(
+      ['p', 'pay-us', 'pay-eu', 'pay-e', 'pay-', 'q'].map((n) => b.authorize(alice, Op.READ, RT.TOPIC, n)),
+      [true, true, false, false, true, false],
+    );
   });
 
   it('lets a DENY win over any ALLOW, whichever pattern carries either', () => {
