@@ -82,6 +82,8 @@ export class ServerConnection implements ConnectionInfo {
   private mutedUntilMs = 0;
   private cancelUnmute: (() => void) | null = null;
   private closedFlag = false;
+  /** A last answer is on its way; nothing more is read or started (closeAfterWrites). */
+  private closing = false;
   private lastActiveMs: number;
   private readonly closeListeners = new Set<() => void>();
   /** The socket's descriptor where responses may carry file regions (sendfile), else -1. */
@@ -165,7 +167,7 @@ export class ServerConnection implements ConnectionInfo {
   }
 
   private onData(chunk: Buffer): void {
-    if (this.closedFlag) return;
+    if (this.closedFlag || this.closing) return;
     this.lastActiveMs = this.clock.nowMs();
     let frames: Buffer[];
     try {
@@ -227,7 +229,7 @@ export class ServerConnection implements ConnectionInfo {
   }
 
   private pump(): void {
-    if (this.processing || this.waitingForDrain || this.muted || this.closedFlag) return;
+    if (this.processing || this.waitingForDrain || this.muted || this.closedFlag || this.closing) return;
     if (this.inFlight.length >= this.limits.maxQueuedRequests) return;
     const next = this.queue[0];
     if (next === undefined) return;
@@ -364,6 +366,9 @@ export class ServerConnection implements ConnectionInfo {
    * starting nothing meanwhile; the idle sweep ends it if the client never reads.
    */
   private closeAfterWrites(reason: string): void {
+    this.closing = true;
+    this.cancelUnmute?.();
+    this.cancelUnmute = null;
     this.muted = true;
     this.queue.length = 0;
     this.queuedBytes = 0;
