@@ -28,7 +28,7 @@ import { AclAuthorizer } from '../security/authorizer.js';
 import { interBrokerSaslCredentials, saslListenerSettings } from '../security/sasl-authenticator.js';
 import { randomNonce } from '../security/sasl-client.js';
 import { credentialFromString } from '../security/scram.js';
-import { tlsClientOptions, tlsServerSettings } from '../security/tls.js';
+import { tlsClientOptions } from '../security/tls.js';
 import type { FileSystem } from '../storage/fs.js';
 import type { LogConfig } from '../storage/log-config.js';
 import { LogManager } from '../storage/log-manager.js';
@@ -44,7 +44,7 @@ import type { GroupApi } from './group-api.js';
 import { GroupCoordination } from './group-coordination.js';
 import type { BrokerSasl, BrokerServices } from './handler-context.js';
 import { TransactionApi } from './handlers/transactions.js';
-import { bindHost } from './listeners.js';
+import { bindHost, listenerTls, usesTls } from './listeners.js';
 import { ensureMetaProperties } from './meta-properties.js';
 import { ReplicaManager } from './replica-manager.js';
 import { BrokerReplicaTransport } from './replica-transport.js';
@@ -229,8 +229,8 @@ export class Broker {
           {
             listenerName: l.listenerName,
             securityProtocol: l.securityProtocol,
-            ...((l.securityProtocol === 'SSL' || l.securityProtocol === 'SASL_SSL') && {
-              tls: tlsServerSettings(config.sslProps(l.listenerName), (p) => fs.readFile(p)),
+            ...(usesTls(l) && {
+              tls: listenerTls(l.listenerName, config.sslProps(l.listenerName), (p) => fs.readFile(p)),
             }),
             host: bindHost(l),
             port: l.port,

@@ -7,6 +7,7 @@
  */
 import * as net from 'node:net';
 import { SECURITY_PROTOCOLS, type SecurityProtocol } from '../security/principal.js';
+import { type ReadFile, type SslProps, type TlsServerSettings, tlsServerSettings } from '../security/tls.js';
 
 export interface ListenerEndpoint {
   /** Upper case, as Kafka normalises listener names. */
@@ -181,4 +182,18 @@ function advertisableHost(host: string): string {
 /** The address a listener binds: Kafka's empty host is every interface. */
 export function bindHost(l: ListenerEndpoint): string {
   return l.host === '' ? '0.0.0.0' : l.host;
+}
+
+/** A TLS listener (SSL, SASL_SSL) carries its key and trust stores. */
+export function usesTls(l: ListenerEndpoint): boolean {
+  return l.securityProtocol === 'SSL' || l.securityProtocol === 'SASL_SSL';
+}
+
+/** A TLS listener's settings; a bad key or trust store throws with the listener's name. */
+export function listenerTls(listenerName: string, props: SslProps, readFile: ReadFile): TlsServerSettings {
+  try {
+    return tlsServerSettings(props, readFile);
+  } catch (e) {
+    throw new Error(`listener ${listenerName}: ${(e as Error).message}`);
+  }
 }

@@ -19,7 +19,7 @@ import { randomBytes, randomInt } from 'node:crypto';
 import * as path from 'node:path';
 import { Broker } from '../broker/broker.js';
 import { type BrokerConfig, brokerConfigFromProperties } from '../broker/config.js';
-import { bindHost } from '../broker/listeners.js';
+import { bindHost, listenerTls, usesTls } from '../broker/listeners.js';
 import type { Clock } from '../common/clock.js';
 import type { Logger } from '../common/logger.js';
 import { type Scheduler, TimerScheduler } from '../common/scheduler.js';
@@ -118,8 +118,13 @@ export class StoreBroker {
       if (key !== undefined && (WIRING_KEYS.has(key) || BROKER_CONFIG_DEFS.has(key))) return;
       deps.logger.warn(line);
     });
-    // Nothing is written (log dirs, the embedded store) for a listener that cannot be had.
-    for (const l of config.listeners) await checkListenable(bindHost(l), l.port);
+    // Nothing is written (log dirs, the embedded store) for a listener that cannot be had, nor for
+    // a TLS listener whose key or trust store cannot be read.
+    for (const l of config.listeners) {
+      await checkListenable(bindHost(l), l.port);
+      if (usesTls(l))
+        listenerTls(l.listenerName, config.sslProps(l.listenerName), (p) => deps.fs.readFile(p));
+    }
     const httpListener = deps.props.get('http.listeners');
     if (httpListener !== undefined && httpListener.trim() !== '') {
       const l = parseHttpListener(httpListener);

@@ -127,7 +127,7 @@ function versionRange(get: SslProps): Pick<tls.TlsOptions, 'minVersion' | 'maxVe
         `Invalid value ${enabled.join(',')} for configuration ssl.enabled.protocols: unknown protocol ${p}`,
       );
   }
-  const idx = enabled.map((p) => known.indexOf(p as tls.SecureVersion)).sort();
+  const idx = enabled.map((p) => known.indexOf(p as tls.SecureVersion)).sort((a, b) => a - b);
   if (idx.length === 0) throw invalid('ssl.enabled.protocols: no protocol enabled');
   return { minVersion: known[idx[0]!]!, maxVersion: known[idx[idx.length - 1]!]! };
 }

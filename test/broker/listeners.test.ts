@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { listenersFromProperties } from '../../src/broker/listeners.js';
 import { ImageBuilder } from '../../src/metadata/image-builder.js';
@@ -277,6 +280,21 @@ describe('max.connections over several listeners', () => {
     } finally {
       first.close();
       await b.stop();
+    }
+  });
+});
+
+describe('an SSL listener without a key store', () => {
+  it('stops the start with the listener named, before anything is written', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'skiff-no-keystore-'));
+    try {
+      await assert.rejects(
+        startBroker({ listeners: 'PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0' }, dir),
+        /^Error: listener SSL: SSL key store is not specified/,
+      );
+      assert.equal(fs.existsSync(path.join(dir, 'logs')), false);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
     }
   });
 });
