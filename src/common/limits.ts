@@ -13,6 +13,8 @@ export const LIMITS = Object.freeze({
   metadataRevisionWaiters: 10_000,
   /** Topics one Metadata request may auto-create (Kafka has no bound): one client cannot create thousands. */
   autoCreatedTopicsPerRequest: 1000,
+  /** ACLs one CreateAcls or DeleteAcls may change: Kafka's controller's records per user operation. */
+  aclsPerRequest: 10_000,
   /** Random draws for an unused fetch session id before giving up (each collides with p ≤ slots / 2^31). */
   fetchSessionIdAttempts: 16,
   /** An empty offset index is plausible only for a segment no bigger than one index interval plus this. */

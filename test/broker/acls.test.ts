@@ -164,6 +164,18 @@ describe('ACL APIs with the authorizer on', () => {
         [RT.CLUSTER, 'kafka-cluster', [Op.ALTER]],
       ],
     );
+    // More than Kafka's controller takes in one operation: nothing is created.
+    const tooMany = await b.call<CreateAclsResponse>(c, ApiKey.CreateAcls, 3, {
+      creations: Array.from({ length: 10_001 }, (_, i) => ({
+        ...allow(RT.TOPIC, `many-${i}`, Op.READ),
+        resourcePatternType: PatternType.LITERAL,
+      })),
+    });
+    assert.deepEqual(
+      new Set(tooMany.results.map((r) => r.errorCode)),
+      new Set([ErrorCode.UNKNOWN_SERVER_ERROR]),
+    );
+    assert.equal(b.metadata.image().acls?.size, 2);
     const bad = await describeAcls(b, c, { ...ANY_FILTER, patternTypeFilter: PatternType.UNKNOWN });
     assert.equal(bad.errorCode, ErrorCode.INVALID_REQUEST);
 

@@ -4,6 +4,7 @@
  * checked as AclControlManager does (INVALID_REQUEST), the changes written by the controller to
  * the metadata store (acls/<id>), where every broker's image follows them.
  */
+import { LIMITS } from '../../common/limits.js';
 import { type AclRecord, aclRecordOf } from '../../metadata/acls.js';
 import type { CreateAclsRequest } from '../../protocol/generated/CreateAclsRequest.js';
 import type { CreateAclsResponse } from '../../protocol/generated/CreateAclsResponse.js';
@@ -29,6 +30,11 @@ import type { BrokerServices, RequestContext } from '../handler-context.js';
 
 const { SECURITY_DISABLED, CLUSTER_AUTHORIZATION_FAILED, INVALID_REQUEST } = ErrorCode;
 const NO_AUTHORIZER = 'No Authorizer is configured.';
+/** Over Kafka's records per controller operation, the whole change fails (its BoundedList refuses it). */
+const TOO_MANY = {
+  errorCode: ErrorCode.UNKNOWN_SERVER_ERROR,
+  errorMessage: `More than ${LIMITS.aclsPerRequest} ACLs in one request`,
+};
 const CLUSTER_DENIED = 'Cluster authorization failed.';
 
 /** The request-level refusal every ACL API shares, or null to go on. */
@@ -82,7 +88,12 @@ export async function handleCreateAcls(
   }));
   const errors = bindings.map(invalidBinding);
   const valid = bindings.filter((_, i) => errors[i] === null);
-  const stored = valid.length === 0 ? null : await b.metadata.controller.createAcls(valid);
+  const stored =
+    valid.length === 0
+      ? null
+      : valid.length > LIMITS.aclsPerRequest
+        ? TOO_MANY
+        : await b.metadata.controller.createAcls(valid);
   const results = errors.map((e) =>
     e !== null
       ? { errorCode: INVALID_REQUEST, errorMessage: e }
@@ -148,7 +159,12 @@ export async function handleDeleteAcls(
     return bad !== null ? { bad, found: [] } : { bad: null, found: matching(b, filter) };
   });
   const ids = [...new Set(perFilter.flatMap((f) => f.found.map(([id]) => id)))];
-  const deleted = ids.length === 0 ? null : await b.metadata.controller.deleteAcls(ids);
+  const deleted =
+    ids.length === 0
+      ? null
+      : ids.length > LIMITS.aclsPerRequest
+        ? TOO_MANY
+        : await b.metadata.controller.deleteAcls(ids);
   const filterResults = perFilter.map(({ bad, found }) => {
     if (bad !== null) return { errorCode: INVALID_REQUEST, errorMessage: bad, matchingAcls: [] };
     const matchingAcls: DeleteAclsMatchingAcl[] = found.map(([, a]) => ({
