@@ -6,6 +6,7 @@
  */
 import { LIMITS } from '../../common/limits.js';
 import { type AclRecord, aclRecordOf } from '../../metadata/acls.js';
+import type { ApiResult } from '../../metadata/cluster-metadata.js';
 import type { CreateAclsRequest } from '../../protocol/generated/CreateAclsRequest.js';
 import type { CreateAclsResponse } from '../../protocol/generated/CreateAclsResponse.js';
 import type { DeleteAclsRequest } from '../../protocol/generated/DeleteAclsRequest.js';
@@ -88,12 +89,7 @@ export async function handleCreateAcls(
   }));
   const errors = bindings.map(invalidBinding);
   const valid = bindings.filter((_, i) => errors[i] === null);
-  const stored =
-    valid.length === 0
-      ? null
-      : valid.length > LIMITS.aclsPerRequest
-        ? TOO_MANY
-        : await b.metadata.controller.createAcls(valid);
+  const stored = await bounded(valid.length, () => b.metadata.controller.createAcls(valid));
   const results = errors.map((e) =>
     e !== null
       ? { errorCode: INVALID_REQUEST, errorMessage: e }
@@ -159,12 +155,7 @@ export async function handleDeleteAcls(
     return bad !== null ? { bad, found: [] } : { bad: null, found: matching(b, filter) };
   });
   const ids = [...new Set(perFilter.flatMap((f) => f.found.map(([id]) => id)))];
-  const deleted =
-    ids.length === 0
-      ? null
-      : ids.length > LIMITS.aclsPerRequest
-        ? TOO_MANY
-        : await b.metadata.controller.deleteAcls(ids);
+  const deleted = await bounded(ids.length, () => b.metadata.controller.deleteAcls(ids));
   const filterResults = perFilter.map(({ bad, found }) => {
     if (bad !== null) return { errorCode: INVALID_REQUEST, errorMessage: bad, matchingAcls: [] };
     const matchingAcls: DeleteAclsMatchingAcl[] = found.map(([, a]) => ({
@@ -175,6 +166,12 @@ export async function handleDeleteAcls(
     return { errorCode: 0, errorMessage: null, matchingAcls };
   });
   return { throttleTimeMs: 0, filterResults };
+}
+
+/** The controller's change of `count` ACLs: none when there is nothing to do, refused over the bound. */
+async function bounded(count: number, change: () => Promise<ApiResult>): Promise<ApiResult | null> {
+  if (count === 0) return null;
+  return count > LIMITS.aclsPerRequest ? TOO_MANY : change();
 }
 
 function compare(a: string, b: string): number {
