@@ -103,7 +103,10 @@ export async function handleProduce(
   const pending: { response: PartitionProduceResponse; acks: PendingAcks }[] = [];
   const image = b.metadata.image();
   const denied = produceDenied(b, ctx, req);
-  const unverified = validAcks ? await verifyTransactionalWrites(b, req) : null;
+  // Only a transaction's first write to a partition waits for its coordinator: every other
+  // produce appends in the same turn it arrived, as before verification existed.
+  const verifying = validAcks ? verifyTransactionalWrites(b, req) : null;
+  const unverified = verifying === null ? null : await verifying;
   const responses = req.topicData.map((t) => ({
     name: t.name,
     partitionResponses: t.partitionData.map((pd) => {
@@ -189,12 +192,12 @@ export async function handleProduce(
  * producer's transaction in a partition this broker leads is appended only once the transaction
  * coordinator confirms the partition was added to that transaction (Kafka's
  * ReplicaManager.appendRecords with its AddPartitionsToTxnManager). Returns the refused
- * partitions' codes; null when nothing needed asking.
+ * partitions' codes; null (synchronously) when nothing needed asking.
  */
-async function verifyTransactionalWrites(
+function verifyTransactionalWrites(
   b: BrokerServices,
   req: ProduceRequest,
-): Promise<ReadonlyMap<string, ReadonlyMap<number, number>> | null> {
+): Promise<ReadonlyMap<string, ReadonlyMap<number, number>>> | null {
   if (req.transactionalId === null || b.verifyTransaction === undefined) return null;
   let producer: { id: bigint; epoch: number } | null = null;
   const needed = new Map<string, number[]>();
@@ -214,17 +217,19 @@ async function verifyTransactionalWrites(
   if (producer === null) return null;
   const asked = b.verifyTransaction(req.transactionalId, producer.id, producer.epoch, needed);
   if (asked === null) return null;
-  const codes = await asked;
-  return new Map(
-    [...codes].map(([topic, byPartition]) => [
-      topic,
+  return asked.then(
+    (codes) =>
       new Map(
-        [...byPartition].map(([p, code]) => [
-          p,
-          VERIFICATION_RETRIABLE.has(code) ? ErrorCode.NOT_ENOUGH_REPLICAS : code,
+        [...codes].map(([topic, byPartition]) => [
+          topic,
+          new Map(
+            [...byPartition].map(([p, code]) => [
+              p,
+              VERIFICATION_RETRIABLE.has(code) ? ErrorCode.NOT_ENOUGH_REPLICAS : code,
+            ]),
+          ),
         ]),
       ),
-    ]),
   );
 }
 
