@@ -18,7 +18,7 @@ import { SystemClock } from '../common/clock.js';
 import { type Logger, lineLogger, parseLogFormat } from '../common/logger.js';
 import { tuneMallocForBroker } from '../common/malloc-tuning.js';
 import { watchParent } from '../common/parent-watch.js';
-import type { EtcdStore } from '../metadata/etcd-store.js';
+import type { EtcdStore, EtcdStoreOptions } from '../metadata/etcd-store.js';
 import { StoreError } from '../metadata/store.js';
 import type { Metrics } from '../metrics/registry.js';
 import { type InitialScramCredential, parseAddScram } from '../security/scram.js';
@@ -172,7 +172,46 @@ async function etcdStore(
       throw new Error(`etcd.endpoints: expected http://host:port, got '${e}'`);
   }
   const { EtcdStore } = await import('../metadata/etcd-store.js');
-  return new EtcdStore({ endpoints, clock });
+  return new EtcdStore({ endpoints, clock, ...etcdSecurity(props, endpoints) });
+}
+
+/**
+ * TLS and user of the etcd client from etcd.ssl.* and etcd.username / etcd.password: https
+ * endpoints need the CA file, a client certificate needs both its files, a user its password.
+ */
+function etcdSecurity(
+  props: ReadonlyMap<string, string>,
+  endpoints: readonly string[],
+): Pick<EtcdStoreOptions, 'tls' | 'auth'> {
+  const read = (name: string): Buffer | undefined => {
+    const file = props.get(name);
+    if (file === undefined || file.trim() === '') return undefined;
+    try {
+      return readFileSync(file.trim());
+    } catch (e) {
+      throw new Error(`${name}: cannot read ${file.trim()}: ${(e as Error).message}`);
+    }
+  };
+  const https = endpoints.filter((e) => e.startsWith('https://'));
+  if (https.length > 0 && https.length < endpoints.length)
+    throw new Error('etcd.endpoints: either every endpoint is https:// or none is');
+  const ca = read('etcd.ssl.ca.location');
+  const cert = read('etcd.ssl.certificate.location');
+  const key = read('etcd.ssl.key.location');
+  if (https.length === 0 && (ca ?? cert ?? key) !== undefined)
+    throw new Error('etcd.ssl.*: set for http:// endpoints; TLS to etcd needs https:// endpoints');
+  if (https.length > 0 && ca === undefined)
+    throw new Error('etcd.ssl.ca.location is required with https:// etcd endpoints');
+  if ((cert === undefined) !== (key === undefined))
+    throw new Error('etcd.ssl.certificate.location and etcd.ssl.key.location go together');
+  const username = props.get('etcd.username')?.trim();
+  const password = props.get('etcd.password');
+  if ((username === undefined || username === '') !== (password === undefined))
+    throw new Error('etcd.username and etcd.password go together');
+  return {
+    ...(ca && { tls: { ca, ...(cert && { cert }), ...(key && { key }) } }),
+    ...(username && password !== undefined && { auth: { username, password } }),
+  };
 }
 
 /** Closes the etcd client, bounded: with every member gone it would wait on the client's retries. */

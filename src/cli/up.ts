@@ -93,7 +93,8 @@ async function up(
   const { brokers, dataDir, port, httpPort, httpToken, configFile, scram } = opts;
   const brokerProps =
     configFile === null ? new Map<string, string>() : parseProperties(fs.readFileSync(configFile, 'utf8'));
-  for (const k of ['node.id', 'broker.id', 'log.dirs', 'log.dir', 'etcd.endpoints']) {
+  const etcdKeys = [...brokerProps.keys()].filter((k) => k.startsWith('etcd.'));
+  for (const k of ['node.id', 'broker.id', 'log.dirs', 'log.dir', ...etcdKeys]) {
     if (brokerProps.has(k))
       io.err(`[skiff] ignoring ${k} from ${configFile}: skiff up sets it for each broker`);
   }

@@ -426,7 +426,8 @@ export class Launcher implements LauncherControl {
     const props = new Map(this.options.brokerProps);
     props.delete('broker.id');
     props.delete('log.dir');
-    props.delete('etcd.endpoints');
+    // Its brokers keep their metadata through the launcher: no etcd endpoint, TLS or user.
+    for (const k of [...props.keys()]) if (k.startsWith('etcd.')) props.delete(k);
     props.set('node.id', String(slot.id));
     props.set('listeners', withPort(props.get('listeners') ?? 'PLAINTEXT://127.0.0.1:0', slot.port));
     const advertised = props.get('advertised.listeners');

@@ -307,6 +307,31 @@ export const BROKER_CONFIGS: readonly ConfigDef[] = [
   broker('log.dirs', 'list', null, 'Directories in which the log data is kept.'),
   broker('log.dir', 'string', '/tmp/kafka-logs', 'Log directory, used when log.dirs is not set.'),
   broker('etcd.endpoints', 'list', null, 'Skiff: etcd client URLs for the cluster metadata.'),
+  broker(
+    'etcd.ssl.ca.location',
+    'string',
+    null,
+    'Skiff: PEM file of the CAs that sign the etcd members (https endpoints).',
+  ),
+  broker(
+    'etcd.ssl.certificate.location',
+    'string',
+    null,
+    "Skiff: PEM certificate chain of this broker's etcd client certificate.",
+  ),
+  broker(
+    'etcd.ssl.key.location',
+    'string',
+    null,
+    "Skiff: PEM private key of this broker's etcd client certificate.",
+  ),
+  broker(
+    'etcd.username',
+    'string',
+    null,
+    'Skiff: etcd user the broker authenticates as (etcd auth enabled).',
+  ),
+  broker('etcd.password', 'password', null, "Skiff: the etcd user's password."),
   broker('authorizer.class.name', 'string', '', 'Empty: no authorizer; or StandardAuthorizer.'),
   // Log defaults: the first synonym of each topic config is dynamic, as in Kafka.
   dyn('log.cleanup.policy', 'list', 'delete', 'Default cleanup.policy.', { oneOf: ['compact', 'delete'] }),

@@ -31,6 +31,14 @@ export interface EtcdStoreOptions {
   readonly clock: Clock;
   /** Deadline of each unary call (default 5000 ms). */
   readonly callTimeoutMs?: number;
+  /** TLS to https endpoints: the CAs to trust, and a client certificate when the members ask for one. */
+  readonly tls?: {
+    readonly ca: Buffer;
+    readonly cert?: Buffer;
+    readonly key?: Buffer;
+  };
+  /** An etcd user, when the members have auth enabled. */
+  readonly auth?: { readonly username: string; readonly password: string };
 }
 
 /**
@@ -49,8 +57,17 @@ export class EtcdStore implements MetadataStore {
 
   constructor(options: EtcdStoreOptions) {
     const timeoutMs = options.callTimeoutMs ?? 5000;
+    const { tls, auth } = options;
     this.client = new Etcd3({
       hosts: [...options.endpoints],
+      ...(tls && {
+        credentials: {
+          rootCertificate: tls.ca,
+          ...(tls.cert && { certChain: tls.cert }),
+          ...(tls.key && { privateKey: tls.key }),
+        },
+      }),
+      ...(auth && { auth: { username: auth.username, password: auth.password } }),
       dialTimeout: timeoutMs,
       // A snapshot page of 10,000 partition records is a few MiB; grpc-js refuses more than 4 MiB.
       grpcOptions: { 'grpc.max_receive_message_length': 64 * 1024 * 1024 },

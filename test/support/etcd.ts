@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import * as https from 'node:https';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,10 +19,23 @@ export interface EtcdMember {
   process: ChildProcess | null;
 }
 
+/** TLS on the members' client URLs (https): their certificate, and client certificates asked or not. */
+export interface EtcdTls {
+  readonly caFile: string;
+  readonly certFile: string;
+  readonly keyFile: string;
+  /** --client-cert-auth: a client must show a certificate signed by the CA. */
+  readonly clientCertAuth: boolean;
+  /** The client certificate the harness itself uses (health checks, etcdctl). */
+  readonly clientCertFile: string;
+  readonly clientKeyFile: string;
+}
+
 export class EtcdCluster {
   private constructor(
     readonly members: EtcdMember[],
     private readonly root: string,
+    readonly tls: EtcdTls | null = null,
   ) {}
 
   get endpoints(): string[] {
@@ -33,36 +47,36 @@ export class EtcdCluster {
    * again with new ports if a member dies at start: another process may have taken a port between
    * our probe and etcd's bind.
    */
-  static async start(size: number, timeoutMs = 20_000): Promise<EtcdCluster> {
+  static async start(size: number, timeoutMs = 20_000, tls: EtcdTls | null = null): Promise<EtcdCluster> {
     requireEtcd();
     for (let attempt = 1; ; attempt++) {
       try {
-        return await EtcdCluster.startOnce(size, timeoutMs);
+        return await EtcdCluster.startOnce(size, timeoutMs, tls);
       } catch (e) {
         if (attempt >= 3) throw e;
       }
     }
   }
 
-  private static async startOnce(size: number, timeoutMs: number): Promise<EtcdCluster> {
+  private static async startOnce(size: number, timeoutMs: number, tls: EtcdTls | null): Promise<EtcdCluster> {
     const root = mkdtempSync(join(tmpdir(), 'skiff-etcd-'));
     const members: EtcdMember[] = [];
     for (let i = 0; i < size; i++) {
       const [client, peer] = [await freePort(), await freePort()];
       members.push({
         name: `m${i}`,
-        clientUrl: `http://127.0.0.1:${client}`,
+        clientUrl: `${tls === null ? 'http' : 'https'}://127.0.0.1:${client}`,
         peerUrl: `http://127.0.0.1:${peer}`,
         dataDir: join(root, `m${i}`),
         process: null,
       });
     }
-    const cluster = new EtcdCluster(members, root);
+    const cluster = new EtcdCluster(members, root, tls);
     const initial = members.map((m) => `${m.name}=${m.peerUrl}`).join(',');
     // One token per cluster: members with different tokens refuse each other.
     for (const m of members) cluster.spawnMember(m, initial, `skiff-test-${members[0]!.peerUrl}`);
     try {
-      await Promise.all(members.map((m) => waitHealthy(m, timeoutMs)));
+      await Promise.all(members.map((m) => waitHealthy(m, timeoutMs, tls)));
     } catch (e) {
       cluster.stop();
       throw e;
@@ -96,6 +110,16 @@ export class EtcdCluster {
       '500',
       '--log-level',
       'error',
+      ...(this.tls === null
+        ? []
+        : [
+            '--cert-file',
+            this.tls.certFile,
+            '--key-file',
+            this.tls.keyFile,
+            // A trusted CA makes etcd ask clients for certificates: only when they are required.
+            ...(this.tls.clientCertAuth ? ['--trusted-ca-file', this.tls.caFile, '--client-cert-auth'] : []),
+          ]),
     ];
     const child = spawn('etcd', args, { stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
@@ -108,6 +132,20 @@ export class EtcdCluster {
       if (code !== 0 && signal === null) process.stderr.write(`etcd ${m.name} exited ${code}: ${stderr}\n`);
     });
     m.process = child;
+  }
+
+  /** Runs etcdctl against the cluster (over TLS with the harness's client certificate when TLS is on). */
+  etcdctl(args: readonly string[]): string {
+    const tlsArgs =
+      this.tls === null
+        ? []
+        : ['--cacert', this.tls.caFile, '--cert', this.tls.clientCertFile, '--key', this.tls.clientKeyFile];
+    const r = spawnSync('etcdctl', ['--endpoints', this.endpoints.join(','), ...tlsArgs, ...args], {
+      encoding: 'utf8',
+      env: { ...process.env, ETCDCTL_API: '3' },
+    });
+    if (r.status !== 0) throw new Error(`etcdctl ${args.join(' ')}: ${r.stderr || r.error}`);
+    return r.stdout;
   }
 
   /** SIGKILL one member: no shutdown, as a crashed machine. */
@@ -148,12 +186,38 @@ function freePort(): Promise<number> {
   });
 }
 
-async function waitHealthy(m: EtcdMember, timeoutMs: number): Promise<void> {
+/** GET /health of a member, over TLS with the harness's client certificate when TLS is on. */
+function health(m: EtcdMember, tls: EtcdTls | null): Promise<string> {
+  if (tls === null)
+    return fetch(`${m.clientUrl}/health`, { signal: AbortSignal.timeout(1000) }).then((r) => r.text());
+  return new Promise((resolve, reject) => {
+    const req = https.get(
+      `${m.clientUrl}/health`,
+      {
+        ca: readFileSync(tls.caFile),
+        cert: readFileSync(tls.clientCertFile),
+        key: readFileSync(tls.clientKeyFile),
+        timeout: 1000,
+      },
+      (res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => {
+          body += c.toString();
+        });
+        res.on('end', () => resolve(body));
+        res.on('error', reject);
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+  });
+}
+
+async function waitHealthy(m: EtcdMember, timeoutMs: number, tls: EtcdTls | null): Promise<void> {
   const deadline = performance.now() + timeoutMs;
   for (;;) {
     try {
-      const r = await fetch(`${m.clientUrl}/health`, { signal: AbortSignal.timeout(1000) });
-      const body = (await r.json()) as { health?: string };
+      const body = JSON.parse(await health(m, tls)) as { health?: string };
       if (body.health === 'true') return;
     } catch {
       // Not listening yet.
