@@ -11,6 +11,7 @@ import { benchStorage } from './storage.js';
 import { benchThrottle } from './throttle.js';
 import { benchTls } from './tls.js';
 import { benchTools } from './tools.js';
+import { benchTransactions } from './transactions.js';
 
 /**
  * Every benchmark, run in order by `npm run bench`. Add new ones to this list.
@@ -30,6 +31,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   cleaner: benchCleaner,
   sasl: benchSasl,
   tls: benchTls,
+  transactions: benchTransactions,
 };
 
 const only = process.argv.slice(2);
