@@ -3,6 +3,7 @@
  * faults for 9 s of simulated time, then healing and convergence checks.
  */
 import { defaultClusterConfig, SimCluster } from './sim-cluster.js';
+import { SimTransactions } from './sim-transactions.js';
 
 /**
  * Seeds above 100 run with unclean.leader.election.enable and min.insync.replicas 1. Every third
@@ -13,9 +14,13 @@ export function misbehaves(seed: number): boolean {
   return seed % 3 === 0;
 }
 
-export async function faultRun(seed: number): Promise<SimCluster> {
+export async function faultRun(
+  seed: number,
+  /** Runs transactions beside the other producers (clean elections only, no DeleteRecords). */
+  transactions = false,
+): Promise<{ c: SimCluster; txn: SimTransactions | null }> {
   const config = defaultClusterConfig();
-  if (seed > 100) {
+  if (seed > 100 && !transactions) {
     config.uncleanElection = true;
     config.broker.minInsyncReplicas = 1;
   }
@@ -28,6 +33,9 @@ export async function faultRun(seed: number): Promise<SimCluster> {
   c.startProducing(20);
   c.startIdempotentProducing(40);
   c.startConsuming();
+  const txn = transactions ? new SimTransactions(c) : null;
+  txn?.start(30);
+  txn?.startConsuming();
   const dead = new Set<number>();
   for (let t = 0; t < 9000; ) {
     const step = r.between(300, 1200);
@@ -62,7 +70,7 @@ export async function faultRun(seed: number): Promise<SimCluster> {
       // A GC pause or SIGSTOP: long ones outlive the session, the broker is fenced and rejoins.
       const live = ids.filter((i) => !dead.has(i));
       c.brokers.get(r.pick(live))!.pause(r.chance(0.5) ? r.between(50, 500) : r.between(600, 3000));
-    } else {
+    } else if (!transactions) {
       // DeleteRecords on a leader (up to its HW): followers that were down may have to rebuild.
       const key = `t-${r.int(c.config.partitions)}`;
       const leader = c.brokers.get(c.leaderOf(key));
@@ -82,8 +90,14 @@ export async function faultRun(seed: number): Promise<SimCluster> {
   for (const id of dead) c.brokers.get(id)!.start();
   await c.run(5000);
   c.stopProducing();
+  txn?.stop();
   await c.run(4000);
+  // The last transaction's markers are written, and read_committed consumers reach them.
+  for (let waited = 0; txn?.busy === true && waited < 10_000; waited += 100) await c.run(100);
+  if (txn !== null) await c.run(1000);
   c.stopConsuming();
+  txn?.stopConsuming();
   c.checkConverged();
-  return c;
+  txn?.checkCommittedRead();
+  return { c, txn };
 }

@@ -25,7 +25,7 @@ const seeds =
 
 for (const seed of seeds) {
   test(`replication simulation, seed ${seed}`, async () => {
-    const c = await faultRun(seed);
+    const { c } = await faultRun(seed);
     try {
       assert.deepEqual(c.violations, [], c.report());
       assert.ok(c.acked.length > 50, `${c.acked.length} acknowledged batches only\n${c.report()}`);
@@ -38,7 +38,7 @@ for (const seed of seeds) {
 
 if (process.env.SKIFF_SIM_VERBOSE) {
   test('summary', async () => {
-    const c = await faultRun(Number(only ?? 1));
+    const { c } = await faultRun(Number(only ?? 1));
     const ev = [...c.brokers.values()].flatMap((b) => b.events.map((e) => `${b.id}:${e.kind}`));
     console.log(
       JSON.stringify({

@@ -30,6 +30,8 @@ import type { FetchResponse } from '../../src/protocol/generated/FetchResponse.j
 import type { ProduceResponse } from '../../src/protocol/generated/ProduceResponse.js';
 import { KafkaError } from '../../src/protocol/kafka-error.js';
 import { readBatchHeader } from '../../src/protocol/records/batch.js';
+import { encodeEndTxnMarkerBatch } from '../../src/protocol/records/end-txn-marker.js';
+import { awaitAcks } from '../../src/replication/delayed-produce.js';
 import type { FetcherConfig, ReplicaTransport } from '../../src/replication/fetcher.js';
 import type { ReplicationEvent } from '../../src/replication/follower.js';
 import type { PartitionLeaderState } from '../../src/replication/leader-state.js';
@@ -77,6 +79,8 @@ export type Outstanding =
       readonly kind: 'fetch';
       /** -1 for a consumer (reads up to the HW), else the follower's broker id (up to the LEO). */
       readonly replicaId: number;
+      /** A read_committed consumer: reads up to the last stable offset. */
+      readonly readCommitted: boolean;
       readonly partitions: readonly { readonly key: string; readonly offset: bigint }[];
       readonly sinceMs: number;
     };
@@ -413,6 +417,7 @@ export class SimBroker {
     const entry: Outstanding = {
       kind: 'fetch',
       replicaId: req.replicaId,
+      readCommitted: req.replicaId < 0 && req.isolationLevel === 1,
       partitions: req.topics.flatMap((t) =>
         t.partitions.map((p) => ({ key: topicPartitionKey(t.topic, p.partition), offset: p.fetchOffset })),
       ),
@@ -434,7 +439,13 @@ export class SimBroker {
    * A consumer's long-poll Fetch of one partition through the real handler (Kafka's DelayedFetch:
    * it waits up to maxWaitMs for minBytes).
    */
-  consumerFetch(key: string, fetchOffset: bigint, maxWaitMs: number): Promise<FetchResponse> {
+  consumerFetch(
+    key: string,
+    fetchOffset: bigint,
+    maxWaitMs: number,
+    /** 0 read_uncommitted, 1 read_committed (up to the last stable offset, with the aborted transactions). */
+    isolationLevel = 0,
+  ): Promise<FetchResponse> {
     const dash = key.lastIndexOf('-');
     const partition = Number(key.slice(dash + 1));
     const req: FetchRequest = {
@@ -444,7 +455,7 @@ export class SimBroker {
       maxWaitMs,
       minBytes: 1,
       maxBytes: 64 * 1024,
-      isolationLevel: 0,
+      isolationLevel,
       sessionId: 0,
       sessionEpoch: -1,
       topics: [
@@ -471,7 +482,12 @@ export class SimBroker {
   }
 
   /** Produce one batch to one partition through the real handler (a copy of the client's batch). */
-  produce(key: string, batch: Buffer, acks: number): Promise<ProduceResult> | ProduceResult {
+  produce(
+    key: string,
+    batch: Buffer,
+    acks: number,
+    transactionalId: string | null = null,
+  ): Promise<ProduceResult> | ProduceResult {
     const fail = (errorCode: number): ProduceResult => ({ errorCode, baseOffset: -1n, lastOffset: -1n });
     if (!this.alive || this.services === null) return fail(ErrorCode.NOT_LEADER_OR_FOLLOWER);
     const services = this.services;
@@ -488,7 +504,7 @@ export class SimBroker {
     };
     const request = () =>
       handleProduce(services, this.context(0, 9, 'sim-producer'), {
-        transactionalId: null,
+        transactionalId,
         acks,
         timeoutMs: this.config.produceTimeoutMs,
         topicData: [
@@ -519,6 +535,41 @@ export class SimBroker {
       this.checkAcknowledged(key, entry.leader?.log, r);
       return { ...r, leaderEpoch: entry.leader?.leaderEpoch ?? -1 };
     });
+  }
+
+  /**
+   * A COMMIT or ABORT marker appended as a transaction coordinator's WriteTxnMarkers has the
+   * leader append it (acks=all, through the real Partition and purgatory); resolves with its error
+   * code once replicated, NOT_LEADER_OR_FOLLOWER where this broker does not lead the partition.
+   */
+  writeMarker(
+    key: string,
+    producerId: bigint,
+    producerEpoch: number,
+    commit: boolean,
+  ): Promise<number> | number {
+    if (!this.alive || this.services === null) return ErrorCode.NOT_LEADER_OR_FOLLOWER;
+    const dash = key.lastIndexOf('-');
+    const p = this.services.replicaManager.getPartition(key.slice(0, dash), Number(key.slice(dash + 1)));
+    if (p === undefined) return ErrorCode.NOT_LEADER_OR_FOLLOWER;
+    const batch = encodeEndTxnMarkerBatch({
+      producerId,
+      producerEpoch,
+      coordinatorEpoch: 0,
+      commit,
+      timestamp: BigInt(this.queue.clock.nowMs()),
+    });
+    try {
+      const { acks } = p.appendAsLeader(batch, -1, 'coordinator');
+      return awaitAcks(
+        this.replication.purgatory,
+        this.services.scheduler,
+        [acks],
+        this.config.produceTimeoutMs,
+      ).then((codes) => codes[0]!);
+    } catch (e) {
+      return e instanceof KafkaError ? e.code : ErrorCode.UNKNOWN_SERVER_ERROR;
+    }
   }
 
   /** acks=all: an acknowledged append is below the HW of the leader that acknowledged it. */

@@ -397,7 +397,8 @@ export class SimCluster {
   /**
    * Nothing waits once it could be answered (no wake-up missed by the purgatory): an acks=all
    * produce whose leader's acks=all check is done, a fetch with a partition this broker no longer
-   * leads, a consumer fetch below the HW or a follower fetch below the LEO must have been answered
+   * leads, a consumer fetch below the HW (read_committed: the last stable offset) or a follower
+   * fetch below the LEO must have been answered
    * by the end of the event that made it so.
    */
   private checkOutstanding(): void {
@@ -418,7 +419,12 @@ export class SimCluster {
         const who = o.replicaId < 0 ? 'a consumer fetch' : `a fetch of follower ${o.replicaId}`;
         for (const p of o.partitions) {
           const log = b.replication.leader(p.key)?.log;
-          const end = o.replicaId < 0 ? log?.highWatermark : log?.logEndOffset;
+          const end =
+            o.replicaId >= 0
+              ? log?.logEndOffset
+              : o.readCommitted
+                ? log?.lastStableOffset
+                : log?.highWatermark;
           if (log === undefined)
             this.fail(`${p.key}: ${who} still waits on broker ${b.id}, which does not lead it`);
           else if (p.offset >= log.logStartOffset && end! > p.offset)
@@ -568,7 +574,9 @@ export class SimCluster {
       const r = log.read(o, 1, 'log-end', true).records;
       if (r.length < 61) break;
       const h = readBatchHeader(r, 0);
-      if (h.producerId >= 0n) yield [`${h.producerId}/${h.producerEpoch}/${h.baseSequence}`, h.baseOffset];
+      // Markers carry no sequence: a coordinator may write one again when its answer was lost.
+      if (h.producerId >= 0n && h.baseSequence >= 0)
+        yield [`${h.producerId}/${h.producerEpoch}/${h.baseSequence}`, h.baseOffset];
       o = h.baseOffset + BigInt(h.lastOffsetDelta) + 1n;
     }
   }
