@@ -6,7 +6,7 @@ import { DEFAULT_MAX_FRAME_BYTES, type FramePool, FrameReader } from '../protoco
 import { encodeRequest, readResponse } from '../protocol/messages.js';
 import { ProtocolError } from '../protocol/protocol-error.js';
 import { ReceiveLowWater } from './receive-low-water.js';
-import { type SaslClientCredentials, saslAuthenticate } from './sasl-client-auth.js';
+import type { SaslClientCredentials } from './sasl-client-auth.js';
 
 export interface ClientConnectionOptions {
   readonly clientId: string;
@@ -110,6 +110,9 @@ export class ClientConnection {
     if (sasl === undefined) return connecting;
     return connecting.then(async (conn) => {
       try {
+        // Loaded only by a connection that authenticates: a tool on a PLAINTEXT listener loads the
+        // codecs of the APIs it sends and no others (test/cli/startup.test.ts).
+        const { saslAuthenticate } = await import('./sasl-client-auth.js');
         await saslAuthenticate(conn, sasl);
       } catch (e) {
         conn.close();

@@ -5,7 +5,6 @@
  */
 
 import { errorByCode } from '../protocol/generated/errors.js';
-import { ApiKey } from '../protocol/generated/index.js';
 import { SaslAuthenticateRequestCodec } from '../protocol/generated/SaslAuthenticateRequest.js';
 import { SaslAuthenticateResponseCodec } from '../protocol/generated/SaslAuthenticateResponse.js';
 import { SaslHandshakeRequestCodec } from '../protocol/generated/SaslHandshakeRequest.js';
@@ -31,7 +30,7 @@ const MAX_ROUNDS = 4;
 export async function saslAuthenticate(conn: ClientConnection, creds: SaslClientCredentials): Promise<void> {
   const client = saslClientFor(creds.mechanism, creds.username, creds.password);
   const h = await conn.send(
-    ApiKey.SaslHandshake,
+    SaslHandshakeRequestCodec.apiKey,
     1,
     SaslHandshakeRequestCodec,
     { mechanism: creds.mechanism },
@@ -47,7 +46,7 @@ export async function saslAuthenticate(conn: ClientConnection, creds: SaslClient
     if (round >= MAX_ROUNDS)
       throw new SaslAuthenticationError(`${creds.mechanism} did not complete in ${MAX_ROUNDS} rounds`);
     const r = await conn.send(
-      ApiKey.SaslAuthenticate,
+      SaslAuthenticateRequestCodec.apiKey,
       2,
       SaslAuthenticateRequestCodec,
       { authBytes: token },
