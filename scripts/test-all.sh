@@ -19,7 +19,14 @@ NODE_OTHER_LINES=(22.23.5 26.12.1)
 # - scenarios/, sim/ and dashboard/ are real-time seed replays, the 200-seed simulation and the
 #   browser test: minutes of wall time per pass on the same code the rest of the suite runs under
 #   every line. Left to NODE_MAIN so the whole run stays within CI's ~25 minutes on 2 cores.
-MAIN_ONLY_TESTS=(examples/ scenarios/ sim/ dashboard/)
+# - the longest multi-broker and client runs of transactions and security (a 100,000-record
+#   consume-transform-produce in two clients, replication over SSL and SASL_SSL): their broker
+#   code is the same under every line, and the TLS/SASL code under each line is covered by the
+#   single-broker compat tests that do run everywhere.
+MAIN_ONLY_TESTS=(
+  examples/ scenarios/ sim/ dashboard/
+  compat/transactions-ctp cluster/ssl-replication cluster/sasl-ssl-replication cluster/etcd-security
+)
 
 need=()
 command -v kcat >/dev/null 2>&1 || need+=(kcat)

@@ -360,10 +360,15 @@ export class ScenarioCluster {
   files(id: number, topic: string, p: number): FileEntry[] {
     const d = this.partitionDir(id, topic, p);
     if (!fs.existsSync(d)) return [];
+    // A running broker renames files as it writes them (`*.tmp` → checkpoint): one listed may be
+    // gone by the time it is looked at, and is left out.
     return fs
       .readdirSync(d)
       .sort()
-      .map((name) => ({ name, size: fs.statSync(path.join(d, name)).size }));
+      .flatMap((name) => {
+        const st = fs.statSync(path.join(d, name), { throwIfNoEntry: false });
+        return st === undefined ? [] : [{ name, size: st.size }];
+      });
   }
 
   /** The concatenated bytes of the partition's live `.log` segments, in offset order. */
