@@ -225,8 +225,15 @@ export class Broker {
   /** One socket server per listener; an SSL listener's TLS material is read now (a bad one fails the start). */
   private socketServers(logger: Logger, sasl: BrokerSasl | undefined): ReadonlyMap<string, SocketServer> {
     const { config, clock, scheduler, fs } = this.deps;
-    // max.connections is one limit over every listener, as in Kafka.
-    const slots = new ConnectionSlots(config.maxConnections);
+    // max.connections is one limit over every listener, as in Kafka; it and max.connections.per.ip
+    // are dynamic, read at each accept (Kafka's default, Int.MAX, leaves Skiff's own bound).
+    const slots = new ConnectionSlots(
+      () => {
+        const v = this.intConfig('max.connections');
+        return v >= 2147483647 ? config.maxConnections : v;
+      },
+      () => this.intConfig('max.connections.per.ip'),
+    );
     return new Map(
       config.listeners.map((l) => [
         l.listenerName,

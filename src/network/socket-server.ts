@@ -178,15 +178,20 @@ export class SocketServer {
 
   /** Takes a max.connections slot for a new socket, given back when it closes; false: refused and closed. */
   private admit(socket: net.Socket): boolean {
-    if (!this.slots.tryTake()) {
+    const address = socket.remoteAddress ?? '?';
+    const taken = this.slots.tryTake(address);
+    if (taken !== 'taken') {
       this.rejected++;
       this.logger.warn(
-        `rejecting connection from ${socket.remoteAddress}:${socket.remotePort} on listener ${this.listenerName}: max.connections ${this.slots.max} reached`,
+        taken === 'max.connections'
+          ? `rejecting connection from ${socket.remoteAddress}:${socket.remotePort} on listener ${this.listenerName}: max.connections ${this.slots.max} reached`
+          : // Kafka's Acceptor line (an InetAddress prints as /ip).
+            `Rejected connection from /${address.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/i, '')}, address already has the configured maximum of ${this.slots.maxPerIp} connections.`,
       );
       socket.destroy();
       return false;
     }
-    socket.once('close', () => this.slots.give());
+    socket.once('close', () => this.slots.give(address));
     return true;
   }
 

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -279,6 +280,80 @@ describe('max.connections over several listeners', () => {
       );
     } finally {
       first.close();
+      await b.stop();
+    }
+  });
+});
+
+describe('max.connections.per.ip', () => {
+  /** A raw socket from `localAddress`: resolves with its ApiVersions v0 answer's size, or null if the broker closed it. */
+  const apiVersionsFrom = (port: number, localAddress: string): Promise<net.Socket | null> =>
+    new Promise((resolve, reject) => {
+      const socket = net.connect({ host: '127.0.0.1', port, localAddress });
+      socket.once('error', reject);
+      socket.once('connect', () => {
+        // size 10: ApiVersions (18) v0, correlation id 1, null client id.
+        socket.write(Buffer.from([0, 0, 0, 10, 0, 18, 0, 0, 0, 0, 0, 1, 0xff, 0xff]));
+      });
+      socket.once('data', () => resolve(socket));
+      socket.once('close', () => resolve(null));
+    });
+
+  it("refuses a connection beyond the limit from one address with Kafka's line, not from another; a dynamic change applies to the next accept", async () => {
+    const b = await startBroker({ 'max.connections.per.ip': '1' });
+    const port = b.broker.address.port;
+    const open: net.Socket[] = [];
+    try {
+      const first = await apiVersionsFrom(port, '127.0.0.1');
+      assert.ok(first);
+      open.push(first);
+      assert.equal(await apiVersionsFrom(port, '127.0.0.1'), null, 'a second one from 127.0.0.1');
+      assert.match(
+        b.logger.lines.join('\n'),
+        /Rejected connection from \/127\.0\.0\.1, address already has the configured maximum of 1 connections\./,
+      );
+      const other = await apiVersionsFrom(port, '127.0.0.2');
+      assert.ok(other, 'another address has its own count');
+      open.push(other);
+      // Raised at run time (IncrementalAlterConfigs on this broker), for the next accept; the
+      // first socket makes room for the admin connection once the broker has seen it close.
+      first.destroy();
+      let altered = false;
+      for (let i = 0; i < 50 && !altered; i++) {
+        const conn = await ClientConnection.connect('127.0.0.1', port, { clientId: 'admin' });
+        try {
+          const r = await b.call<{ responses: { errorCode: number }[] }>(conn, 44, 1, {
+            resources: [
+              {
+                resourceType: 4,
+                resourceName: '1',
+                configs: [{ name: 'max.connections.per.ip', configOperation: 0, value: '2' }],
+              },
+            ],
+            validateOnly: false,
+          });
+          assert.equal(r.responses[0]!.errorCode, 0);
+          altered = true;
+        } catch (e) {
+          if (e instanceof assert.AssertionError) throw e;
+          await new Promise((r) => setTimeout(r, 100));
+        } finally {
+          conn.close();
+        }
+      }
+      assert.ok(altered);
+      const held = await apiVersionsFrom(port, '127.0.0.1');
+      assert.ok(held);
+      open.push(held);
+      let again: net.Socket | null = null;
+      for (let i = 0; i < 50 && again === null; i++) {
+        again = await apiVersionsFrom(port, '127.0.0.1');
+        if (again === null) await new Promise((r) => setTimeout(r, 100));
+      }
+      assert.ok(again, 'a second connection from 127.0.0.1 once the limit is 2');
+      open.push(again);
+    } finally {
+      for (const s of open) s.destroy();
       await b.stop();
     }
   });
