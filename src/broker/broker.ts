@@ -14,7 +14,7 @@ import { LIMITS } from '../common/limits.js';
 import type { Logger } from '../common/logger.js';
 import type { SampleWindow } from '../common/sampled-stat.js';
 import type { Scheduler } from '../common/scheduler.js';
-import type { ClusterMetadata, MetadataImage } from '../metadata/cluster-metadata.js';
+import type { ClusterMetadata } from '../metadata/cluster-metadata.js';
 import { brokerConfigValue, type ConfigValue, layersFor } from '../metadata/config-resolve.js';
 import type { Metrics } from '../metrics/registry.js';
 import { ConnectionSlots } from '../network/connection-slots.js';
@@ -112,11 +112,6 @@ export class Broker {
   /** currentConfig's values, for the metadata image they were resolved from. */
   private configImage: unknown = null;
   private readonly configCache = new Map<string, ConfigValue | null>();
-  /** The image the hosted partitions, fetchers and groups were last brought in line with. */
-  private appliedImage: MetadataImage | null = null;
-  /** A metadata change is being applied in slices; `queuedImage` waits for it. */
-  private applyingImage = false;
-  private queuedImage: MetadataImage | null = null;
 
   /** deps.logger with the operator events journaled (see EventJournal). */
   private readonly logger: Logger;
@@ -462,10 +457,10 @@ export class Broker {
     // Registered and fenced by now (no client, no leadership): the heartbeats keep the session
     // while the logs load and the first image's partitions are set up, both in slices.
     const loadedWith = metadata.image();
-    await this.logManager.startupInSlices(LIMITS.sliceMs);
+    await this.logManager.startupInSlices(LIMITS.startupSliceMs);
     this.throwIfStopped();
     const first = metadata.image();
-    await this.replicaManager.applyFirstImageInSlices(first, this.deps.clock, LIMITS.sliceMs);
+    await this.replicaManager.applyFirstImageInSlices(first, this.deps.clock, LIMITS.startupSliceMs);
     this.throwIfStopped();
     // The image may have moved on meanwhile (configs the logs were opened with, partitions): its
     // changes are applied before anything subscribes to the next ones.
@@ -478,8 +473,13 @@ export class Broker {
     this.alterLogDirs.start();
     this.groups?.applyImage(metadata.image(), null);
     this.transactions.applyImage(metadata.image());
-    this.appliedImage = metadata.image();
-    this.unsubscribe = metadata.onChange((image) => this.applyMetadataChange(image));
+    this.unsubscribe = metadata.onChange((image, previous) => {
+      applyDynamicConfigs(this.logManager, config.log, config.nodeId, image, previous);
+      this.replicaManager.applyImage(image);
+      this.replication.maybeResizeFetchers();
+      this.groups?.applyImage(image, previous);
+      this.transactions.applyImage(image);
+    });
     for (const server of this.servers.values()) await server.listen();
     const bound = this.address;
     const durationMs = this.deps.clock.nowMs() - startMs;
@@ -500,41 +500,6 @@ export class Broker {
   }
 
   /** stop() came while starting: what was loaded is left as a crash would leave it. */
-  /**
-   * Brings configs, hosted partitions, fetchers and groups in line with a new metadata image. A
-   * change that takes longer than a slice (thousands of partitions created at once) goes on in
-   * slices; images that arrive meanwhile wait, and only the latest of them is applied next (each
-   * application brings everything in line with its whole image).
-   */
-  private applyMetadataChange(image: MetadataImage): void {
-    if (this.applyingImage) {
-      this.queuedImage = image;
-      return;
-    }
-    const { config, clock } = this.deps;
-    const previous = this.appliedImage!;
-    applyDynamicConfigs(this.logManager, config.log, config.nodeId, image, previous);
-    this.applyingImage = true;
-    this.replicaManager.applyImageInSlicesWhenLong(
-      image,
-      clock,
-      LIMITS.sliceMs,
-      (error) => {
-        this.applyingImage = false;
-        if (error !== undefined)
-          this.logger.warn(`applying the metadata image failed: ${(error as Error).stack ?? error}`);
-        this.replication.maybeResizeFetchers();
-        this.groups?.applyImage(image, previous);
-        this.transactions.applyImage(image);
-        this.appliedImage = image;
-        const next = this.queuedImage;
-        this.queuedImage = null;
-        if (next !== null && this.state === 'started') this.applyMetadataChange(next);
-      },
-      () => this.state !== 'started',
-    );
-  }
-
   private throwIfStopped(): void {
     if (this.state === 'started') return;
     this.logManager.abandon();

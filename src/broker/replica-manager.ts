@@ -8,7 +8,7 @@
 
 import type { Clock } from '../common/clock.js';
 import type { Logger } from '../common/logger.js';
-import { runInSlices, runInSlicesWhenLong, runToEnd } from '../common/slices.js';
+import { runInSlices, runToEnd } from '../common/slices.js';
 import { topicPartitionKey } from '../common/topic-partition.js';
 import type { MetadataImage } from '../metadata/cluster-metadata.js';
 import { Partition } from '../replication/partition.js';
@@ -49,20 +49,6 @@ export class ReplicaManager {
   /** Brings the hosted partitions in line with `image`. */
   applyImage(image: MetadataImage): void {
     runToEnd(this.applying(image));
-  }
-
-  /**
-   * applyImage for a metadata change, in slices when it is long (see runInSlicesWhenLong): `done`
-   * runs once every partition is in line with `image`, at once when that took less than `sliceMs`.
-   */
-  applyImageInSlicesWhenLong(
-    image: MetadataImage,
-    clock: Clock,
-    sliceMs: number,
-    done: (error: unknown) => void,
-    cancelled: () => boolean,
-  ): void {
-    runInSlicesWhenLong(this.applying(image), clock, sliceMs, done, cancelled);
   }
 
   /**

@@ -29,8 +29,8 @@ export const LIMITS = Object.freeze({
   followerQuotaWaitMs: 1000,
   /** Operator events (recoveries, truncations, rebuilds, deletions) a broker keeps for the dashboard. */
   replicationEventsKept: 256,
-  /** Long work (log loading at start-up, a metadata change of thousands of partitions) between two turns of the event loop: heartbeats keep the session meanwhile. */
-  sliceMs: 50,
+  /** Start-up work (log loading, the first image's partitions) between two turns of the event loop: heartbeats keep the session meanwhile. */
+  startupSliceMs: 50,
   /** Brokers one `skiff up` may start. */
   upBrokers: 64,
   /** Bodies the launcher's control API accepts or returns; anything larger is refused. */

@@ -30,39 +30,3 @@ export function runToEnd(steps: Iterable<unknown>): void {
   const it = steps[Symbol.iterator]();
   while (it.next().done !== true);
 }
-
-/**
- * Runs `steps` at once when they take less than `sliceMs`, calling `done` before it returns (as
- * runToEnd would); else gives the event loop a turn after each slice (as runInSlices) and calls
- * `done` after the last. Metadata changes that create or delete thousands of partitions at once
- * (each one's checkpoints fsynced) so never hold up the broker's heartbeats and requests, while a
- * small change applies as synchronously as before. `cancelled` is asked before each later slice:
- * true ends the run there without `done`. A step that throws ends the run; `done` gets the error.
- */
-export function runInSlicesWhenLong(
-  steps: Iterable<unknown>,
-  clock: Clock,
-  sliceMs: number,
-  done: (error: unknown) => void,
-  cancelled: () => boolean,
-  yieldTurn: () => Promise<void> = nextTurn,
-): void {
-  const it = steps[Symbol.iterator]();
-  const slice = (): void => {
-    const startMs = clock.nowMs();
-    try {
-      while (it.next().done !== true) {
-        if (clock.nowMs() - startMs < sliceMs) continue;
-        void yieldTurn().then(() => {
-          if (!cancelled()) slice();
-        });
-        return;
-      }
-    } catch (e) {
-      done(e);
-      return;
-    }
-    done(undefined);
-  };
-  slice();
-}
