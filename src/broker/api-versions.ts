@@ -1,9 +1,10 @@
 /**
  * The one list of what this broker implements: API key → supported version range. ApiVersions
  * reports exactly this (plus the group APIs when a GroupApi is plugged in), and the router closes
- * a connection that asks for anything else. Kafka 4.0's floors are kept where older versions need
- * message formats v0/v1 (Produce < 3, Fetch < 4), which Skiff does not store; Produce's listed
- * minimum is Kafka 4's (below).
+ * a connection that asks for anything else. The ranges are those a Kafka 4.0 broker lists, with
+ * KIP-896's floors (the versions Kafka 4 removed are not served), but for the differences in
+ * KAFKA_4_DIFFERENCES, each with its reason; test/broker/api-versions.test.ts holds Kafka 4.0's
+ * table and checks that these are the only ones.
  */
 import { ApiKey } from '../protocol/generated/index.js';
 
@@ -25,23 +26,23 @@ const PRODUCE_ADVERTISED_MIN_VERSION = 0;
 export const BROKER_API_VERSIONS: ReadonlyMap<number, VersionRange> = new Map([
   [ApiKey.Produce, { min: 3, max: 11, advertisedMin: PRODUCE_ADVERTISED_MIN_VERSION }],
   [ApiKey.Fetch, { min: 4, max: 17 }],
-  [ApiKey.ListOffsets, { min: 1, max: 8 }],
+  [ApiKey.ListOffsets, { min: 1, max: 10 }],
   [ApiKey.Metadata, { min: 0, max: 12 }],
   [ApiKey.ApiVersions, { min: 0, max: 4 }],
-  [ApiKey.CreateTopics, { min: 0, max: 7 }],
-  [ApiKey.DeleteTopics, { min: 0, max: 6 }],
+  [ApiKey.CreateTopics, { min: 2, max: 7 }],
+  [ApiKey.DeleteTopics, { min: 1, max: 6 }],
   [ApiKey.DeleteRecords, { min: 0, max: 2 }],
   [ApiKey.InitProducerId, { min: 0, max: 5 }],
-  [ApiKey.OffsetForLeaderEpoch, { min: 0, max: 4 }],
+  [ApiKey.OffsetForLeaderEpoch, { min: 2, max: 4 }],
   [ApiKey.SaslHandshake, { min: 0, max: 1 }],
   [ApiKey.SaslAuthenticate, { min: 0, max: 2 }],
-  [ApiKey.DescribeAcls, { min: 0, max: 3 }],
-  [ApiKey.CreateAcls, { min: 0, max: 3 }],
-  [ApiKey.DeleteAcls, { min: 0, max: 3 }],
-  [ApiKey.DescribeConfigs, { min: 0, max: 4 }],
+  [ApiKey.DescribeAcls, { min: 1, max: 3 }],
+  [ApiKey.CreateAcls, { min: 1, max: 3 }],
+  [ApiKey.DeleteAcls, { min: 1, max: 3 }],
+  [ApiKey.DescribeConfigs, { min: 1, max: 4 }],
   [ApiKey.AlterConfigs, { min: 0, max: 2 }],
-  [ApiKey.AlterReplicaLogDirs, { min: 0, max: 2 }],
-  [ApiKey.DescribeLogDirs, { min: 0, max: 4 }],
+  [ApiKey.AlterReplicaLogDirs, { min: 1, max: 2 }],
+  [ApiKey.DescribeLogDirs, { min: 1, max: 4 }],
   [ApiKey.CreatePartitions, { min: 0, max: 3 }],
   [ApiKey.ElectLeaders, { min: 0, max: 2 }],
   [ApiKey.IncrementalAlterConfigs, { min: 0, max: 1 }],
@@ -77,7 +78,62 @@ export const TRANSACTION_API_VERSIONS: ReadonlyMap<number, VersionRange> = new M
   [ApiKey.AddPartitionsToTxn, { min: 0, max: 5 }],
   [ApiKey.AddOffsetsToTxn, { min: 0, max: 4 }],
   [ApiKey.EndTxn, { min: 0, max: 4 }],
-  [ApiKey.WriteTxnMarkers, { min: 0, max: 1 }],
+  [ApiKey.WriteTxnMarkers, { min: 1, max: 1 }],
   [ApiKey.DescribeTransactions, { min: 0, max: 0 }],
   [ApiKey.ListTransactions, { min: 0, max: 1 }],
+]);
+
+/** An API whose served range is not the one a Kafka 4.0 broker lists, and why. */
+export interface Kafka4Difference {
+  /** What a Kafka 4.0 broker lists in ApiVersions. */
+  readonly kafka: { readonly min: number; readonly max: number };
+  readonly why: string;
+}
+
+const NOT_IN_SPECS =
+  "is not in the message specs Skiff's codecs are generated from (Kafka's of 2024-10, before 4.0)";
+const TRANSACTION_V2 =
+  'means transaction version 2 (KIP-890 part 2, an epoch bump per transaction), which Skiff does not implement';
+const GROUP_FLOOR =
+  "Kafka 4 no longer serves the versions below its minimum (KIP-896); Skiff's group coordinator still does, until its table (src/coordinator/group-api.ts) is revised with the KIP-848 work (issue 26)";
+
+/**
+ * Every served API whose ApiVersions range differs from Kafka 4.0's (docs/compatibility.md lists
+ * them; test/broker/api-versions.test.ts fails on any other difference, or on one listed here that
+ * is no longer true). Produce's listed minimum is Kafka's, so it is not one of them.
+ */
+export const KAFKA_4_DIFFERENCES: ReadonlyMap<number, Kafka4Difference> = new Map([
+  [
+    ApiKey.Produce,
+    {
+      kafka: { min: 0, max: 12 },
+      why: `v12 in a transaction ${TRANSACTION_V2} (the produce adds its partition to the transaction)`,
+    },
+  ],
+  [
+    ApiKey.Metadata,
+    { kafka: { min: 0, max: 13 }, why: `v13 (a top-level error code, KIP-1102) ${NOT_IN_SPECS}` },
+  ],
+  [ApiKey.OffsetCommit, { kafka: { min: 2, max: 9 }, why: GROUP_FLOOR }],
+  [ApiKey.OffsetFetch, { kafka: { min: 1, max: 9 }, why: GROUP_FLOOR }],
+  [ApiKey.JoinGroup, { kafka: { min: 2, max: 9 }, why: GROUP_FLOOR }],
+  [
+    ApiKey.DescribeGroups,
+    {
+      kafka: { min: 0, max: 6 },
+      why: `v6 (GROUP_ID_NOT_FOUND for an unknown group, KIP-1043) ${NOT_IN_SPECS}`,
+    },
+  ],
+  [ApiKey.EndTxn, { kafka: { min: 0, max: 5 }, why: `v5 ${TRANSACTION_V2}` }],
+  [
+    ApiKey.TxnOffsetCommit,
+    {
+      kafka: { min: 0, max: 5 },
+      why: `v5 ${TRANSACTION_V2} (the commit adds the offsets to the transaction)`,
+    },
+  ],
+  [
+    ApiKey.DescribeCluster,
+    { kafka: { min: 0, max: 2 }, why: `v2 (fenced brokers listed on request, KIP-1073) ${NOT_IN_SPECS}` },
+  ],
 ]);

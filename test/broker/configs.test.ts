@@ -145,12 +145,17 @@ describe('configs: DescribeConfigs, AlterConfigs, IncrementalAlterConfigs; Descr
       filtered.results[0]!.configs.map((c) => [c.name, c.value, c.isDefault, c.synonyms.length]),
       [['segment.bytes', '1073741824', false, 0]],
     );
-    const v0 = await b.call<DescribeConfigsResponse>(conn, 32, 0, {
+    // v1, the lowest Kafka 4 serves: the source instead of v0's isDefault, no type or documentation.
+    const v1 = await b.call<DescribeConfigsResponse>(conn, 32, 1, {
       resources: [{ resourceType: TOPIC, resourceName: 'cfg', configurationKeys: ['segment.bytes'] }],
-      includeSynonyms: false,
+      includeSynonyms: true,
       includeDocumentation: false,
     });
-    assert.equal(v0.results[0]!.configs[0]!.isDefault, true);
+    const v1Config = v1.results[0]!.configs[0]!;
+    assert.deepEqual(
+      [v1Config.name, v1Config.configSource, v1Config.synonyms.map((x) => [x.name, x.source])],
+      ['segment.bytes', 5, [['log.segment.bytes', 5]]],
+    );
     const missing = await describe4(TOPIC, 'nope', null);
     assert.deepEqual([missing.results[0]!.errorCode, missing.results[0]!.errorMessage], [3, null]);
     const notId = await describe4(BROKER, 'one', null);
@@ -370,7 +375,7 @@ describe('configs: DescribeConfigs, AlterConfigs, IncrementalAlterConfigs; Descr
     assert.equal(parts[1]!.partitionSize, BigInt(b.broker.logManager.getLog('cfg', 1)!.size));
     assert.ok(parts[1]!.partitionSize > 0n);
     assert.ok(parts.every((p) => p.offsetLag === 0n && !p.isFutureKey));
-    const all = await b.call<DescribeLogDirsResponse>(conn, 35, 0, { topics: null });
+    const all = await b.call<DescribeLogDirsResponse>(conn, 35, 1, { topics: null });
     assert.ok(all.results[0]!.topics.some((t) => t.name === 'cfg'));
   });
 });

@@ -70,11 +70,11 @@ function values(records: Buffer | null): string[] {
   return out;
 }
 
-function listOffsets(b: TestBroker, conn: ClientConnection, topic: string, timestamp: bigint) {
-  return b.call<ListOffsetsResponse>(conn, 2, 7, {
+function listOffsets(b: TestBroker, conn: ClientConnection, topic: string, timestamp: bigint, version = 7) {
+  return b.call<ListOffsetsResponse>(conn, 2, version, {
     replicaId: -1,
     isolationLevel: 0,
-    timeoutMs: 0,
+    timeoutMs: 1000,
     topics: [
       {
         name: topic,
@@ -257,6 +257,20 @@ describe('broker data path: produce, fetch, offsets, idempotence, sessions', () 
     const byTs = await at(1001n);
     assert.deepEqual([byTs.offset, byTs.timestamp], [1n, 1001n]);
     assert.equal((await at(99_999n)).offset, -1n);
+    // v9 asks for the last tiered offset (KIP-1005), v10 adds a timeout for lookups in remote
+    // storage (KIP-1075); without tiered storage there is none, and the earliest local is the log start.
+    for (const version of [9, 10]) {
+      const p = async (ts: bigint) =>
+        (await listOffsets(b, conn, 'lo', ts, version)).topics[0]!.partitions[0]!;
+      const tiered = await p(-5n);
+      assert.deepEqual(
+        [tiered.errorCode, tiered.offset, tiered.timestamp, tiered.leaderEpoch],
+        [0, -1n, -1n, -1],
+      );
+      const local = await p(-4n);
+      assert.deepEqual([local.errorCode, local.offset, local.timestamp], [0, 0n, -1n]);
+      assert.equal((await p(-1n)).offset, 7n);
+    }
   });
 
   it('DeleteRecords moves the log start offset; fetching below it is OFFSET_OUT_OF_RANGE', async () => {

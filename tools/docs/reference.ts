@@ -9,6 +9,7 @@
  */
 import {
   BROKER_API_VERSIONS,
+  KAFKA_4_DIFFERENCES,
   TRANSACTION_API_VERSIONS,
   type VersionRange,
 } from '../../src/broker/api-versions.js';
@@ -149,8 +150,12 @@ function apiName(key: number): string {
   return api.name;
 }
 
+function versions(range: { readonly min: number; readonly max: number }): string {
+  return range.min === range.max ? `${range.min}` : `${range.min}–${range.max}`;
+}
+
 function versionsServed(range: VersionRange): string {
-  const served = range.min === range.max ? `${range.min}` : `${range.min}–${range.max}`;
+  const served = versions(range);
   if (range.advertisedMin === undefined) return served;
   return `${served} (ApiVersions lists ${range.advertisedMin}–${range.max}, as Kafka 4 does)`;
 }
@@ -185,6 +190,21 @@ export function renderCompatibilityReference(): string {
       const s = served.get(k)!;
       return `| ${k} | ${apiName(k)} | ${versionsServed(s.range)} | ${s.by} |`;
     }),
+    '',
+    "## Where the ranges differ from Kafka 4.0's",
+    '',
+    'Every other range above is the one a Kafka 4.0 broker lists in ApiVersions, with the versions Kafka 4',
+    "removed (KIP-896) not served; test/broker/api-versions.test.ts holds Kafka 4.0's table and fails on a",
+    'difference not listed here. Source: `KAFKA_4_DIFFERENCES` in `src/broker/api-versions.ts`.',
+    '',
+    '| key | API | Skiff lists | Kafka 4.0 lists | why |',
+    '|---|---|---|---|---|',
+    ...[...KAFKA_4_DIFFERENCES]
+      .sort((a, b) => a[0] - b[0])
+      .map(([k, d]) => {
+        const s = served.get(k)!.range;
+        return `| ${k} | ${apiName(k)} | ${versions({ min: s.advertisedMin ?? s.min, max: s.max })} | ${versions(d.kafka)} | ${cell(d.why)} |`;
+      }),
     '',
     `## Kafka APIs not served (${missing.length})`,
     '',

@@ -2,7 +2,9 @@
  * ListOffsets and OffsetForLeaderEpoch: offset lookups on a partition leader.
  * ListOffsets' special timestamps: -2 earliest (log start offset), -1 latest (HW; the LSO for
  * read_committed, equal to the HW until transactions exist), -3 the batch with the largest
- * timestamp, -4 earliest local (the log start offset: no tiered storage).
+ * timestamp, -4 earliest local (the log start offset: no tiered storage), -5 latest tiered (none:
+ * offset -1, as Kafka answers for a topic without remote storage). v10's timeout bounds Kafka's
+ * lookups in remote storage only, so it has nothing to bound here.
  */
 
 import { ErrorCode } from '../../protocol/generated/errors.js';
@@ -32,6 +34,7 @@ export const EARLIEST_TIMESTAMP = -2n;
 export const LATEST_TIMESTAMP = -1n;
 export const MAX_TIMESTAMP = -3n;
 export const EARLIEST_LOCAL_TIMESTAMP = -4n;
+export const LATEST_TIERED_TIMESTAMP = -5n;
 
 /** Replica id of Kafka's debugging consumers, which may read from followers. */
 const DEBUGGING_REPLICA_ID = -2;
@@ -59,6 +62,8 @@ function lookup(
       return { timestamp: -1n, offset: log.logStartOffset, leaderEpoch: epochAt(log.logStartOffset) };
     case LATEST_TIMESTAMP:
       return { timestamp: -1n, offset: lastFetchable, leaderEpoch };
+    case LATEST_TIERED_TIMESTAMP:
+      return none;
     case MAX_TIMESTAMP: {
       const found = log.fetchOffsetOfMaxTimestamp();
       if (!found || found.offset >= lastFetchable) return none;
