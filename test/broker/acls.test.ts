@@ -10,6 +10,7 @@ import { after, describe, it } from 'node:test';
 import type { AclRecord } from '../../src/metadata/acls.js';
 import type { ClientConnection } from '../../src/network/client-connection.js';
 import type { CreateAclsResponse } from '../../src/protocol/generated/CreateAclsResponse.js';
+import type { CreateTopicsResponse } from '../../src/protocol/generated/CreateTopicsResponse.js';
 import type { DeleteAclsResponse } from '../../src/protocol/generated/DeleteAclsResponse.js';
 import type { DescribeAclsRequest } from '../../src/protocol/generated/DescribeAclsRequest.js';
 import type { DescribeAclsResponse } from '../../src/protocol/generated/DescribeAclsResponse.js';
@@ -290,5 +291,49 @@ describe('authorization of replicas and groups', () => {
         ['g', 0, (1 << Op.READ) | (1 << Op.DESCRIBE)],
       ],
     );
+  });
+});
+
+describe('CreateTopics with CREATE but not DESCRIBE_CONFIGS on the topic', () => {
+  let b: TestBroker | undefined;
+  after(async () => b?.stop());
+
+  it("creates it and answers, as Kafka's controller, no configs, partition count or replication factor", async () => {
+    b = await startBroker(AUTHORIZER);
+    const c = await b.connect();
+    await b.metadata.controller.createAcls([
+      allow(RT.TOPIC, 'blind', Op.CREATE),
+      allow(RT.TOPIC, 'seen', Op.CREATE),
+      allow(RT.TOPIC, 'seen', Op.DESCRIBE_CONFIGS),
+    ]);
+    const r = await b.call<CreateTopicsResponse>(c, ApiKey.CreateTopics, 7, {
+      timeoutMs: 5000,
+      validateOnly: false,
+      topics: ['blind', 'seen'].map((name) => ({
+        name,
+        numPartitions: 2,
+        replicationFactor: 1,
+        assignments: [],
+        configs: [],
+      })),
+    });
+    const [blind, seen] = r.topics;
+    assert.deepEqual(
+      [
+        blind!.errorCode,
+        blind!.topicConfigErrorCode,
+        blind!.numPartitions,
+        blind!.replicationFactor,
+        blind!.configs,
+      ],
+      [0, ErrorCode.TOPIC_AUTHORIZATION_FAILED, -1, -1, []],
+    );
+    assert.notEqual(blind!.topicId, 'AAAAAAAAAAAAAAAAAAAAAA');
+    assert.deepEqual(
+      [seen!.errorCode, seen!.topicConfigErrorCode, seen!.numPartitions, seen!.replicationFactor],
+      [0, 0, 2, 1],
+    );
+    assert.ok(seen!.configs?.some((x) => x.name === 'cleanup.policy' && x.value === 'delete'));
+    assert.equal(b.metadata.image().topics.get('blind')?.partitions.length, 2);
   });
 });

@@ -200,12 +200,16 @@ export async function handleCreateTopics(
       ...base,
       errorCode: r.errorCode,
       errorMessage: r.errorMessage,
+      // Kafka's controller gives the partition count and replication factor with the configs
+      // only: without DESCRIBE_CONFIGS on the topic they stay -1.
       ...(r.errorCode === 0 && {
         topicId: r.topicId,
-        numPartitions: r.numPartitions,
-        replicationFactor: r.replicationFactor,
         ...(configsVisible.has(t.name)
-          ? { configs: resultingConfigs(b, t.configs) }
+          ? {
+              numPartitions: r.numPartitions,
+              replicationFactor: r.replicationFactor,
+              configs: resultingConfigs(b, t.configs),
+            }
           : { topicConfigErrorCode: TOPIC_AUTHORIZATION_FAILED }),
       }),
     });
