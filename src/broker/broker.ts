@@ -31,6 +31,12 @@ import { credentialFromString } from '../security/scram.js';
 import { tlsClientOptions } from '../security/tls.js';
 import type { FileSystem } from '../storage/fs.js';
 import type { LogConfig } from '../storage/log-config.js';
+import {
+  FailureDetectingFileSystem,
+  LogDirFailureChannel,
+  normalizeDir,
+  storageTaskScheduler,
+} from '../storage/log-dir-failure.js';
 import { LogManager } from '../storage/log-manager.js';
 import { AlterLogDirsManager } from './alter-log-dirs.js';
 import { Authorization } from './authorization.js';
@@ -79,6 +85,11 @@ export interface BrokerDeps {
   readonly metrics?: Metrics;
   /** A monotonic clock with sub-millisecond resolution: the request quota's measure of handling time. */
   readonly monotonicMs: () => number;
+  /**
+   * Ends the process at once, no shutdown (Kafka's Exit.halt): what a broker whose every log dir
+   * failed does. Absent (a broker inside a test process): the broker only logs it.
+   */
+  readonly halt?: (code: number) => void;
 }
 
 function statfsSpace(dir: string): { totalBytes: bigint; usableBytes: bigint } {
@@ -96,6 +107,8 @@ export class Broker {
   readonly transactions: TransactionCoordination;
   /** Replication roles and fetchers. */
   readonly replication: ReplicationManager;
+  /** The log dirs that failed (Kafka's LogDirFailureChannel); offline until a restart. */
+  readonly logDirFailures: LogDirFailureChannel;
   /** Replica moves between this broker's log dirs (AlterReplicaLogDirs). */
   readonly alterLogDirs: AlterLogDirsManager;
   /** Client quotas, enforced on Produce, consumer Fetch and request handling time. */
@@ -124,7 +137,12 @@ export class Broker {
     this.logger = logger;
     const topicConfig = (topic: string) =>
       effectiveLogConfig(config.log, metadata.image(), config.nodeId, topic);
-    this.logManager = this.createLogManager(logger, topicConfig);
+    this.logDirFailures = new LogDirFailureChannel(config.logDirs, clock, scheduler, logger);
+    this.logManager = this.createLogManager(
+      logger,
+      topicConfig,
+      new FailureDetectingFileSystem(fs, this.logDirFailures),
+    );
     const interBroker = config.listeners.find((l) => l.listenerName === config.interBrokerListenerName);
     this.replicaTransport = new BrokerReplicaTransport(
       config.nodeId,
@@ -147,6 +165,7 @@ export class Broker {
       topicConfig,
       logger,
     );
+    this.logDirFailures.onOfflineLogDir((dir) => this.handleLogDirFailure(dir));
     this.alterLogDirs = new AlterLogDirsManager({
       logManager: this.logManager,
       clock,
@@ -215,6 +234,29 @@ export class Broker {
       if (cleaner !== null)
         registerCleanerMetrics(deps.metrics.registry, cleaner, this.logManager.logDirs, clock);
     }
+  }
+
+  /**
+   * A log dir failed (Kafka's LogDirFailureHandler): its replicas stop being served, the controller
+   * is told which replicas here are offline (it moves their leadership and ISR membership to the
+   * other replicas), and with no log dir left the process halts, as Kafka's does.
+   */
+  private handleLogDirFailure(normalized: string): void {
+    const { config, metadata } = this.deps;
+    const dir = config.logDirs.find((d) => normalizeDir(d) === normalized) ?? normalized;
+    this.replicaManager.handleLogDirFailure(dir);
+    if (this.logManager.liveLogDirs.length === 0) {
+      this.logger.warn(`Shutdown broker because all log dirs in ${config.logDirs.join(', ')} have failed`);
+      this.deps.halt?.(1);
+      return;
+    }
+    const offlineReplicas = this.replicaManager.offlinePartitions();
+    const offlineLogDirs = this.logDirFailures.offlineLogDirs().map((d) => d.dir);
+    metadata.reportOfflineReplicas({ offlineLogDirs, offlineReplicas }).catch((e: unknown) => {
+      this.logger.warn(
+        `telling the controller of offline log dir ${dir} failed: ${e instanceof Error ? e.message : String(e)}`,
+      );
+    });
   }
 
   /** One socket server per listener; an SSL listener's TLS material is read now (a bad one fails the start). */
@@ -314,12 +356,16 @@ export class Broker {
   }
 
   /** An int or long broker config; its default is config-defs.ts's, so it always has a value. */
-  private createLogManager(logger: Logger, topicConfig: (topic: string) => LogConfig): LogManager {
-    const { config, clock, scheduler, fs } = this.deps;
+  private createLogManager(
+    logger: Logger,
+    topicConfig: (topic: string) => LogConfig,
+    fs: FileSystem,
+  ): LogManager {
+    const { config, clock, scheduler } = this.deps;
     return new LogManager(
       config.logDirs,
       config.log,
-      { fs, clock, scheduler, logger },
+      { fs, clock, scheduler: storageTaskScheduler(scheduler), logger },
       config.logManager,
       topicConfig,
       // Read at every cleaner turn and every producer-id expiration check: dynamic, as in Kafka.

@@ -14,10 +14,15 @@ import type { MetadataImage } from '../metadata/cluster-metadata.js';
 import { Partition } from '../replication/partition.js';
 import type { ReplicationManager } from '../replication/replication-manager.js';
 import type { LogConfig } from '../storage/log-config.js';
-import type { LogManager } from '../storage/log-manager.js';
+import type { LogManager, TopicPartition } from '../storage/log-manager.js';
 
 export class ReplicaManager {
   private readonly partitions = new Map<string, Partition>();
+  /**
+   * Partitions whose log is in a failed log dir (Kafka's HostedPartition.Offline): not served,
+   * requests for them answer KAFKA_STORAGE_ERROR, until the broker restarts.
+   */
+  private readonly offline = new Map<string, TopicPartition>();
   private strayLogsChecked = false;
 
   constructor(
@@ -35,6 +40,47 @@ export class ReplicaManager {
 
   getPartition(topic: string, partition: number): Partition | undefined {
     return this.partitions.get(topicPartitionKey(topic, partition));
+  }
+
+  /** Whether the partition's replica here is in an offline log dir. */
+  isOffline(topic: string, partition: number): boolean {
+    return this.offline.has(topicPartitionKey(topic, partition));
+  }
+
+  /** Whether `logDir` (as configured) failed and is offline. */
+  isLogDirOffline(logDir: string): boolean {
+    return !this.logManager.liveLogDirs.includes(logDir);
+  }
+
+  /** The partitions whose replica here is in an offline log dir. */
+  offlinePartitions(): TopicPartition[] {
+    return [...this.offline.values()];
+  }
+
+  /**
+   * Stops serving every replica in a failed log dir (Kafka's ReplicaManager.handleLogDirFailure):
+   * leaders resign and followers stop fetching, requests waiting on them complete, the partitions
+   * are marked offline, then the log manager drops their logs. Returns the partitions taken
+   * offline; the caller tells the controller.
+   */
+  handleLogDirFailure(dir: string): string[] {
+    const newOffline: string[] = [];
+    for (const [key, p] of [...this.partitions]) {
+      if (this.logManager.logDirOf(p.topic, p.index) !== dir) continue;
+      this.partitions.delete(key);
+      this.offline.set(key, { topic: p.topic, partition: p.index });
+      this.replication.removePartition(key);
+      newOffline.push(key);
+    }
+    const { future } = this.logManager.handleLogDirFailure(dir);
+    const moving = future.map((tp) => topicPartitionKey(tp.topic, tp.partition));
+    this.logger.warn(
+      `Broker ${this.brokerId} stopped fetcher for partitions ${newOffline.join(',')} and stopped moving logs for partitions ${moving.join(',')} because they are in the failed log directory ${dir}.`,
+    );
+    // Parked requests on them complete now and find the partition offline.
+    for (const key of newOffline) this.replication.partitionChanged(key);
+    this.logger.info(`Stopped serving replicas in dir ${dir}`);
+    return newOffline;
   }
 
   /** The log dir holding a hosted partition's log. */
@@ -69,6 +115,8 @@ export class ReplicaManager {
         if (!state.replicas.includes(this.brokerId)) continue;
         const key = topicPartitionKey(topic.name, state.partition);
         wanted.add(key);
+        // An offline replica stays so until the restart, whatever the metadata says of it.
+        if (this.offline.has(key)) continue;
         let p = this.partitions.get(key);
         if (p && p.topicId !== topic.topicId) {
           // Same name, new topic id: the topic was deleted and created again.
@@ -94,6 +142,7 @@ export class ReplicaManager {
       }
     }
     for (const [key, p] of [...this.partitions]) if (!wanted.has(key)) this.remove(key, p);
+    for (const key of [...this.offline.keys()]) if (!wanted.has(key)) this.offline.delete(key);
     if (!this.strayLogsChecked) this.removeStrayLogs(wanted);
   }
 

@@ -217,6 +217,13 @@ function registerLogFamilies(registry: Registry, v: BrokerStateView): void {
     'gauge',
     (emit) => emit({}, v.logManager.bytesAwaitingDeletion()),
   );
+  registerScrapeFamily(
+    registry,
+    'skiff_offline_log_directory_count',
+    "Log dirs of this broker that failed and are offline until it restarts (Kafka's OfflineLogDirectoryCount)",
+    'gauge',
+    (emit) => emit({}, v.logManager.logDirs.length - v.logManager.liveLogDirs.length),
+  );
 }
 
 function registerReplicationFamilies(registry: Registry, v: BrokerStateView): void {

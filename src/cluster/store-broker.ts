@@ -54,6 +54,8 @@ export interface StoreBrokerDeps {
   readonly fs: FileSystem;
   readonly logger: Logger;
   readonly randomBytes: (n: number) => Buffer;
+  /** Ends the process at once (Kafka's Exit.halt): a broker whose every log dir failed. */
+  readonly halt?: (code: number) => void;
   readonly randomInt: (n: number) => number;
   /**
    * This broker's metrics registry (the composition root's). Absent: no metrics are kept, and
@@ -73,9 +75,10 @@ export interface StoreBrokerDeps {
  */
 export function processBrokerDeps(): Pick<
   StoreBrokerDeps,
-  'scheduler' | 'fs' | 'randomBytes' | 'randomInt' | 'monotonicMs'
+  'scheduler' | 'fs' | 'randomBytes' | 'randomInt' | 'monotonicMs' | 'halt'
 > {
   return {
+    halt: (code) => process.exit(code),
     monotonicMs: () => performance.now(),
     scheduler: new TimerScheduler(),
     fs: new NodeFileSystem({ backgroundWrites: true }),
@@ -199,6 +202,7 @@ export class StoreBroker {
       logger,
       randomBytes: deps.randomBytes,
       ...(deps.metrics && { metrics: deps.metrics }),
+      ...(deps.halt && { halt: deps.halt }),
       monotonicMs: deps.monotonicMs,
     });
     const controller = new Controller({

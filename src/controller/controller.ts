@@ -455,7 +455,7 @@ export class Controller {
         for (const p of topic.partitions) {
           const rec = this.follower.state.partitionRecord(name, p.partition);
           if (rec === undefined) continue;
-          const reconciled = reconcilePartition(rec, view, unclean);
+          const reconciled = reconcilePartition(rec, view, unclean, { topic: name, partition: p.partition });
           const completed = completeReassignment(reconciled?.next ?? rec, view);
           const outcome =
             completed === null

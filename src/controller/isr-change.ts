@@ -129,6 +129,12 @@ export function reconcileCause(
         : { cause: 'fencing', reason: `broker ${id} fenced: its registration is gone (session expired)` };
     if (b.inControlledShutdown)
       return { cause: 'controlled-shutdown', reason: `broker ${id} is in controlled shutdown` };
+    // Still assigned and eligible: only a replica in a failed log dir loses its place (partitionView).
+    if (next.replicas.includes(id) && (b.offlineReplicas?.size ?? 0) > 0)
+      return {
+        cause: 'log-dir-failure',
+        reason: `broker ${id}'s replica is in a failed log dir (${(b.offlineLogDirs ?? []).join(', ')})`,
+      };
     if (view.restarted.has(id))
       return { cause: 'broker-restart', reason: `broker ${id} restarted with a new broker epoch` };
     return { cause: 'reassignment', reason: `broker ${id} left the replicas` };

@@ -1,3 +1,4 @@
+import { topicPartitionKey } from '../common/topic-partition.js';
 import type {
   AlterPartitionPartitionResult,
   AlterPartitionResult,
@@ -16,6 +17,7 @@ import {
   type ElectionType,
   electLeader,
   imbalancedPartitions,
+  partitionView,
   reassign,
   validateAlterPartition,
 } from './partition-change.js';
@@ -93,7 +95,12 @@ export function planAlterPartition(
     topic: t.topic,
     partitions: t.partitions.map((item): AlterPartitionPartitionResult => {
       const rec = ctx.state.partitionRecord(t.topic, item.partition);
-      const decision = validateAlterPartition(rec, body.brokerId, item, ctx.view);
+      const decision = validateAlterPartition(
+        rec,
+        body.brokerId,
+        item,
+        partitionView(ctx.view, topicPartitionKey(t.topic, item.partition)),
+      );
       // An expansion that brings the last new replica into the ISR completes a reassignment in
       // the same commit, as Kafka does.
       const completed = decision.next ? completeReassignment(decision.next, ctx.view) : null;
@@ -149,7 +156,11 @@ export function planElectLeaders(
               errorMessage: 'This server does not host this topic-partition.',
             };
           }
-          const decision = electLeader(rec, ctx.view, type);
+          const decision = electLeader(
+            rec,
+            partitionView(ctx.view, topicPartitionKey(t.topic, partition)),
+            type,
+          );
           if (decision.next) {
             const key = ctx.keys.partition(t.topic, partition);
             const rev = ctx.state.modRevision(key);

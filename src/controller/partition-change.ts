@@ -1,3 +1,4 @@
+import { topicPartitionKey } from '../common/topic-partition.js';
 import type { BrokerInfo } from '../metadata/cluster-metadata.js';
 import type { AlterPartitionItem } from '../metadata/controller-requests.js';
 import type { PartitionRecord } from '../metadata/keys.js';
@@ -23,6 +24,21 @@ export interface ElectionOutcome {
   readonly unclean: boolean;
 }
 
+/**
+ * `view` as one partition sees it: a broker whose replica of it is in a failed log dir is left out,
+ * as Kafka's controller treats a replica in an offline directory as an offline replica (no
+ * leadership, out of the ISR) while the broker serves its other dirs.
+ */
+export function partitionView(view: BrokerView, key: string): BrokerView {
+  let brokers: Map<number, BrokerInfo> | null = null;
+  for (const [id, b] of view.brokers) {
+    if (b.offlineReplicas?.has(key) !== true) continue;
+    brokers ??= new Map(view.brokers);
+    brokers.delete(id);
+  }
+  return brokers === null ? view : { ...view, brokers };
+}
+
 function isLive(view: BrokerView, id: number): boolean {
   return view.brokers.has(id);
 }
@@ -40,9 +56,12 @@ function isEligible(view: BrokerView, id: number): boolean {
  */
 export function reconcilePartition(
   rec: PartitionRecord,
-  view: BrokerView,
+  brokers: BrokerView,
   uncleanEnabled: boolean,
+  /** The partition: its replicas in failed log dirs count as offline (absent: not checked). */
+  at?: { readonly topic: string; readonly partition: number },
 ): ElectionOutcome | null {
+  const view = at === undefined ? brokers : partitionView(brokers, topicPartitionKey(at.topic, at.partition));
   const stays = (id: number): boolean => isEligible(view, id) && !view.restarted.has(id);
   let isr = rec.isr.filter(stays);
   if (isr.length === 0 && rec.isr.length > 0) {
@@ -207,7 +226,10 @@ export function imbalancedPartitions(
     const preferred = rec.replicas[0];
     if (preferred === undefined) continue;
     preferredCount.set(preferred, (preferredCount.get(preferred) ?? 0) + 1);
-    if (rec.leader !== preferred && electLeader(rec, view, 'preferred').errorCode === 0) {
+    if (
+      rec.leader !== preferred &&
+      electLeader(rec, partitionView(view, topicPartitionKey(topic, partition)), 'preferred').errorCode === 0
+    ) {
       movable.set(preferred, [...(movable.get(preferred) ?? []), { topic, partition }]);
     }
   }

@@ -38,6 +38,23 @@ export interface BrokerInfo {
   readonly epoch: bigint;
   /** True while the broker is shutting down in a controlled way (no new leadership). */
   readonly inControlledShutdown: boolean;
+  /** Its failed log dirs (Kafka's offline dirs); absent: none. */
+  readonly offlineLogDirs?: readonly string[];
+  /**
+   * The replicas it holds in those dirs, by topicPartitionKey: offline (Metadata's
+   * offlineReplicas), never leader or ISR member until the broker restarts. Absent: none.
+   */
+  readonly offlineReplicas?: ReadonlySet<string>;
+}
+
+/** Whether broker `id`'s replica of the partition is online: registered and not in a failed log dir. */
+export function isReplicaOnline(
+  brokers: ReadonlyMap<number, BrokerInfo>,
+  id: number,
+  topicPartition: string,
+): boolean {
+  const b = brokers.get(id);
+  return b !== undefined && b.offlineReplicas?.has(topicPartition) !== true;
 }
 
 export interface PartitionState {
@@ -175,6 +192,14 @@ export interface ClusterMetadata {
       partitions: readonly { partition: number; replicas: readonly number[] | null }[];
     }[],
   ): Promise<PartitionResults>;
+  /**
+   * Tells the controller this broker's failed log dirs and the replicas that were in them (all of
+   * them, each time): it moves their leadership and ISR membership to the other replicas.
+   */
+  reportOfflineReplicas(report: {
+    readonly offlineLogDirs: readonly string[];
+    readonly offlineReplicas: readonly { readonly topic: string; readonly partition: number }[];
+  }): Promise<void>;
   /** Moves leadership away from this broker; true once it leads nothing another replica could. */
   controlledShutdown(timeoutMs: number): Promise<boolean>;
   /**

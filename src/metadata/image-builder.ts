@@ -1,8 +1,10 @@
+import { topicPartitionKey } from '../common/topic-partition.js';
 import type { AclRecord } from './acls.js';
 import type { BrokerInfo, ConfigMap, MetadataImage, PartitionState, TopicInfo } from './cluster-metadata.js';
 import {
   type BrokerRecord,
   decodeJson,
+  type LogDirFailureRecord,
   type MetadataKeys,
   type PartitionRecord,
   type TopicRecord,
@@ -20,6 +22,7 @@ export class ImageBuilder {
   private controllerId = -1;
   private readonly brokerRecords = new Map<number, { record: BrokerRecord; epoch: bigint }>();
   private readonly shuttingDown = new Set<number>();
+  private readonly logDirFailures = new Map<number, LogDirFailureRecord>();
   private readonly topicRecords = new Map<string, TopicRecord>();
   private readonly partitionRecords = new Map<string, Map<number, PartitionRecord>>();
   private readonly topicConfigs = new Map<string, ConfigMap>();
@@ -97,6 +100,7 @@ export class ImageBuilder {
           rack: record.rack,
           epoch,
           inControlledShutdown: this.shuttingDown.has(id),
+          ...this.offlineOf(id, record),
         });
       }
       this.brokerInfos = brokers;
@@ -129,6 +133,19 @@ export class ImageBuilder {
     return this.cached;
   }
 
+  /** A broker's offline dirs and replicas, when its current incarnation reported any. */
+  private offlineOf(
+    id: number,
+    record: BrokerRecord,
+  ): Pick<BrokerInfo, 'offlineLogDirs' | 'offlineReplicas'> | null {
+    const failure = this.logDirFailures.get(id);
+    if (failure === undefined || failure.incarnation !== record.incarnation) return null;
+    return {
+      offlineLogDirs: failure.offlineLogDirs,
+      offlineReplicas: new Set(failure.offlineReplicas.map((r) => topicPartitionKey(r.topic, r.partition))),
+    };
+  }
+
   /** The key's mod revision as of this image; 0n when absent (what a CAS on absence compares). */
   modRevision(key: string): bigint {
     return this.modRevisions.get(key) ?? 0n;
@@ -159,6 +176,10 @@ export class ImageBuilder {
       }
       case 'shutdown':
         this.shuttingDown.add(k.id);
+        this.brokersDirty = true;
+        return true;
+      case 'logDirFailure':
+        this.logDirFailures.set(k.id, decodeJson<LogDirFailureRecord>(value, key));
         this.brokersDirty = true;
         return true;
       case 'topic':
@@ -212,6 +233,10 @@ export class ImageBuilder {
         return true;
       case 'shutdown':
         this.shuttingDown.delete(k.id);
+        this.brokersDirty = true;
+        return true;
+      case 'logDirFailure':
+        this.logDirFailures.delete(k.id);
         this.brokersDirty = true;
         return true;
       case 'topic':

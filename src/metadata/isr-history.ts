@@ -33,6 +33,7 @@ export type IsrChangeCause =
   | 'controlled-shutdown'
   | 'fencing'
   | 'broker-restart'
+  | 'log-dir-failure'
   | 'leader-returned'
   | 'preferred-election'
   | 'unclean-election'

@@ -7,6 +7,7 @@ import type { BrokerEndpoint, ConfigMap } from './cluster-metadata.js';
  *
  *   brokers/<id>                  BrokerRecord, on the broker's lease; epoch = its mod revision
  *   shutdown/<id>                 '1' while the broker is in controlled shutdown, on its lease
+ *   log-dir-failures/<id>         LogDirFailureRecord: the broker's offline log dirs, on its lease
  *   controller                    election key: the active controller's node id, on its lease
  *   controller-state/broker-epochs the epochs the controller last handled, { id: epoch }
  *   topics/<name>                 TopicRecord
@@ -41,6 +42,12 @@ export class MetadataKeys {
   }
   shutdown(id: number): string {
     return `${this.shutdowns}${id}`;
+  }
+  get logDirFailures(): string {
+    return `${this.root}log-dir-failures/`;
+  }
+  logDirFailure(id: number): string {
+    return `${this.logDirFailures}${id}`;
   }
   get controller(): string {
     return `${this.root}controller`;
@@ -124,10 +131,14 @@ export class MetadataKeys {
       case 'controller':
         return tail === '' ? { kind: 'controller' } : null;
       case 'brokers':
-      case 'shutdown': {
+      case 'shutdown':
+      case 'log-dir-failures': {
         const id = Number(tail);
         if (!Number.isInteger(id) || tail === '') return null;
-        return { kind: head === 'brokers' ? 'broker' : 'shutdown', id };
+        return {
+          kind: head === 'brokers' ? 'broker' : head === 'shutdown' ? 'shutdown' : 'logDirFailure',
+          id,
+        };
       }
       case 'topics':
         return tail === '' ? null : { kind: 'topic', name: tail };
@@ -157,7 +168,7 @@ export class MetadataKeys {
 
 export type ParsedKey =
   | { kind: 'controller' }
-  | { kind: 'broker' | 'shutdown'; id: number }
+  | { kind: 'broker' | 'shutdown' | 'logDirFailure'; id: number }
   | { kind: 'topic'; name: string }
   | { kind: 'partition'; topic: string; partition: number }
   | { kind: 'topicConfig'; name: string }
@@ -184,6 +195,18 @@ export interface BrokerRecord {
    * leadership goes to it before its logs are loaded. Absent means unfenced.
    */
   readonly fenced?: boolean;
+}
+
+/**
+ * A broker's failed log dirs and the replicas that were in them (what Kafka's brokers report in
+ * their heartbeat as offline dirs, with KIP-858's directory assignments saying which replicas
+ * those are). Written by the broker on its lease; valid only for the incarnation that wrote it,
+ * since a restarted broker has its dirs back.
+ */
+export interface LogDirFailureRecord {
+  readonly incarnation: string;
+  readonly offlineLogDirs: readonly string[];
+  readonly offlineReplicas: readonly { readonly topic: string; readonly partition: number }[];
 }
 
 export interface TopicRecord {

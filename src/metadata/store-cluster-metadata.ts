@@ -25,7 +25,7 @@ import type {
   PartitionResults,
 } from './controller-requests.js';
 import { type IsrChangeRecord, type IsrHistoryBounds, readIsrHistory } from './isr-history.js';
-import { type BrokerRecord, MetadataKeys } from './keys.js';
+import { type BrokerRecord, type LogDirFailureRecord, MetadataKeys } from './keys.js';
 import { MetadataFollower } from './metadata-follower.js';
 import { type MetadataStore, StoreError, type StoreWatch } from './store.js';
 
@@ -92,6 +92,8 @@ export class StoreClusterMetadata implements ClusterMetadata {
   private fenced = true;
   /** The endpoints registered: the configured ones until unfence() names the ports the broker listens on. */
   private endpoints: readonly BrokerEndpoint[];
+  /** The offline log dirs reported (reportOfflineReplicas); null: none failed. */
+  private offlineReport: LogDirFailureRecord | null = null;
 
   private constructor(private readonly options: StoreClusterMetadataOptions) {
     this.keys = new MetadataKeys(options.clusterId);
@@ -251,6 +253,28 @@ export class StoreClusterMetadata implements ClusterMetadata {
     });
   }
 
+  async reportOfflineReplicas(report: Omit<LogDirFailureRecord, 'incarnation'>): Promise<void> {
+    this.offlineReport = { incarnation: this.incarnation, ...report };
+    await this.putOfflineReport();
+  }
+
+  /** Puts `log-dir-failures/<id>` on the current lease (again after a re-registration). */
+  private async putOfflineReport(): Promise<void> {
+    if (this.offlineReport === null || this.closed) return;
+    const r = await this.options.store.txn({
+      compare: [],
+      success: [
+        {
+          type: 'put',
+          key: this.keys.logDirFailure(this.options.broker.id),
+          value: JSON.stringify(this.offlineReport),
+          lease: this.lease,
+        },
+      ],
+    });
+    await this.follower.waitForRevision(r.revision);
+  }
+
   /** Deregisters (revoking the lease deletes the registration at once) and stops following. */
   async close(): Promise<void> {
     if (this.closed) return;
@@ -277,6 +301,7 @@ export class StoreClusterMetadata implements ClusterMetadata {
   private async register(): Promise<void> {
     this.lease = await this.options.store.grantLease(this.options.sessionTimeoutMs ?? 9000);
     await this.putRegistration();
+    await this.putOfflineReport();
     this.options.logger.info(
       `broker ${this.options.broker.id}: registered with epoch ${this.epoch}${this.fenced ? ' (fenced until it listens)' : ''}`,
     );

@@ -15,6 +15,10 @@ import type { StorageContext } from './local-log.js';
 import { Log } from './log.js';
 import { type CleanerConfig, LogCleaner } from './log-cleaner.js';
 import type { LogConfig } from './log-config.js';
+import { normalizeDir } from './log-dir-failure.js';
+import { parseFutureDir, parseTopicPartitionDir, type TopicPartition } from './log-dir-names.js';
+
+export type { TopicPartition } from './log-dir-names.js';
 
 export const CLEAN_SHUTDOWN_FILE = '.kafka_cleanshutdown';
 
@@ -43,27 +47,6 @@ export const DEFAULT_LOG_MANAGER_CONFIG: LogManagerConfig = Object.freeze({
   producerIdExpirationCheckIntervalMs: 600_000,
 });
 
-export interface TopicPartition {
-  readonly topic: string;
-  readonly partition: number;
-}
-
-/**
- * `orders-3` → (orders, 3); null for anything that is not a live partition directory, such as
- * Kafka's `<topic>-<p>.<id>-delete`, `-future` and `-stray` directories. Topic names may hold dots.
- */
-export function parseTopicPartitionDir(name: string): TopicPartition | null {
-  if (/\.[A-Za-z0-9_-]+-(delete|future|stray)$/.test(name)) return null;
-  const m = /^(.+)-(\d+)$/.exec(name);
-  return m ? { topic: m[1]!, partition: Number(m[2]) } : null;
-}
-
-/** `orders-3.<id>-future` → (orders, 3); null for anything else. */
-export function parseFutureDir(name: string): TopicPartition | null {
-  const m = /^(.+)-(\d+)\.[A-Za-z0-9_]+-future$/.exec(name);
-  return m ? { topic: m[1]!, partition: Number(m[2]) } : null;
-}
-
 /**
  * Every log of one broker across its log dirs (Kafka's LogManager): loading at start-up with
  * the checkpoints and the clean-shutdown marker, creating logs in the least loaded dir, periodic
@@ -82,6 +65,8 @@ export class LogManager {
   /** The log-start-offset-checkpoint writes in the background, one at a time (persistLogStartOffsets). */
   private logStartWriter: { running: Promise<void>; again: boolean } | null = null;
   private started = false;
+  /** Log dirs that failed (Kafka's offline dirs): no log is created, loaded or checkpointed there. */
+  private readonly offlineDirs = new Set<string>();
   /** The log cleaner, when a cleaner config was given (compacted topics need one). */
   readonly cleaner: LogCleaner | null;
 
@@ -97,6 +82,31 @@ export class LogManager {
   ) {
     if (logDirs.length === 0) throw new RangeError('at least one log dir is needed');
     this.cleaner = cleanerConfig ? new LogCleaner(cleanerConfig, ctx, () => this.logs.values()) : null;
+  }
+
+  /** The log dirs still online (Kafka's liveLogDirs). */
+  get liveLogDirs(): readonly string[] {
+    return this.logDirs.filter((d) => !this.offlineDirs.has(d));
+  }
+
+  /**
+   * Takes a failed log dir out of service (Kafka's LogManager.handleLogDirFailure): its logs and
+   * future logs leave the manager with their files closed, and no checkpoint, flush or new log
+   * goes there again until the broker restarts. Returns the partitions whose logs were there.
+   * The caller (the ReplicaManager) has already stopped serving them.
+   */
+  handleLogDirFailure(dir: string): { current: TopicPartition[]; future: TopicPartition[] } {
+    const failed = this.logDirs.find((d) => normalizeDir(d) === normalizeDir(dir));
+    if (failed === undefined || this.offlineDirs.has(failed)) return { current: [], future: [] };
+    this.ctx.logger.warn(`Stopping serving logs in dir ${failed}`);
+    this.offlineDirs.add(failed);
+    const [current, future] = [removeLogsIn(this.logs, failed), removeLogsIn(this.futureLogs, failed)];
+    const names = (tps: TopicPartition[]) =>
+      tps.map((tp) => topicPartitionKey(tp.topic, tp.partition)).join(',');
+    this.ctx.logger.warn(
+      `Logs for partitions ${names(current)} are offline and logs for future partitions ${names(future)} are offline due to failure on log directory ${failed}`,
+    );
+    return { current, future };
   }
 
   /** Loads every partition directory in one go (the event loop waits), then starts the periodic tasks. */
@@ -261,9 +271,10 @@ export class LogManager {
 
   private schedulePeriodic(name: string, intervalMs: number, task: () => void): void {
     if (!Number.isFinite(intervalMs)) return;
+    // Scheduled first: a run that meets a failed log dir ends there (storageTaskScheduler).
     const run = (): void => {
-      task();
       this.cancels.push(this.ctx.scheduler.schedule(name, intervalMs, run));
+      task();
     };
     this.cancels.push(this.ctx.scheduler.schedule(name, intervalMs, run));
   }
@@ -296,7 +307,7 @@ export class LogManager {
     if (!/^[a-zA-Z0-9._-]+$/.test(topic) || topic === '.' || topic === '..') {
       throw new RangeError(`illegal topic name '${topic}'`);
     }
-    const counts = new Map(this.logDirs.map((d) => [d, 0]));
+    const counts = new Map(this.liveLogDirs.map((d) => [d, 0]));
     for (const { logDir } of this.logs.values()) counts.set(logDir, (counts.get(logDir) ?? 0) + 1);
     const logDir = [...counts.entries()].sort((a, b) => a[1] - b[1])[0]![0];
     const log = Log.open({
@@ -503,7 +514,7 @@ export class LogManager {
         while (writer.again) {
           writer.again = false;
           await Promise.all(
-            this.logDirs.map((dir) =>
+            this.liveLogDirs.map((dir) =>
               this.writeInBackground(write, dir, LOG_START_OFFSET_CHECKPOINT, (log) => log.logStartOffset),
             ),
           );
@@ -540,7 +551,7 @@ export class LogManager {
   }
 
   private writeOffsets(file: string, offsetOf: (log: Log) => bigint): void {
-    for (const dir of this.logDirs) {
+    for (const dir of this.liveLogDirs) {
       const entries = this.offsetsIn(dir, offsetOf);
       new CheckpointFile(this.ctx.fs, path.join(dir, file), partitionOffsetCodec).write(entries);
     }
@@ -557,7 +568,7 @@ export class LogManager {
       this.writeOffsets(file, offsetOf);
       return;
     }
-    for (const dir of this.logDirs) {
+    for (const dir of this.liveLogDirs) {
       const target = path.join(dir, file);
       if (this.backgroundWrites.has(target)) continue;
       this.backgroundWrites.add(target);
@@ -609,7 +620,8 @@ export class LogManager {
     this.checkpointRecoveryPoints();
     this.checkpointLogStartOffsets();
     this.checkpointHighWatermarks();
-    for (const dir of this.logDirs) {
+    // An offline dir gets no marker: its logs are recovered at the next start.
+    for (const dir of this.liveLogDirs) {
       this.ctx.fs.writeFileAtomic(
         path.join(dir, CLEAN_SHUTDOWN_FILE),
         Buffer.from('{"version":0,"brokerEpoch":-1}'),
@@ -628,4 +640,16 @@ export class LogManager {
     this.logs.clear();
     this.futureLogs.clear();
   }
+}
+
+/** Takes the logs in `dir` out of `logs`, their files closed; returns their partitions. */
+function removeLogsIn(logs: Map<string, { log: Log; logDir: string }>, dir: string): TopicPartition[] {
+  const removed: TopicPartition[] = [];
+  for (const [key, { log, logDir }] of [...logs]) {
+    if (logDir !== dir) continue;
+    logs.delete(key);
+    log.local.abandon();
+    removed.push({ topic: log.topic, partition: log.partition });
+  }
+  return removed;
 }

@@ -4,6 +4,7 @@ import {
   type BrokerView,
   electLeader,
   imbalancedPartitions,
+  partitionView,
   reconcilePartition,
   validateAlterPartition,
 } from '../../src/controller/partition-change.js';
@@ -135,5 +136,35 @@ describe('electLeader and imbalance', () => {
     ];
     assert.deepEqual(imbalancedPartitions(parts, view([1, 2]), 10), [{ topic: 't', partition: 0 }]);
     assert.deepEqual(imbalancedPartitions(parts, view([1, 2]), 30), []);
+  });
+});
+
+describe('a replica in a failed log dir (partitionView)', () => {
+  const withOffline = (v: BrokerView, id: number, keys: string[]): BrokerView => {
+    const brokers = new Map(v.brokers);
+    brokers.set(id, { ...brokers.get(id)!, offlineLogDirs: ['/data/b'], offlineReplicas: new Set(keys) });
+    return { ...v, brokers };
+  };
+
+  it('moves leadership to another ISR member and drops the replica from the ISR', () => {
+    const v = withOffline(view([1, 2, 3]), 1, ['t-0']);
+    const out = reconcilePartition(rec(1, [1, 2, 3]), partitionView(v, 't-0'), false);
+    assert.equal(out?.next.leader, 2);
+    assert.deepEqual(out?.next.isr, [2, 3]);
+    assert.equal(out?.next.leaderEpoch, 6);
+    assert.deepEqual(reconcilePartition(rec(1, [1, 2, 3]), v, false, { topic: 't', partition: 0 }), out);
+  });
+
+  it('leaves the broker leading and in the ISR of its partitions in other dirs', () => {
+    const v = withOffline(view([1, 2, 3]), 1, ['t-0']);
+    assert.equal(partitionView(v, 't-1'), v);
+    assert.equal(reconcilePartition(rec(1, [1, 2, 3]), partitionView(v, 't-1'), false), null);
+  });
+
+  it('refuses the offline replica back into the ISR and as preferred leader', () => {
+    const v = partitionView(withOffline(view([1, 2, 3]), 1, ['t-0']), 't-0');
+    const item = { partition: 0, leaderEpoch: 5, partitionEpoch: 9, newIsr: [1, 2, 3] };
+    assert.equal(validateAlterPartition(rec(2, [2, 3]), 2, item, v).errorCode, 107);
+    assert.equal(electLeader(rec(2, [1, 2, 3]), v, 'preferred').errorCode, 80);
   });
 });

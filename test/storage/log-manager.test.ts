@@ -7,11 +7,11 @@ import { encodeBatch } from '../../src/protocol/records/codec.js';
 import { NodeFileSystem } from '../../src/storage/fs.js';
 import type { Log } from '../../src/storage/log.js';
 import { logConfig } from '../../src/storage/log-config.js';
+import { parseTopicPartitionDir } from '../../src/storage/log-dir-names.js';
 import {
   CLEAN_SHUTDOWN_FILE,
   DEFAULT_LOG_MANAGER_CONFIG,
   LogManager,
-  parseTopicPartitionDir,
 } from '../../src/storage/log-manager.js';
 import { PartitionMetadataFile } from '../../src/storage/partition-metadata.js';
 import { makeBatch, type TestContext, tempDir, testContext } from './helpers.js';

@@ -6,6 +6,7 @@
  * up to the HW — Kafka sends followers no leader LEO) and isFuture=false; a replica being moved to
  * another log dir (AlterReplicaLogDirs) also shows its future log there, isFuture=true, with
  * offsetLag = the current log's LEO minus the future log's. v4 adds the dir's total and usable bytes.
+ * A failed (offline) log dir answers KAFKA_STORAGE_ERROR and nothing else, as Kafka's does.
  */
 import * as path from 'node:path';
 import type { DescribeLogDirsRequest } from '../../protocol/generated/DescribeLogDirsRequest.js';
@@ -59,6 +60,16 @@ export async function handleDescribeLogDirs(
     });
   }
   const results: DescribeLogDirsResult[] = [...byDir].map(([logDir, topics]) => {
+    // Kafka's answer for an offline dir: its path and KAFKA_STORAGE_ERROR, nothing else known.
+    if (b.replicaManager.isLogDirOffline(logDir)) {
+      return {
+        errorCode: ErrorCode.KAFKA_STORAGE_ERROR,
+        logDir: path.resolve(logDir),
+        topics: [],
+        totalBytes: -1n,
+        usableBytes: -1n,
+      };
+    }
     let space: { totalBytes: bigint; usableBytes: bigint };
     try {
       space = b.diskSpace(logDir);

@@ -6,7 +6,13 @@
  * topic's partitions instead of Kafka's LEADER_NOT_AVAILABLE round trip.
  */
 import { LIMITS } from '../../common/limits.js';
-import { endpointOf, type MetadataImage, type TopicInfo } from '../../metadata/cluster-metadata.js';
+import { topicPartitionKey } from '../../common/topic-partition.js';
+import {
+  endpointOf,
+  isReplicaOnline,
+  type MetadataImage,
+  type TopicInfo,
+} from '../../metadata/cluster-metadata.js';
 import { validateTopicName } from '../../metadata/topic-name.js';
 import { ErrorCode } from '../../protocol/generated/errors.js';
 import type { MetadataRequest } from '../../protocol/generated/MetadataRequest.js';
@@ -64,7 +70,10 @@ function topicResponse(
         leaderEpoch: p.leaderEpoch,
         replicaNodes: [...p.replicas],
         isrNodes: [...p.isr],
-        offlineReplicas: p.replicas.filter((id) => !image.brokers.has(id)),
+        // Kafka's offline replicas: on a broker that is down, or in a failed log dir of its broker.
+        offlineReplicas: p.replicas.filter(
+          (id) => !isReplicaOnline(image.brokers, id, topicPartitionKey(t.name, p.partition)),
+        ),
       };
     }),
   };

@@ -6,8 +6,13 @@ import { ErrorCode } from '../../protocol/generated/errors.js';
 import { KafkaError } from '../../protocol/kafka-error.js';
 import type { BrokerServices } from '../handler-context.js';
 
-/** The error for a partition this broker does not host: unknown topic, or another broker's. */
+/**
+ * The error for a partition this broker does not serve: its replica here is in an offline log dir
+ * (KAFKA_STORAGE_ERROR, as Kafka answers for HostedPartition.Offline), unknown topic, or another
+ * broker's.
+ */
 export function notHostedError(b: BrokerServices, topic: string, partition: number): number {
+  if (b.replicaManager.isOffline(topic, partition)) return ErrorCode.KAFKA_STORAGE_ERROR;
   const t = b.metadata.image().topics.get(topic);
   return t && partition >= 0 && partition < t.partitions.length
     ? ErrorCode.NOT_LEADER_OR_FOLLOWER

@@ -27,7 +27,7 @@ export const ISR_HISTORY: ToolDef = {
     'when none is left), its kind (create, shrink, expand, election, unclean-election, offline,',
     'reassignment), old -> new ISR, leader, leader epoch, partition epoch and the reason, which',
     'starts with the cause (lag, fetch-timeout, caught-up, controlled-shutdown, fencing,',
-    'broker-restart, leader-returned, preferred-election, unclean-election, reassignment,',
+    'broker-restart, log-dir-failure, leader-returned, preferred-election, unclean-election, reassignment,',
     'topic-created). The controller records every change in the metadata store with the change',
     'itself, on its clock: the history survives broker and cluster restarts, bounded by',
     'skiff.isr.history.max.entries per partition and skiff.isr.history.retention.ms. Any broker',
