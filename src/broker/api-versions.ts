@@ -71,6 +71,8 @@ export const GROUP_API_KEYS: readonly number[] = [
   ApiKey.DeleteGroups,
   ApiKey.OffsetDelete,
   ApiKey.TxnOffsetCommit,
+  ApiKey.ConsumerGroupHeartbeat,
+  ApiKey.ConsumerGroupDescribe,
 ];
 
 /** Routed to the transaction coordinator (EndTxn v5 is transaction version 2, not served). */

@@ -5,7 +5,9 @@
  * keys the table does not list are declared here. Dynamic changes (AlterConfigs) arrive later
  * through the metadata image and are applied on top (see dynamic-config.ts).
  */
+
 import { LIMITS } from '../common/limits.js';
+import { ASSIGNOR_CLASS_NAMES, CONSUMER_GROUP_ASSIGNORS } from '../coordinator/consumer/assignors.js';
 import type { ConfigMap } from '../metadata/cluster-metadata.js';
 import { BROKER_CONFIG_DEFS, BROKER_CONFIGS_NOT_TAKEN, type ConfigDef } from '../metadata/config-defs.js';
 import {
@@ -78,6 +80,8 @@ export interface BrokerConfig {
   readonly groupMaxSessionTimeoutMs: number;
   /** group.max.size */
   readonly groupMaxSize: number;
+  /** group.coordinator.rebalance.protocols and the group.consumer.* configs (KIP-848). */
+  readonly consumerGroup: ConsumerGroupBrokerConfig;
   /** offsets.topic.num.partitions */
   readonly offsetsTopicNumPartitions: number;
   /** offsets.topic.replication.factor */
@@ -142,6 +146,13 @@ export const DEFAULT_BROKER_CONFIG: BrokerConfig = Object.freeze({
   groupMinSessionTimeoutMs: 6_000,
   groupMaxSessionTimeoutMs: 1_800_000,
   groupMaxSize: 1_000,
+  consumerGroup: {
+    rebalanceProtocols: ['classic', 'consumer'],
+    consumerGroupSessionTimeoutMs: 45_000,
+    consumerGroupHeartbeatIntervalMs: 5_000,
+    consumerGroupMaxSize: 1_000,
+    consumerGroupAssignors: ['uniform', 'range'],
+  },
   offsetsTopicNumPartitions: 50,
   offsetsTopicReplicationFactor: 3,
   offsetsTopicSegmentBytes: 104_857_600,
@@ -367,6 +378,7 @@ export function brokerConfigFromProperties(
     groupMinSessionTimeoutMs: int('group.min.session.timeout.ms'),
     groupMaxSessionTimeoutMs: int('group.max.session.timeout.ms'),
     groupMaxSize: Math.min(int('group.max.size'), LIMITS.groupMaxSize),
+    consumerGroup: consumerGroupConfig(value, int),
     offsetsTopicNumPartitions: int('offsets.topic.num.partitions'),
     offsetsTopicReplicationFactor: int('offsets.topic.replication.factor'),
     offsetsTopicSegmentBytes: int('offsets.topic.segment.bytes'),
@@ -457,5 +469,58 @@ export function cleanerConfigOf(value: (name: string) => ConfigValue | null): Cl
     ioBufferSize: num('log.cleaner.io.buffer.size'),
     maxIoBytesPerSecond: rate >= Number.MAX_VALUE ? Number.POSITIVE_INFINITY : rate,
     backoffMs: num('log.cleaner.backoff.ms'),
+  };
+}
+
+export interface ConsumerGroupBrokerConfig {
+  readonly rebalanceProtocols: readonly string[];
+  readonly consumerGroupSessionTimeoutMs: number;
+  readonly consumerGroupHeartbeatIntervalMs: number;
+  readonly consumerGroupMaxSize: number;
+  /** Assignor names ('uniform', 'range'), the default first. */
+  readonly consumerGroupAssignors: readonly string[];
+}
+
+/** The KIP-848 settings, checked as Kafka's GroupCoordinatorConfig checks them. */
+function consumerGroupConfig(
+  value: (name: string) => unknown,
+  int: (name: string) => number,
+): ConsumerGroupBrokerConfig {
+  const protocols = value('group.coordinator.rebalance.protocols') as string[];
+  if (!protocols.includes('classic'))
+    throw new Error('group.coordinator.rebalance.protocols: the list must contain classic');
+  const within = (name: string, minName: string, maxName: string): number => {
+    const v = int(name);
+    if (v < int(minName)) throw new Error(`${name} must be greater than or equal to ${minName}`);
+    if (v > int(maxName)) throw new Error(`${name} must be less than or equal to ${maxName}`);
+    return v;
+  };
+  const sessionMs = within(
+    'group.consumer.session.timeout.ms',
+    'group.consumer.min.session.timeout.ms',
+    'group.consumer.max.session.timeout.ms',
+  );
+  const heartbeatMs = within(
+    'group.consumer.heartbeat.interval.ms',
+    'group.consumer.min.heartbeat.interval.ms',
+    'group.consumer.max.heartbeat.interval.ms',
+  );
+  if (heartbeatMs >= sessionMs)
+    throw new Error(
+      'group.consumer.heartbeat.interval.ms must be less than group.consumer.session.timeout.ms',
+    );
+  const assignors = (value('group.consumer.assignors') as string[]).map((a) => {
+    const name = ASSIGNOR_CLASS_NAMES.get(a) ?? a;
+    if (!CONSUMER_GROUP_ASSIGNORS.has(name))
+      throw new Error(`group.consumer.assignors: unknown assignor ${a} (uniform, range)`);
+    return name;
+  });
+  if (assignors.length === 0) throw new Error('group.consumer.assignors: at least one assignor is required');
+  return {
+    rebalanceProtocols: protocols,
+    consumerGroupSessionTimeoutMs: sessionMs,
+    consumerGroupHeartbeatIntervalMs: heartbeatMs,
+    consumerGroupMaxSize: Math.min(int('group.consumer.max.size'), LIMITS.groupMaxSize),
+    consumerGroupAssignors: assignors,
   };
 }

@@ -4,6 +4,10 @@
  * to the response body at the same version. The router routes these APIs only when a GroupApi
  * is plugged into the broker, and ApiVersions lists them only then, with the versions below.
  */
+import type { ConsumerGroupDescribeRequest } from '../protocol/generated/ConsumerGroupDescribeRequest.js';
+import type { ConsumerGroupDescribeResponse } from '../protocol/generated/ConsumerGroupDescribeResponse.js';
+import type { ConsumerGroupHeartbeatRequest } from '../protocol/generated/ConsumerGroupHeartbeatRequest.js';
+import type { ConsumerGroupHeartbeatResponse } from '../protocol/generated/ConsumerGroupHeartbeatResponse.js';
 import type { DeleteGroupsRequest } from '../protocol/generated/DeleteGroupsRequest.js';
 import type { DeleteGroupsResponse } from '../protocol/generated/DeleteGroupsResponse.js';
 import type { DescribeGroupsRequest } from '../protocol/generated/DescribeGroupsRequest.js';
@@ -57,4 +61,12 @@ export interface GroupApi {
   deleteGroups(ctx: GroupRequestContext, req: DeleteGroupsRequest): Promise<DeleteGroupsResponse>;
   offsetDelete(ctx: GroupRequestContext, req: OffsetDeleteRequest): Promise<OffsetDeleteResponse>;
   txnOffsetCommit(ctx: GroupRequestContext, req: TxnOffsetCommitRequest): Promise<TxnOffsetCommitResponse>;
+  consumerGroupHeartbeat(
+    ctx: GroupRequestContext,
+    req: ConsumerGroupHeartbeatRequest,
+  ): Promise<ConsumerGroupHeartbeatResponse>;
+  consumerGroupDescribe(
+    ctx: GroupRequestContext,
+    req: ConsumerGroupDescribeRequest,
+  ): Promise<ConsumerGroupDescribeResponse>;
 }

@@ -100,6 +100,22 @@ export function authorizedGroupApi(b: BrokerServices, g: GroupApi) {
     },
     offsetDelete: (c: Ctx, r: OffsetDeleteRequest) => offsetDelete(b, g, c, r),
     txnOffsetCommit: (c: Ctx, r: TxnOffsetCommitRequest) => txnOffsetCommit(b, g, c, r),
+    consumerGroupHeartbeat: async (c: Ctx, r: Parameters<GroupApi['consumerGroupHeartbeat']>[1]) =>
+      group(c, READ, r.groupId)
+        ? g.consumerGroupHeartbeat(c, r)
+        : responses.consumerGroupHeartbeatError(GROUP_AUTHORIZATION_FAILED, null),
+    consumerGroupDescribe: async (c: Ctx, r: Parameters<GroupApi['consumerGroupDescribe']>[1]) => {
+      const allowed = r.groupIds.filter((id) => group(c, DESCRIBE, id));
+      const res = await g.consumerGroupDescribe(c, { ...r, groupIds: allowed });
+      const refused = r.groupIds
+        .filter((id) => !group(c, DESCRIBE, id))
+        .map((id) => responses.describedConsumerGroup(id, GROUP_AUTHORIZATION_FAILED));
+      if (r.includeAuthorizedOperations)
+        for (const d of res.groups)
+          if (d.errorCode === 0)
+            d.authorizedOperations = auth.authorizedOperations(c, ResourceType.GROUP, d.groupId);
+      return { ...res, groups: [...res.groups, ...refused] };
+    },
   };
 }
 

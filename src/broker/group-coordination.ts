@@ -12,6 +12,7 @@ import type { Logger } from '../common/logger.js';
 import type { Scheduler } from '../common/scheduler.js';
 import { coordinatorBatch, recordsInBatches } from '../coordinator/batches.js';
 import { CONSUMER_OFFSETS_TOPIC } from '../coordinator/config.js';
+import type { TopicsImage, TopicView } from '../coordinator/consumer/subscriptions.js';
 import type { CoordinatorNode } from '../coordinator/find-coordinator.js';
 import { GroupCoordinator } from '../coordinator/group-coordinator.js';
 import type { ReplayRecord } from '../coordinator/loader.js';
@@ -56,6 +57,7 @@ export class GroupCoordination implements CoordinatorLog {
   private readonly appends: CoordinatorAppends;
   private creating: Promise<void> | null = null;
   private stopped = false;
+  private topicsCache: { revision: bigint; image: TopicsImage } | null = null;
 
   constructor(private readonly deps: GroupCoordinationDeps) {
     const { config, clock, scheduler, logger } = deps;
@@ -79,7 +81,9 @@ export class GroupCoordination implements CoordinatorLog {
         groupMaxSize: config.groupMaxSize,
         offsetsTopicNumPartitions: config.offsetsTopicNumPartitions,
         offsetsRetentionMs: config.offsetsRetentionMs,
+        ...config.consumerGroup,
       },
+      topics: () => this.topicsImage(),
       locateCoordinator: (p, listenerName) => this.locate(p, listenerName),
       partitionExists: (topic, partition) => {
         const t = deps.metadata.image().topics.get(topic);
@@ -100,6 +104,18 @@ export class GroupCoordination implements CoordinatorLog {
         return asked.then((codes) => codes.get(CONSUMER_OFFSETS_TOPIC)?.get(partition) ?? ErrorCode.NONE);
       },
     });
+  }
+
+  /** The topics as the consumer protocol's subscriptions see them, rebuilt only when the image moves. */
+  private topicsImage(): TopicsImage {
+    const image = this.deps.metadata.image();
+    if (this.topicsCache?.revision !== image.revision) {
+      const topics = new Map<string, TopicView>();
+      for (const t of image.topics.values())
+        topics.set(t.name, { topicId: t.topicId, numPartitions: t.partitions.length, internal: t.internal });
+      this.topicsCache = { revision: image.revision, image: { version: Number(image.revision), topics } };
+    }
+    return this.topicsCache.image;
   }
 
   /** Call after the replica manager applied `image` (start-up and every metadata change). */

@@ -115,6 +115,8 @@ function groupHandler(b: BrokerServices, g: GroupApi, apiKey: number): Handler {
     [ApiKey.DeleteGroups]: (c, r) => a.deleteGroups(gctx(c), r),
     [ApiKey.OffsetDelete]: (c, r) => a.offsetDelete(gctx(c), r),
     [ApiKey.TxnOffsetCommit]: (c, r) => a.txnOffsetCommit(gctx(c), r),
+    [ApiKey.ConsumerGroupHeartbeat]: (c, r) => a.consumerGroupHeartbeat(gctx(c), r),
+    [ApiKey.ConsumerGroupDescribe]: (c, r) => a.consumerGroupDescribe(gctx(c), r),
   };
   return table[apiKey]!;
 }

@@ -30,6 +30,19 @@ export interface GroupCoordinatorConfig {
    * and retried would otherwise leave a defunct member behind for the whole rebalance timeout.
    */
   newMemberJoinTimeoutMs: number;
+  /**
+   * group.coordinator.rebalance.protocols: 'classic' always (Kafka requires it), 'consumer' to
+   * serve KIP-848's ConsumerGroupHeartbeat and ConsumerGroupDescribe (not advertised otherwise).
+   */
+  rebalanceProtocols: readonly string[];
+  /** group.consumer.session.timeout.ms: a consumer-protocol member without a heartbeat for this long is fenced. */
+  consumerGroupSessionTimeoutMs: number;
+  /** group.consumer.heartbeat.interval.ms: the interval each ConsumerGroupHeartbeat answer gives. */
+  consumerGroupHeartbeatIntervalMs: number;
+  /** group.consumer.max.size: members per consumer-protocol group (GROUP_MAX_SIZE_REACHED beyond). */
+  consumerGroupMaxSize: number;
+  /** group.consumer.assignors, as assignor names ('uniform', 'range'); the first is the default. */
+  consumerGroupAssignors: readonly string[];
 }
 
 export const DEFAULT_GROUP_COORDINATOR_CONFIG: Readonly<GroupCoordinatorConfig> = Object.freeze({
@@ -42,6 +55,11 @@ export const DEFAULT_GROUP_COORDINATOR_CONFIG: Readonly<GroupCoordinatorConfig> 
   offsetsRetentionMs: 7 * 24 * 60 * 60 * 1000,
   offsetsRetentionCheckIntervalMs: 600_000,
   newMemberJoinTimeoutMs: 5 * 60 * 1000,
+  rebalanceProtocols: ['classic', 'consumer'],
+  consumerGroupSessionTimeoutMs: 45_000,
+  consumerGroupHeartbeatIntervalMs: 5_000,
+  consumerGroupMaxSize: 1_000,
+  consumerGroupAssignors: ['uniform', 'range'],
 });
 
 export function groupCoordinatorConfig(
@@ -55,6 +73,18 @@ export function groupCoordinatorConfig(
     throw new RangeError('offsets.topic.num.partitions must be a positive integer');
   }
   if (config.groupMaxSize < 1) throw new RangeError('group.max.size must be at least 1');
+  if (config.consumerGroupMaxSize < 1) throw new RangeError('group.consumer.max.size must be at least 1');
+  if (!config.rebalanceProtocols.includes('classic')) {
+    throw new RangeError('group.coordinator.rebalance.protocols must contain classic');
+  }
+  if (config.consumerGroupAssignors.length === 0) {
+    throw new RangeError('group.consumer.assignors must name at least one assignor');
+  }
+  if (config.consumerGroupHeartbeatIntervalMs >= config.consumerGroupSessionTimeoutMs) {
+    throw new RangeError(
+      'group.consumer.heartbeat.interval.ms must be less than group.consumer.session.timeout.ms',
+    );
+  }
   return config;
 }
 

@@ -28,3 +28,21 @@ export const GROUP_API_VERSIONS: ReadonlyMap<number, { readonly min: number; rea
     [47, { min: 0, max: 0 }], // OffsetDelete
     [28, { min: 0, max: 4 }], // TxnOffsetCommit
   ]);
+
+/** KIP-848's APIs, served when group.coordinator.rebalance.protocols lists 'consumer'. */
+export const CONSUMER_GROUP_API_VERSIONS: ReadonlyMap<
+  number,
+  { readonly min: number; readonly max: number }
+> = new Map([
+  [68, { min: 0, max: 1 }], // ConsumerGroupHeartbeat
+  [69, { min: 0, max: 0 }], // ConsumerGroupDescribe
+]);
+
+/** The APIs this coordinator serves: KIP-848's only where group.coordinator.rebalance.protocols lists 'consumer'. */
+export function groupApiVersions(
+  rebalanceProtocols: readonly string[],
+): ReadonlyMap<number, { readonly min: number; readonly max: number }> {
+  return rebalanceProtocols.includes('consumer')
+    ? new Map([...GROUP_API_VERSIONS, ...CONSUMER_GROUP_API_VERSIONS])
+    : GROUP_API_VERSIONS;
+}

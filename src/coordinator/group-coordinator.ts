@@ -5,14 +5,18 @@
  * Deterministic: time comes only from the injected Clock and Scheduler, member ids from the
  * injected uuid source. Single-threaded; the broker calls it from one event loop.
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { Clock } from '../common/clock.js';
 import type { Logger } from '../common/logger.js';
 import type { Scheduler } from '../common/scheduler.js';
+import type { ConsumerGroupDescribeRequest } from '../protocol/generated/ConsumerGroupDescribeRequest.js';
+import type { ConsumerGroupDescribeResponse } from '../protocol/generated/ConsumerGroupDescribeResponse.js';
+import type { ConsumerGroupHeartbeatRequest } from '../protocol/generated/ConsumerGroupHeartbeatRequest.js';
+import type { ConsumerGroupHeartbeatResponse } from '../protocol/generated/ConsumerGroupHeartbeatResponse.js';
 import type { DeleteGroupsRequest } from '../protocol/generated/DeleteGroupsRequest.js';
 import type { DeleteGroupsResponse } from '../protocol/generated/DeleteGroupsResponse.js';
 import type { DescribeGroupsRequest } from '../protocol/generated/DescribeGroupsRequest.js';
-import type { DescribedGroup, DescribeGroupsResponse } from '../protocol/generated/DescribeGroupsResponse.js';
+import type { DescribeGroupsResponse } from '../protocol/generated/DescribeGroupsResponse.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import type { FindCoordinatorRequest } from '../protocol/generated/FindCoordinatorRequest.js';
 import type { FindCoordinatorResponse } from '../protocol/generated/FindCoordinatorResponse.js';
@@ -35,11 +39,16 @@ import type { SyncGroupResponse } from '../protocol/generated/SyncGroupResponse.
 import type { TxnOffsetCommitRequest } from '../protocol/generated/TxnOffsetCommitRequest.js';
 import type { TxnOffsetCommitResponse } from '../protocol/generated/TxnOffsetCommitResponse.js';
 import { KafkaError } from '../protocol/kafka-error.js';
+import { randomUuid } from '../protocol/uuid.js';
 import { groupAppendError, offsetAppendError } from './append-errors.js';
 import { type GroupCoordinatorConfig, groupCoordinatorConfig } from './config.js';
+import { ConsumerGroups } from './consumer/consumer-groups.js';
+import { consumerGroupTombstones } from './consumer/records.js';
+import type { TopicsImage } from './consumer/subscriptions.js';
 import { type CoordinatorNode, findCoordinator } from './find-coordinator.js';
 import { ClassicGroup, type GroupState } from './group.js';
-import { GROUP_API_VERSIONS, type GroupRequestContext } from './group-api.js';
+import { type GroupRequestContext, groupApiVersions } from './group-api.js';
+import { describeGroup, listGroups } from './group-listing.js';
 import { type ReplayRecord, replayPartition } from './loader.js';
 import { Membership } from './membership.js';
 import { type AppendResult, type OffsetHost, OffsetManager, offsetKey } from './offsets.js';
@@ -73,7 +82,11 @@ export interface GroupCoordinatorOptions {
   partitionExists?: (topic: string, partition: number) => boolean;
   /** KIP-890's check of a TxnOffsetCommit's partition with the transaction coordinator (OffsetHost.verifyTxnPartition). */
   verifyTxnPartition?: OffsetHost['verifyTxnPartition'];
+  /** The cluster's topics, for the consumer protocol's subscriptions (none when absent). */
+  topics?: () => TopicsImage;
 }
+
+const NO_TOPICS: TopicsImage = { version: 0, topics: new Map() };
 
 type TxnMarker = { producerId: bigint; producerEpoch: number; commit: boolean };
 
@@ -89,7 +102,7 @@ type PartitionState =
 const silent: Logger = { info() {}, warn() {} };
 
 export class GroupCoordinator {
-  readonly versions = GROUP_API_VERSIONS;
+  readonly versions: ReadonlyMap<number, { readonly min: number; readonly max: number }>;
   readonly config: GroupCoordinatorConfig;
   private readonly clock: Clock;
   private readonly scheduler: Scheduler;
@@ -98,6 +111,7 @@ export class GroupCoordinator {
   private readonly membership: Membership;
   private readonly offsets: OffsetManager;
   private readonly offsetHost: OffsetHost;
+  private readonly consumerGroups: ConsumerGroups;
   private readonly groups = new Map<string, ClassicGroup>();
   private readonly partitions = new Map<number, PartitionState>();
   private nextEpoch = 0;
@@ -133,6 +147,19 @@ export class GroupCoordinator {
       ...(options.verifyTxnPartition && { verifyTxnPartition: options.verifyTxnPartition }),
     };
     this.offsets = new OffsetManager(this.offsetHost);
+    this.consumerGroups = new ConsumerGroups({
+      config: this.config,
+      clock: this.clock,
+      scheduler: this.scheduler,
+      logger: this.logger,
+      topics: options.topics ?? (() => NO_TOPICS),
+      newMemberId: () => randomUuid(randomBytes),
+      groupStatus: (id, allowEmptyId) => this.groupStatus(id, allowEmptyId),
+      getGroup: (id) => this.groups.get(id),
+      createGroup: (id) => this.createGroup(id),
+      append: (partition, records) => this.append(partition, records, groupAppendError),
+    });
+    this.versions = groupApiVersions(this.config.rebalanceProtocols);
     this.scheduleCleanup();
   }
 
@@ -164,6 +191,10 @@ export class GroupCoordinator {
     }
     for (const group of groups) {
       this.groups.set(group.groupId, group);
+      if (group.consumer !== null) {
+        this.consumerGroups.onLoaded(group.consumer);
+        continue;
+      }
       for (const m of group.members.values()) this.membership.scheduleHeartbeat(group, m, m.sessionTimeoutMs);
       if (group.size > this.config.groupMaxSize) {
         this.membership.prepareRebalance(
@@ -185,6 +216,7 @@ export class GroupCoordinator {
     for (const group of [...this.groups.values()]) {
       if (group.partition !== partition) continue;
       this.membership.shutdownGroup(group, ErrorCode.NOT_COORDINATOR);
+      if (group.consumer !== null) this.consumerGroups.heartbeats.cancelTimers(group.consumer);
       group.state = 'Dead';
       this.groups.delete(group.groupId);
       n++;
@@ -337,6 +369,10 @@ export class GroupCoordinator {
       return responses.join(v, req.memberId, ErrorCode.INVALID_SESSION_TIMEOUT);
     }
     let group = this.groups.get(req.groupId);
+    if (group?.consumer != null) {
+      const errorCode = await this.consumerGroups.toClassic(group);
+      if (errorCode !== ErrorCode.NONE) return responses.join(v, req.memberId, errorCode);
+    }
     if (group === undefined) {
       // A member id for a group that does not exist is stale: let the client reset it.
       if (req.memberId !== '') return responses.join(v, req.memberId, ErrorCode.UNKNOWN_MEMBER_ID);
@@ -378,7 +414,7 @@ export class GroupCoordinator {
       return responses.sync(v, ErrorCode.REBALANCE_IN_PROGRESS);
     if (status !== ErrorCode.NONE) return responses.sync(v, status);
     const group = this.groups.get(req.groupId);
-    if (group === undefined) return responses.sync(v, ErrorCode.UNKNOWN_MEMBER_ID);
+    if (group === undefined || group.consumer !== null) return responses.sync(v, ErrorCode.UNKNOWN_MEMBER_ID);
     const result = await this.membership.sync(group, {
       memberId: req.memberId,
       groupInstanceId: v >= 3 ? req.groupInstanceId : null,
@@ -398,7 +434,7 @@ export class GroupCoordinator {
     if (status !== ErrorCode.NONE) return { throttleTimeMs: 0, errorCode: status };
     const group = this.groups.get(req.groupId);
     const errorCode =
-      group === undefined
+      group === undefined || group.consumer !== null
         ? ErrorCode.UNKNOWN_MEMBER_ID
         : this.membership.heartbeat(
             group,
@@ -427,7 +463,7 @@ export class GroupCoordinator {
       if (group?.is('Dead')) topLevel = ErrorCode.COORDINATOR_NOT_AVAILABLE;
       else
         memberErrors = leaving.map((m) =>
-          group === undefined
+          group === undefined || group.consumer !== null
             ? ErrorCode.UNKNOWN_MEMBER_ID
             : this.membership.leave(group, m.memberId, m.groupInstanceId, m.reason),
         );
@@ -444,7 +480,8 @@ export class GroupCoordinator {
     const v = ctx.apiVersion;
     if (v >= 8) {
       const groups = req.groups.map((g) => {
-        const r = this.offsets.fetch(g.groupId, g.topics, req.requireStable);
+        const member = v >= 9 ? { memberId: g.memberId, memberEpoch: g.memberEpoch } : undefined;
+        const r = this.offsets.fetch(g.groupId, g.topics, req.requireStable, member);
         if (r.errorCode !== ErrorCode.NONE) return { groupId: g.groupId, errorCode: r.errorCode, topics: [] };
         return {
           groupId: g.groupId,
@@ -510,68 +547,19 @@ export class GroupCoordinator {
   }
 
   async listGroups(ctx: GroupRequestContext, req: ListGroupsRequest): Promise<ListGroupsResponse> {
-    const v = ctx.apiVersion;
     if (!this.active)
       return { throttleTimeMs: 0, errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE, groups: [] };
-    const states =
-      v >= 4 && req.statesFilter.length > 0 ? new Set(req.statesFilter.map((s) => s.toLowerCase())) : null;
-    const types =
-      v >= 5 && req.typesFilter.length > 0 ? new Set(req.typesFilter.map((s) => s.toLowerCase())) : null;
-    if (types !== null && !types.has('classic'))
-      return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, groups: [] };
     const loading = [...this.partitions.values()].some((p) => p.state === 'loading');
-    const groups = [...this.groups.values()]
-      .filter((g) => !g.is('Dead') && (states === null || states.has(g.state.toLowerCase())))
-      .map((g) => ({
-        groupId: g.groupId,
-        protocolType: g.protocolType ?? '',
-        groupState: v >= 4 ? g.state : '',
-        groupType: v >= 5 ? 'classic' : '',
-      }));
-    return {
-      throttleTimeMs: 0,
-      errorCode: loading ? ErrorCode.COORDINATOR_LOAD_IN_PROGRESS : ErrorCode.NONE,
-      groups,
-    };
+    return listGroups(ctx.apiVersion, req, this.groups.values(), loading);
   }
 
   async describeGroups(
     ctx: GroupRequestContext,
     req: DescribeGroupsRequest,
   ): Promise<DescribeGroupsResponse> {
-    const v = ctx.apiVersion;
-    return { throttleTimeMs: 0, groups: req.groups.map((id) => this.describeGroup(v, id)) };
-  }
-
-  private describeGroup(v: number, groupId: string): DescribedGroup {
-    const base = {
-      groupId,
-      protocolType: '',
-      protocolData: '',
-      members: [],
-      authorizedOperations: -2147483648,
-    };
-    const status = this.groupStatus(groupId, true);
-    if (status !== ErrorCode.NONE) return { ...base, errorCode: status, groupState: '' };
-    const group = this.groups.get(groupId);
-    if (group === undefined) return { ...base, errorCode: ErrorCode.NONE, groupState: 'Dead' };
-    // Member metadata and assignments are only meaningful once the generation's assignment is in.
-    const stable = group.is('Stable') && group.protocolName !== null;
-    return {
-      ...base,
-      errorCode: ErrorCode.NONE,
-      groupState: group.state,
-      protocolType: group.protocolType ?? '',
-      protocolData: stable ? group.protocolName! : '',
-      members: [...group.members.values()].map((m) => ({
-        memberId: m.memberId,
-        groupInstanceId: v >= 4 ? m.groupInstanceId : null,
-        clientId: m.clientId,
-        clientHost: m.clientHost,
-        memberMetadata: stable ? m.metadataFor(group.protocolName!) : Buffer.alloc(0),
-        memberAssignment: stable ? m.assignment : Buffer.alloc(0),
-      })),
-    };
+    const describe = (id: string) =>
+      describeGroup(ctx.apiVersion, id, this.groupStatus(id, true), this.groups.get(id));
+    return { throttleTimeMs: 0, groups: req.groups.map(describe) };
   }
 
   async deleteGroups(_ctx: GroupRequestContext, req: DeleteGroupsRequest): Promise<DeleteGroupsResponse> {
@@ -586,7 +574,7 @@ export class GroupCoordinator {
     if (status !== ErrorCode.NONE) return status;
     const group = this.groups.get(groupId);
     if (group === undefined || group.is('Dead')) return ErrorCode.GROUP_ID_NOT_FOUND;
-    if (!group.is('Empty')) return ErrorCode.NON_EMPTY_GROUP;
+    if (!group.isEmptyGroup()) return ErrorCode.NON_EMPTY_GROUP;
     // Dead at once, so no join or commit slips in while the tombstones are written.
     group.transitionTo('Dead', this.clock.nowMs());
     const records: CoordinatorRecord[] = [];
@@ -596,7 +584,8 @@ export class GroupCoordinator {
       const at = k.lastIndexOf('\u0000');
       records.push(offsetTombstone(groupId, k.slice(0, at), Number(k.slice(at + 1))));
     }
-    records.push(groupTombstone(groupId));
+    if (group.consumer !== null) records.push(...consumerGroupTombstones(group.consumer));
+    else records.push(groupTombstone(groupId));
     const { errorCode } = await this.append(group.partition, records, offsetAppendError);
     if (errorCode !== ErrorCode.NONE) {
       // Nothing could change a Dead group meanwhile, so it is exactly the Empty group it was.
@@ -606,6 +595,20 @@ export class GroupCoordinator {
     this.removeGroup(group);
     this.logger.info(`group ${groupId}: deleted with ${records.length - 1} offsets`);
     return ErrorCode.NONE;
+  }
+
+  async consumerGroupHeartbeat(
+    ctx: GroupRequestContext,
+    req: ConsumerGroupHeartbeatRequest,
+  ): Promise<ConsumerGroupHeartbeatResponse> {
+    return this.consumerGroups.heartbeat(req, ctx.clientId ?? '', ctx.clientHost);
+  }
+
+  async consumerGroupDescribe(
+    _ctx: GroupRequestContext,
+    req: ConsumerGroupDescribeRequest,
+  ): Promise<ConsumerGroupDescribeResponse> {
+    return this.consumerGroups.describe(req.groupIds);
   }
 
   async offsetDelete(_ctx: GroupRequestContext, req: OffsetDeleteRequest): Promise<OffsetDeleteResponse> {

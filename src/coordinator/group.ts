@@ -6,6 +6,7 @@
  */
 import { ErrorCode } from '../protocol/generated/errors.js';
 import type { JoinGroupResponseMember } from '../protocol/generated/JoinGroupResponse.js';
+import type { ConsumerGroup } from './consumer/consumer-group.js';
 import { CONSUMER_PROTOCOL_TYPE, subscribedTopics } from './consumer-protocol.js';
 import type { GroupMetadataValue, OffsetAndMetadata } from './records.js';
 
@@ -95,6 +96,12 @@ export class MemberMetadata {
 }
 
 export class ClassicGroup {
+  /**
+   * Set while the group runs KIP-848's consumer protocol: its members, epochs and assignments
+   * live there, and the classic fields stay those of an Empty group. This entry keeps holding
+   * the committed offsets of either kind.
+   */
+  consumer: ConsumerGroup | null = null;
   state: GroupState;
   generationId = 0;
   protocolType: string | null = null;
@@ -345,7 +352,13 @@ export class ClassicGroup {
   }
 
   /** A topic counts as subscribed when the subscriptions cannot be read: deleting its offsets would be unsafe. */
+  /** No members of either protocol: Kafka's EMPTY of a classic or a consumer group. */
+  isEmptyGroup(): boolean {
+    return this.consumer !== null ? this.consumer.members.size === 0 : this.is('Empty');
+  }
+
   isSubscribedToTopic(topic: string): boolean {
+    if (this.consumer !== null) return this.consumer.isSubscribedToTopic(topic);
     return this.subscribedTopics === undefined || this.subscribedTopics.has(topic);
   }
 

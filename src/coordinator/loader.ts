@@ -7,6 +7,11 @@
  * offset, ABORT drops them; those still waiting at the end are the group's open transactions.
  * Pure: the coordinator starts timers afterwards.
  */
+import {
+  type ConsumerGroupReplay,
+  consumerGroupFromReplay,
+  replayConsumerGroupRecord,
+} from './consumer/loader.js';
 import { ClassicGroup, MemberMetadata, offsetKey, type PendingTxnOffset } from './group.js';
 import { decodeCoordinatorRecord, type GroupMetadataValue, type OffsetAndMetadata } from './records.js';
 
@@ -46,6 +51,8 @@ interface TxnCommitted extends Committed {
 interface Pending {
   offsets: Map<string, Map<number, Committed>>;
   metadata: GroupMetadataValue | null;
+  /** The group's consumer-protocol records; null while it is (or became again) a classic group. */
+  consumer: ConsumerGroupReplay | null;
 }
 
 export async function replayPartition(
@@ -60,7 +67,7 @@ export async function replayPartition(
   const entry = (group: string): Pending => {
     let p = pending.get(group);
     if (p === undefined) {
-      p = { offsets: new Map(), metadata: null };
+      p = { offsets: new Map(), metadata: null, consumer: null };
       pending.set(group, p);
     }
     return p;
@@ -130,40 +137,31 @@ export async function replayPartition(
         parts.set(decoded.partition, { value: decoded.value, appendedOffset: batchOffset });
       }
     } else if (decoded.type === 'group') {
-      entry(decoded.group).metadata = decoded.value;
+      const p = entry(decoded.group);
+      p.metadata = decoded.value;
+      // A classic group written after a consumer group of the same id replaced it.
+      if (decoded.value !== null) p.consumer = null;
+    } else {
+      try {
+        replayConsumerGroupRecord(decoded.keyVersion, record.key, record.value, (groupId) => entry(groupId));
+      } catch (err) {
+        skipped.push({ index: at, reason: (err as Error).message });
+      }
     }
   }
   // Transactions still open: their offsets wait in their groups for the marker.
-  const openByGroup = new Map<string, Map<bigint, Map<string, PendingTxnOffset>>>();
-  for (const [producerId, txn] of openTxns) {
-    for (const t of txn.values()) {
-      entry(t.group);
-      let byProducer = openByGroup.get(t.group);
-      if (byProducer === undefined) {
-        byProducer = new Map();
-        openByGroup.set(t.group, byProducer);
-      }
-      let offsets = byProducer.get(producerId);
-      if (offsets === undefined) {
-        offsets = new Map();
-        byProducer.set(producerId, offsets);
-      }
-      offsets.set(offsetKey(t.topic, t.partition), {
-        topic: t.topic,
-        partition: t.partition,
-        value: t.value,
-        appendedOffset: t.appendedOffset,
-      });
-    }
-  }
+  const openByGroup = openTransactionsByGroup(openTxns);
+  for (const g of openByGroup.keys()) entry(g);
   const groups: ClassicGroup[] = [];
   for (const [groupId, p] of pending) {
     const open = openByGroup.get(groupId);
-    if (p.metadata === null && p.offsets.size === 0 && open === undefined) continue;
+    const consumer = p.consumer === null ? null : consumerGroupFromReplay(groupId, p.consumer);
+    if (p.metadata === null && consumer === null && p.offsets.size === 0 && open === undefined) continue;
     const group =
       p.metadata === null
         ? new ClassicGroup(groupId, partition, 'Empty', nowMs)
         : fromMetadata(groupId, partition, p.metadata, nowMs);
+    group.consumer = consumer;
     for (const [topic, parts] of p.offsets)
       for (const [i, c] of parts) group.setOffset(topic, i, c.value, c.appendedOffset);
     if (open !== undefined) for (const [producerId, o] of open) group.pendingTxnOffsets.set(producerId, o);
@@ -204,4 +202,32 @@ function fromMetadata(
   group.leaderId = v.leader !== null && group.has(v.leader) ? v.leader : group.leaderId;
   group.subscribedTopics = group.computeSubscribedTopics();
   return group;
+}
+
+/** The offsets of transactions still open, by group and producer. */
+function openTransactionsByGroup(
+  openTxns: Map<bigint, Map<string, TxnCommitted>>,
+): Map<string, Map<bigint, Map<string, PendingTxnOffset>>> {
+  const openByGroup = new Map<string, Map<bigint, Map<string, PendingTxnOffset>>>();
+  for (const [producerId, txn] of openTxns) {
+    for (const t of txn.values()) {
+      let byProducer = openByGroup.get(t.group);
+      if (byProducer === undefined) {
+        byProducer = new Map();
+        openByGroup.set(t.group, byProducer);
+      }
+      let offsets = byProducer.get(producerId);
+      if (offsets === undefined) {
+        offsets = new Map();
+        byProducer.set(producerId, offsets);
+      }
+      offsets.set(offsetKey(t.topic, t.partition), {
+        topic: t.topic,
+        partition: t.partition,
+        value: t.value,
+        appendedOffset: t.appendedOffset,
+      });
+    }
+  }
+  return openByGroup;
 }

@@ -12,6 +12,8 @@ import type { OffsetDeleteRequest } from '../protocol/generated/OffsetDeleteRequ
 import type { OffsetDeleteResponse } from '../protocol/generated/OffsetDeleteResponse.js';
 import type { OffsetFetchResponsePartition } from '../protocol/generated/OffsetFetchResponse.js';
 import type { GroupCoordinatorConfig } from './config.js';
+import { validateConsumerOffsetCommit, validateConsumerOffsetFetch } from './consumer/consumer-groups.js';
+import { consumerGroupTombstones } from './consumer/records.js';
 import { type ClassicGroup, offsetKey } from './group.js';
 import { type Membership, validateCurrentMember } from './membership.js';
 import {
@@ -88,7 +90,10 @@ export class OffsetManager {
       group = this.host.createGroup(req.groupId);
       created = true;
     }
-    const error = this.validateCommit(group, req.memberId, req.groupInstanceId, generationId);
+    const error =
+      group.consumer !== null
+        ? validateConsumerOffsetCommit(group.consumer, req.memberId, generationId, apiVersion, false)
+        : this.validateCommit(group, req.memberId, req.groupInstanceId, generationId);
     if (error !== ErrorCode.NONE) {
       if (created) this.host.removeGroup(group);
       return uniform(error);
@@ -194,9 +199,14 @@ export class OffsetManager {
     groupId: string,
     topics: { name: string; partitionIndexes: number[] }[] | null,
     requireStable = false,
+    member: { memberId: string | null; memberEpoch: number } = { memberId: null, memberEpoch: -1 },
   ): { errorCode: number; topics: { name: string; partitions: OffsetFetchResponsePartition[] }[] } {
-    const status = this.host.groupStatus(groupId);
+    let status = this.host.groupStatus(groupId);
     const group = status === ErrorCode.NONE ? this.host.getGroup(groupId) : undefined;
+    if (group?.consumer) {
+      status = validateConsumerOffsetFetch(group.consumer, member.memberId, member.memberEpoch);
+      if (status !== ErrorCode.NONE) return { errorCode: status, topics: [] };
+    }
     const entry = (partitionIndex: number, o: OffsetAndMetadata | undefined, errorCode: number) => ({
       partitionIndex,
       committedOffset: o?.offset ?? -1n,
@@ -241,7 +251,8 @@ export class OffsetManager {
     if (group === undefined || group.is('Dead')) return topLevel(ErrorCode.GROUP_ID_NOT_FOUND);
     // An active group may lose offsets only of topics it does not consume; a non-consumer
     // protocol's subscriptions cannot be read, so its offsets stay while it has members.
-    if (!group.is('Empty') && !group.isConsumerGroup) return topLevel(ErrorCode.NON_EMPTY_GROUP);
+    if (!group.isEmptyGroup() && !group.isConsumerGroup && group.consumer === null)
+      return topLevel(ErrorCode.NON_EMPTY_GROUP);
     const records: CoordinatorRecord[] = [];
     const removals: [string, number][] = [];
     const topics = req.topics.map((t) => ({
@@ -250,7 +261,7 @@ export class OffsetManager {
         let errorCode: number = ErrorCode.NONE;
         if (!this.host.partitionExists(t.name, p.partitionIndex))
           errorCode = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
-        else if (!group.is('Empty') && group.isSubscribedToTopic(t.name))
+        else if (!group.isEmptyGroup() && group.isSubscribedToTopic(t.name))
           errorCode = ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC;
         else if (group.getOffset(t.name, p.partitionIndex) !== undefined) {
           records.push(offsetTombstone(req.groupId, t.name, p.partitionIndex));
@@ -281,7 +292,10 @@ export class OffsetManager {
     const retentionMs = BigInt(this.host.config.offsetsRetentionMs);
     const now = BigInt(nowMs);
     let base: ((o: OffsetAndMetadata, topic: string) => bigint | undefined) | undefined;
-    if (group.protocolType === null || group.protocolType === '') {
+    if (group.consumer !== null) {
+      // Kafka's consumer groups: an offset expires from its commit unless its topic is consumed.
+      base = (o, topic) => (group.isSubscribedToTopic(topic) ? undefined : o.commitTimestampMs);
+    } else if (group.protocolType === null || group.protocolType === '') {
       if (group.is('Empty')) base = (o) => o.commitTimestampMs;
     } else if (group.is('Empty')) {
       base = () => BigInt(group.currentStateTimestampMs);
@@ -305,11 +319,16 @@ export class OffsetManager {
       }
     }
     const deleteGroup =
-      group.is('Empty') &&
+      group.isEmptyGroup() &&
       group.offsetCount() === expired.length &&
       group.pendingMembers.size === 0 &&
       group.pendingTxnOffsets.size === 0;
-    if (deleteGroup) records.push(groupTombstone(group.groupId));
+    if (deleteGroup)
+      records.push(
+        ...(group.consumer !== null
+          ? consumerGroupTombstones(group.consumer)
+          : [groupTombstone(group.groupId)]),
+      );
     return { records, expired, deleteGroup };
   }
 }

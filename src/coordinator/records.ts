@@ -64,7 +64,7 @@ export interface OffsetAndMetadata {
   expireTimestampMs: bigint;
 }
 
-function encodeVersioned<T>(codec: MessageCodec<T>, version: number, value: T): Buffer {
+export function encodeVersioned<T>(codec: MessageCodec<T>, version: number, value: T): Buffer {
   const w = new Writer(64);
   w.int16(version);
   codec.encode(w, value, version);
@@ -124,7 +124,7 @@ export type DecodedCoordinatorRecord =
   /** A record type this coordinator does not run (new consumer groups, share groups). */
   | { type: 'other'; keyVersion: number };
 
-function decodeVersioned<T>(codec: MessageCodec<T>, bytes: Buffer): T {
+export function decodeVersioned<T>(codec: MessageCodec<T>, bytes: Buffer): T {
   const r = new Reader(bytes);
   const version = r.int16();
   return codec.decode(r, version);

@@ -3,6 +3,8 @@
  * field the version does not have, and a null where the version has no null, so every
  * version-dependent choice is made here rather than scattered through the coordinator.
  */
+import type { DescribedGroup as DescribedConsumerGroup } from '../protocol/generated/ConsumerGroupDescribeResponse.js';
+import type { ConsumerGroupHeartbeatResponse } from '../protocol/generated/ConsumerGroupHeartbeatResponse.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import type { JoinGroupResponse } from '../protocol/generated/JoinGroupResponse.js';
 import type { LeaveGroupResponse } from '../protocol/generated/LeaveGroupResponse.js';
@@ -102,4 +104,39 @@ export function fetchPartition(
   p: OffsetFetchResponsePartition,
 ): OffsetFetchResponsePartition {
   return version >= 5 ? p : { ...p, committedLeaderEpoch: -1 };
+}
+
+/** A ConsumerGroupHeartbeat refused as a whole. */
+export function consumerGroupHeartbeatError(
+  errorCode: number,
+  errorMessage: string | null,
+): ConsumerGroupHeartbeatResponse {
+  return {
+    throttleTimeMs: 0,
+    errorCode,
+    errorMessage,
+    memberId: null,
+    memberEpoch: 0,
+    heartbeatIntervalMs: 0,
+    assignment: null,
+  };
+}
+
+/** A group of ConsumerGroupDescribe with nothing to describe but an error (NONE: fill in the rest). */
+export function describedConsumerGroup(
+  groupId: string,
+  errorCode: number,
+  errorMessage: string | null = null,
+): DescribedConsumerGroup {
+  return {
+    errorCode,
+    errorMessage,
+    groupId,
+    groupState: '',
+    groupEpoch: 0,
+    assignmentEpoch: 0,
+    assignorName: '',
+    members: [],
+    authorizedOperations: -2147483648,
+  };
 }

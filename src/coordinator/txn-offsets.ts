@@ -7,10 +7,12 @@
  * COMMIT makes them the committed offsets, ABORT drops them. Called by the GroupCoordinator, which
  * resolves ownership through the same OffsetHost as plain commits.
  */
+
 import { ErrorCode } from '../protocol/generated/errors.js';
 import type { TxnOffsetCommitRequest } from '../protocol/generated/TxnOffsetCommitRequest.js';
 import type { TxnOffsetCommitResponseTopic } from '../protocol/generated/TxnOffsetCommitResponse.js';
 import { offsetAppendError } from './append-errors.js';
+import { validateConsumerOffsetCommit } from './consumer/consumer-groups.js';
 import { type ClassicGroup, offsetKey, type PendingTxnOffset } from './group.js';
 import { validateCurrentMember } from './membership.js';
 import type { OffsetHost } from './offsets.js';
@@ -178,6 +180,8 @@ function validateTxnCommit(
   generationId: number,
 ): number {
   if (group.is('Dead')) return ErrorCode.COORDINATOR_NOT_AVAILABLE;
+  if (group.consumer !== null)
+    return validateConsumerOffsetCommit(group.consumer, memberId, generationId, -1, true);
   if (generationId < 0 && group.is('Empty')) return ErrorCode.NONE;
   if (generationId >= 0 || memberId !== '' || groupInstanceId !== null) {
     const memberError = validateCurrentMember(group, memberId, groupInstanceId);

@@ -41,6 +41,7 @@ export interface ConfigDef {
   readonly synonyms?: readonly Synonym[];
 }
 
+import { CONSUMER_GROUP_BROKER_CONFIGS } from './config-defs-consumer-groups.js';
 import { TRANSACTION_BROKER_CONFIGS } from './config-defs-transactions.js';
 import { SECURITY_BROKER_CONFIGS } from './security-config-defs.js';
 
@@ -537,6 +538,7 @@ export const BROKER_CONFIGS: readonly ConfigDef[] = [
   broker('group.min.session.timeout.ms', 'int', '6000', 'Smallest session timeout a consumer may ask for.'),
   broker('group.max.session.timeout.ms', 'int', '1800000', 'Largest session timeout a consumer may ask for.'),
   broker('group.max.size', 'int', '2147483647', 'Most members in a consumer group.', { min: 1 }),
+  ...CONSUMER_GROUP_BROKER_CONFIGS,
   broker('offsets.topic.replication.factor', 'short', '3', 'Replication factor of __consumer_offsets.', {
     min: 1,
   }),

@@ -5,7 +5,7 @@ import {
   GROUP_API_KEYS,
   TRANSACTION_API_VERSIONS,
 } from '../../src/broker/api-versions.js';
-import { GROUP_API_VERSIONS } from '../../src/coordinator/group-api.js';
+import { groupApiVersions } from '../../src/coordinator/group-api.js';
 import type { ClientConnection } from '../../src/network/client-connection.js';
 import { frame } from '../../src/protocol/framing.js';
 import type { ApiVersionsResponse } from '../../src/protocol/generated/ApiVersionsResponse.js';
@@ -68,7 +68,9 @@ describe('broker requests: versions, bad input, metadata, admin', () => {
       clientSoftwareVersion: '1',
     });
     assert.equal(r.errorCode, 0);
-    const groupVersions = GROUP_API_KEYS.map((k) => [k, GROUP_API_VERSIONS.get(k)!] as const);
+    // KIP-848's APIs too: group.coordinator.rebalance.protocols lists consumer by default.
+    const served = groupApiVersions(['classic', 'consumer']);
+    const groupVersions = GROUP_API_KEYS.map((k) => [k, served.get(k)!] as const);
     const expected = [
       ...BROKER_API_VERSIONS.entries(),
       ...groupVersions,

@@ -4,6 +4,8 @@ import { GroupCoordinator, type GroupCoordinatorOptions } from '../../src/coordi
 import type { ReplayRecord } from '../../src/coordinator/loader.js';
 import type { CoordinatorLog, CoordinatorRecord, TxnProducer } from '../../src/coordinator/records.js';
 import type { MessageCodec } from '../../src/protocol/codec-runtime.js';
+import { ConsumerGroupDescribeResponseCodec } from '../../src/protocol/generated/ConsumerGroupDescribeResponse.js';
+import { ConsumerGroupHeartbeatResponseCodec } from '../../src/protocol/generated/ConsumerGroupHeartbeatResponse.js';
 import { DeleteGroupsResponseCodec } from '../../src/protocol/generated/DeleteGroupsResponse.js';
 import { DescribeGroupsResponseCodec } from '../../src/protocol/generated/DescribeGroupsResponse.js';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
@@ -113,6 +115,8 @@ const RESPONSE_CODECS: Record<string, MessageCodec<unknown>> = {
   offsetDelete: OffsetDeleteResponseCodec,
   txnOffsetCommit: TxnOffsetCommitResponseCodec,
   findCoordinator: FindCoordinatorResponseCodec,
+  consumerGroupHeartbeat: ConsumerGroupHeartbeatResponseCodec,
+  consumerGroupDescribe: ConsumerGroupDescribeResponseCodec,
 };
 
 export class Harness {
@@ -251,3 +255,33 @@ export async function isSettled(p: Promise<unknown>): Promise<boolean> {
 }
 
 export { ErrorCode };
+
+/** An OffsetCommit body of one partition (t-0), by a member at a generation or member epoch. */
+export function commitOne(
+  groupId: string,
+  generationIdOrMemberEpoch: number,
+  memberId: string,
+  offset: bigint,
+) {
+  return {
+    groupId,
+    generationIdOrMemberEpoch,
+    memberId,
+    groupInstanceId: null,
+    retentionTimeMs: -1n,
+    topics: [
+      {
+        name: 't',
+        partitions: [
+          {
+            partitionIndex: 0,
+            committedOffset: offset,
+            committedLeaderEpoch: -1,
+            commitTimestamp: -1n,
+            committedMetadata: '',
+          },
+        ],
+      },
+    ],
+  };
+}

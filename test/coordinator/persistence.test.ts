@@ -10,7 +10,7 @@ import {
 } from '../../src/coordinator/records.js';
 import type { DescribeGroupsResponse } from '../../src/protocol/generated/DescribeGroupsResponse.js';
 import type { OffsetFetchResponse } from '../../src/protocol/generated/OffsetFetchResponse.js';
-import { ErrorCode, Harness, subscription } from './helpers.js';
+import { commitOne, ErrorCode, Harness, subscription } from './helpers.js';
 
 // Kafka's primitive encodings, written out by hand: int16/int32/int64 big-endian, a string is an
 // int16 length and UTF-8 bytes (-1 for null), bytes an int32 length and the bytes.
@@ -233,34 +233,15 @@ test('a new coordinator replaying the log restores groups, members, assignments 
 test('replay skips records it cannot decode and keeps going', async () => {
   const first = new Harness();
   await first.loadAll();
-  await first.call('offsetCommit', 2, {
-    groupId: 'g',
-    generationIdOrMemberEpoch: -1,
-    memberId: '',
-    groupInstanceId: null,
-    retentionTimeMs: -1n,
-    topics: [
-      {
-        name: 't',
-        partitions: [
-          {
-            partitionIndex: 0,
-            committedOffset: 3n,
-            committedLeaderEpoch: -1,
-            commitTimestamp: -1n,
-            committedMetadata: '',
-          },
-        ],
-      },
-    ],
-  });
+  await first.call('offsetCommit', 2, commitOne('g', -1, '', 3n));
   const p = first.coordinator.partitionFor('g');
   const warnings: string[] = [];
   const h = new Harness({ logger: { info() {}, warn: (l) => warnings.push(l) } });
   await h.coordinator.load(p, [
     { key: Buffer.from([0, 1, 0]), value: Buffer.from([1]) },
     { key: null, value: null },
-    { key: Buffer.concat([i16(4), str('g')]), value: Buffer.alloc(3) },
+    // A share group's record (ShareGroupMetadataKey, version 11): not this coordinator's, passed over.
+    { key: Buffer.concat([i16(11), str('g')]), value: Buffer.alloc(3) },
     ...first.log.partition(p),
   ]);
   assert.equal(warnings.length, 2);

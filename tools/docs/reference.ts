@@ -14,7 +14,7 @@ import {
   type VersionRange,
 } from '../../src/broker/api-versions.js';
 import { commandList, commandLoader } from '../../src/cli/commands.js';
-import { GROUP_API_VERSIONS } from '../../src/coordinator/group-api.js';
+import { CONSUMER_GROUP_API_VERSIONS, GROUP_API_VERSIONS } from '../../src/coordinator/group-api.js';
 import {
   BROKER_CONFIGS,
   BROKER_CONFIGS_NOT_TAKEN,
@@ -169,6 +169,11 @@ export function renderCompatibilityReference(): string {
       by: key === ApiKey.SkiffDescribeReplication ? "Skiff's own admin API" : 'broker',
     });
   for (const [key, range] of GROUP_API_VERSIONS) served.set(key, { range, by: 'group coordinator' });
+  for (const [key, range] of CONSUMER_GROUP_API_VERSIONS)
+    served.set(key, {
+      range,
+      by: 'group coordinator (KIP-848; unless group.coordinator.rebalance.protocols leaves out consumer)',
+    });
   for (const [key, range] of TRANSACTION_API_VERSIONS)
     served.set(key, { range, by: 'transaction coordinator' });
   const keys = [...served.keys()].sort((a, b) => a - b);
@@ -182,7 +187,7 @@ export function renderCompatibilityReference(): string {
     "the connection, as Kafka's broker does (ApiVersions above its range is answered UNSUPPORTED_VERSION with",
     'these ranges, as Kafka answers it). Produce below v3 and Fetch below v4 need message formats v0/v1,',
     'which Skiff does not store (Kafka 4 dropped them too). Sources: `BROKER_API_VERSIONS` and',
-    '`TRANSACTION_API_VERSIONS` in `src/broker/api-versions.ts`, `GROUP_API_VERSIONS` in `src/coordinator/group-api.ts`.',
+    '`TRANSACTION_API_VERSIONS` in `src/broker/api-versions.ts`, `GROUP_API_VERSIONS` and `CONSUMER_GROUP_API_VERSIONS` in `src/coordinator/group-api.ts`.',
     '',
     '| key | API | versions served | served by |',
     '|---|---|---|---|',
@@ -211,7 +216,7 @@ export function renderCompatibilityReference(): string {
     "Kafka's protocol defines these too; Skiff does not list them in ApiVersions. Some are Kafka's own",
     "controller and KRaft traffic, which Skiff's brokers replace with the metadata store (LeaderAndIsr,",
     'BrokerHeartbeat, Vote, ...); the others are features not built yet — transactions, SASL and ACLs,',
-    'delegation tokens, KIP-848 consumer groups, share groups, client telemetry (see the README).',
+    'delegation tokens, share groups, client telemetry (see the README).',
     '',
     ...missing.map((k) => `- ${k} ${apiName(k)}`),
     '',
