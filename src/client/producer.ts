@@ -167,7 +167,10 @@ export class Producer {
     const queue = this.queueFor(record.topic, partition);
     const nowMs = this.client.runtime.clock.nowMs();
     let batch = queue.batches.at(-1);
-    if (batch === undefined || batch.bytes + bytes > this.options.batchSize) {
+    // A batch once encoded (sent, and back here for a retry) is closed to appends, as Kafka's
+    // drained ProducerBatch: its bytes go again as they are, so a record added now would be
+    // acknowledged with the batch without ever reaching the broker.
+    if (batch === undefined || batch.encoded !== null || batch.bytes + bytes > this.options.batchSize) {
       // A record larger than batch.size gets a batch of its own, as in Kafka.
       batch = {
         queue,

@@ -250,6 +250,31 @@ describe('Producer accumulator and sender', () => {
     );
   });
 
+  it('never adds records to a batch already sent: a retried batch goes again as it was sent', async () => {
+    const { client, sent } = scriptedClient();
+    const producer = producerWith(client, { maxInFlight: 1, retryBackoffMs: 50 });
+    const first = collect(producer, 1);
+    await first.sent;
+    await until(() => sent.length === 1, 'the first request');
+    sent[0]!.answer(6); // NOT_LEADER_OR_FOLLOWER: back in its partition, waiting out its back-off
+    await new Promise((r) => setTimeout(r, 5));
+    // Sent while the batch waits: a batch of their own, not records the encoded batch lacks.
+    const later = collect(producer, 2, 1);
+    await later.sent;
+    const flushed = producer.flush();
+    await until(() => sent.length === 2, 'the retry');
+    assert.deepEqual(sent[1]!.partitions, [{ topic: 't', partition: 0, records: 1 }]);
+    sent[1]!.answer();
+    await until(() => sent.length === 3, 'the later records');
+    assert.deepEqual(sent[2]!.partitions, [{ topic: 't', partition: 0, records: 2 }]);
+    sent[2]!.answer();
+    await flushed;
+    assert.deepEqual(
+      [...first.results, ...later.results].map((m) => (m as RecordMetadata).offset),
+      [0n, 1n, 2n],
+    );
+  });
+
   it('fails the records of a batch with a non-retriable error, or when retries run out', async () => {
     const { client, sent } = scriptedClient();
     const producer = producerWith(client, { retries: 1, retryBackoffMs: 1, maxInFlight: 1 });
