@@ -87,6 +87,8 @@ export class StoreClusterMetadata implements ClusterMetadata {
   private readonly pending = new Map<string, Pending>();
   private responseWatch: StoreWatch | null = null;
   private cancelHeartbeat: (() => void) | null = null;
+  /** A new lease and registration under way (register()); one at a time. */
+  private registering: Promise<void> | null = null;
   private closed = false;
   /** Registered fenced until unfence() (the broker listens); a re-registration keeps the state. */
   private fenced = true;
@@ -135,7 +137,17 @@ export class StoreClusterMetadata implements ClusterMetadata {
     if (this.closed || !this.fenced) return;
     this.fenced = false;
     this.endpoints = endpoints;
-    await this.putRegistration();
+    // A registration under way may have read the fenced state: it is put again after it.
+    await this.registering?.catch(() => {});
+    try {
+      await this.putRegistration();
+    } catch (e) {
+      // The lease ran out while the broker loaded its logs (the session outlasted by a busy
+      // machine, or the store out of reach): a new lease and registration, unfenced, rather than
+      // a start-up that fails on its last step.
+      if (!(e instanceof StoreError && e.kind === 'lease-not-found')) throw e;
+      await this.reRegister();
+    }
     this.options.logger.info(`broker ${this.options.broker.id}: unfenced with epoch ${this.epoch}`);
   }
 
@@ -300,6 +312,11 @@ export class StoreClusterMetadata implements ClusterMetadata {
 
   private async register(): Promise<void> {
     this.lease = await this.options.store.grantLease(this.options.sessionTimeoutMs ?? 9000);
+    // Closed meanwhile (a start-up that failed): no registration outlives the broker.
+    if (this.closed) {
+      await this.options.store.revokeLease(this.lease).catch(() => {});
+      return;
+    }
     await this.putRegistration();
     await this.putOfflineReport();
     this.options.logger.info(
@@ -330,8 +347,18 @@ export class StoreClusterMetadata implements ClusterMetadata {
     await this.follower.waitForRevision(r.revision);
   }
 
+  /** register(), unless one is under way: the heartbeat and unfence() may both find the lease gone. */
+  private reRegister(): Promise<void> {
+    this.registering ??= this.register().finally(() => {
+      this.registering = null;
+    });
+    return this.registering;
+  }
+
   private scheduleHeartbeat(): void {
     if (this.closed) return;
+    // One heartbeat pending at a time, whichever registration scheduled it.
+    this.cancelHeartbeat?.();
     this.cancelHeartbeat = this.options.scheduler.schedule(
       'broker-heartbeat',
       this.options.heartbeatIntervalMs ?? 2000,
@@ -344,7 +371,7 @@ export class StoreClusterMetadata implements ClusterMetadata {
               this.options.logger.warn(
                 `broker ${this.options.broker.id}: fenced (lease expired); registering again`,
               );
-              this.register().catch(() => this.scheduleHeartbeat());
+              this.reRegister().catch(() => this.scheduleHeartbeat());
             }
           },
           () => this.scheduleHeartbeat(),

@@ -542,4 +542,19 @@ describe('controller: restarts between controllers, name collisions', () => {
     assert.equal(b2.image().brokers.has(1), true, 'unfenced: back in the image');
     assert.equal(c.partition('t', 0).leader, 2);
   });
+
+  it('a broker whose lease ran out while it started (its loop busy, no heartbeat) registers again when it unfences', async () => {
+    ({ c } = await cluster([2]));
+    const starting = await c.startBroker(1, null, false);
+    await c.settle();
+    // Longer than the session without running the heartbeat: the lease is gone.
+    c.clock.advance(20_000);
+    c.store.checkLeases();
+    await starting.unfence();
+    await c.settle();
+    assert.equal(c.brokers.get(2)!.image().brokers.has(1), true, 'registered again, unfenced');
+    // And its session lives on: heartbeats keep the new lease.
+    await c.advance(20_000);
+    assert.equal(c.brokers.get(2)!.image().brokers.has(1), true);
+  });
 });
