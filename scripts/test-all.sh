@@ -23,9 +23,13 @@ NODE_OTHER_LINES=(22.23.5 26.12.1)
 #   consume-transform-produce in two clients, replication over SSL and SASL_SSL): their broker
 #   code is the same under every line, and the TLS/SASL code under each line is covered by the
 #   single-broker compat tests that do run everywhere.
+# - system/ is the fault suite on real processes across network namespaces (issue 23): brokers
+#   cut off, a flaky link, the whole cluster killed — minutes of faults whose broker code is the
+#   same under every line.
 MAIN_ONLY_TESTS=(
   examples/ scenarios/ sim/ dashboard/
   compat/transactions-ctp cluster/ssl-replication cluster/sasl-ssl-replication cluster/etcd-security
+  system/
 )
 
 need=()
@@ -33,6 +37,10 @@ command -v kcat >/dev/null 2>&1 || need+=(kcat)
 command -v etcd >/dev/null 2>&1 || need+=(etcd-server)
 # etcdctl: docs/deployment.md's backup step, run by test/docs/deployment.test.ts.
 command -v etcdctl >/dev/null 2>&1 || need+=(etcd-client)
+# The fault suite (test/system): network namespaces, veth links, tc; nftables for the loss where
+# the kernel has no netem.
+command -v ip >/dev/null 2>&1 && command -v tc >/dev/null 2>&1 || need+=(iproute2)
+command -v nft >/dev/null 2>&1 || need+=(nftables)
 /usr/bin/python3 -c 'import kafka' >/dev/null 2>&1 || need+=(python3-kafka)
 /usr/bin/python3 -c 'import confluent_kafka' >/dev/null 2>&1 || need+=(python3-confluent-kafka)
 # Headers and libraries that @confluentinc/kafka-javascript's librdkafka links against when built

@@ -8,8 +8,20 @@ import { join } from 'node:path';
 /**
  * Real etcd processes for tests: one member or a cluster on 127.0.0.1, each with a temporary data
  * dir and free ports, fast heartbeats (so leases can be 1 s and a lost leader is replaced in
- * about a second). Owned by one test file; stop() kills everything it started.
+ * about a second) — or, with a placement, on a given address inside a network namespace (`ip netns
+ * exec`), as a host of its own (test/system). Owned by one test file; stop() kills everything it
+ * started.
  */
+
+/** Where the members run instead of 127.0.0.1: `host` inside network namespace `netns`. */
+export interface EtcdPlacement {
+  readonly host: string;
+  readonly netns: string;
+}
+
+/** A namespace of its own has every port free: member i takes these, 10 apart. */
+const PLACED_CLIENT_PORT = 2379;
+const PLACED_PEER_PORT = 2380;
 
 export interface EtcdMember {
   readonly name: string;
@@ -36,6 +48,7 @@ export class EtcdCluster {
     readonly members: EtcdMember[],
     private readonly root: string,
     readonly tls: EtcdTls | null = null,
+    private readonly placement: EtcdPlacement | null = null,
   ) {}
 
   get endpoints(): string[] {
@@ -47,34 +60,46 @@ export class EtcdCluster {
    * again with new ports if a member dies at start: another process may have taken a port between
    * our probe and etcd's bind.
    */
-  static async start(size: number, timeoutMs = 20_000, tls: EtcdTls | null = null): Promise<EtcdCluster> {
+  static async start(
+    size: number,
+    timeoutMs = 20_000,
+    tls: EtcdTls | null = null,
+    placement: EtcdPlacement | null = null,
+  ): Promise<EtcdCluster> {
     requireEtcd();
     for (let attempt = 1; ; attempt++) {
       try {
-        return await EtcdCluster.startOnce(size, timeoutMs, tls);
+        return await EtcdCluster.startOnce(size, timeoutMs, tls, placement);
       } catch (e) {
         if (attempt >= 3) throw e;
       }
     }
   }
 
-  private static async startOnce(size: number, timeoutMs: number, tls: EtcdTls | null): Promise<EtcdCluster> {
+  private static async startOnce(
+    size: number,
+    timeoutMs: number,
+    tls: EtcdTls | null,
+    placement: EtcdPlacement | null,
+  ): Promise<EtcdCluster> {
     const root = mkdtempSync(join(tmpdir(), 'skiff-etcd-'));
     const members: EtcdMember[] = [];
+    const host = placement?.host ?? '127.0.0.1';
     for (let i = 0; i < size; i++) {
-      const [client, peer] = [await freePort(), await freePort()];
+      const [client, peer] =
+        placement === null
+          ? [await freePort(), await freePort()]
+          : [PLACED_CLIENT_PORT + 10 * i, PLACED_PEER_PORT + 10 * i];
       members.push({
         name: `m${i}`,
-        clientUrl: `${tls === null ? 'http' : 'https'}://127.0.0.1:${client}`,
-        peerUrl: `http://127.0.0.1:${peer}`,
+        clientUrl: `${tls === null ? 'http' : 'https'}://${host}:${client}`,
+        peerUrl: `http://${host}:${peer}`,
         dataDir: join(root, `m${i}`),
         process: null,
       });
     }
-    const cluster = new EtcdCluster(members, root, tls);
-    const initial = members.map((m) => `${m.name}=${m.peerUrl}`).join(',');
-    // One token per cluster: members with different tokens refuse each other.
-    for (const m of members) cluster.spawnMember(m, initial, `skiff-test-${members[0]!.peerUrl}`);
+    const cluster = new EtcdCluster(members, root, tls, placement);
+    for (const m of members) cluster.spawnMember(m);
     try {
       await Promise.all(members.map((m) => waitHealthy(m, timeoutMs, tls)));
     } catch (e) {
@@ -84,7 +109,14 @@ export class EtcdCluster {
     return cluster;
   }
 
-  private spawnMember(m: EtcdMember, initialCluster: string, token: string): void {
+  /**
+   * Starts member `m` on its data dir: a new member the first time; a restarted one recovers from
+   * what its data dir holds (etcd then ignores the initial-cluster flags).
+   */
+  private spawnMember(m: EtcdMember): void {
+    const initialCluster = this.members.map((x) => `${x.name}=${x.peerUrl}`).join(',');
+    // One token per cluster: members with different tokens refuse each other.
+    const token = `skiff-test-${this.members[0]!.peerUrl}`;
     const args = [
       '--name',
       m.name,
@@ -121,7 +153,12 @@ export class EtcdCluster {
             ...(this.tls.clientCertAuth ? ['--trusted-ca-file', this.tls.caFile, '--client-cert-auth'] : []),
           ]),
     ];
-    const child = spawn('etcd', args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child =
+      this.placement === null
+        ? spawn('etcd', args, { stdio: ['ignore', 'ignore', 'pipe'] })
+        : spawn('ip', ['netns', 'exec', this.placement.netns, 'etcd', ...args], {
+            stdio: ['ignore', 'ignore', 'pipe'],
+          });
     let stderr = '';
     child.stderr?.on('data', (d: Buffer) => {
       // Keep the tail only: enough to explain a failure to start.
@@ -153,6 +190,14 @@ export class EtcdCluster {
     const m = this.members[index]!;
     m.process?.kill('SIGKILL');
     m.process = null;
+  }
+
+  /** Starts a killed member again from its data dir; resolves once it reports healthy. */
+  async restart(index: number, timeoutMs = 20_000): Promise<void> {
+    const m = this.members[index]!;
+    if (m.process !== null) throw new Error(`etcd member ${m.name} is running`);
+    this.spawnMember(m);
+    await waitHealthy(m, timeoutMs, this.tls);
   }
 
   stop(): void {
