@@ -23,9 +23,9 @@ NODE_OTHER_LINES=(22.23.5 26.12.1)
 #   consume-transform-produce in two clients, replication over SSL and SASL_SSL): their broker
 #   code is the same under every line, and the TLS/SASL code under each line is covered by the
 #   single-broker compat tests that do run everywhere.
-# - system/ is the fault suite on real processes across network namespaces (issue 23): brokers
-#   cut off, a flaky link, the whole cluster killed — minutes of faults whose broker code is the
-#   same under every line.
+# - system/ is the fault suite on real processes (issue 23): brokers in network namespaces cut
+#   off, a flaky link, the whole cluster killed, a log dir filling up — a minute or two of faults
+#   whose broker code is the same under every line.
 MAIN_ONLY_TESTS=(
   examples/ scenarios/ sim/ dashboard/
   compat/transactions-ctp cluster/ssl-replication cluster/sasl-ssl-replication cluster/etcd-security
