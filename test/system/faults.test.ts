@@ -7,9 +7,18 @@
  * replicas up to the high watermark, and the scenario's line is printed:
  * `records acknowledged N, lost 0, duplicated 0, recovery Xs` (recovery: from the fault to the
  * first acks=all produce sent after it that succeeded).
+ *
+ * Scenarios: a. the leader cut off (first from the brokers and etcd only, so it appends what it
+ * cannot replicate, then altogether) — it truncates by leader epoch after the heal and rejoins;
+ * b. a follower cut off — it leaves the ISR, produce goes on with two; c. a flaky link between two
+ * brokers; d. the whole cluster SIGKILLed and restarted; e. etcd gone for 30 s — produce and fetch
+ * go on, CreateTopics is refused with a retriable error, and works again once etcd is back.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it, type TestContext } from 'node:test';
+import { Admin } from '../../src/client/admin.js';
+import { KafkaClient } from '../../src/client/kafka-client.js';
+import { parseBootstrap, systemRuntime } from '../../src/client/runtime.js';
 import { adminFor, sleep, waitUntil } from '../cluster/helpers.js';
 import {
   agreedPartitions,
@@ -35,6 +44,8 @@ const BROKER_PROPS = [
   'default.replication.factor=3',
 ];
 const REJOIN_MS = 60_000;
+/** How long etcd stays away in scenario e. */
+const ETCD_OUTAGE_MS = 30_000;
 
 describe('faults across hosts: nothing acknowledged lost', { timeout: 300_000 }, () => {
   let hosts: Hosts;
@@ -217,6 +228,53 @@ describe('faults across hosts: nothing acknowledged lost', { timeout: 300_000 },
       const recovery = await load.acknowledgedSince(faultMs);
       t.diagnostic(`brokers restarted in ${((Date.now() - faultMs) / 1000).toFixed(2)}s`);
       await sleep(STEADY_MS);
+      await check(t, load, topic, recovery);
+    } finally {
+      await load.stop();
+    }
+  });
+
+  it('e. etcd lost for 30 s: produce and fetch go on, CreateTopics is refused retriably, all recovers when it returns', async (t) => {
+    const topic = 'etcd-outage';
+    await createTopic(topic);
+    const load = new Load(hosts.bootstrap, topic, PARTITIONS);
+    try {
+      await sleep(STEADY_MS);
+      const faultMs = Date.now();
+      hosts.etcd.kill(0);
+      // Produce needs no metadata change: acknowledged on with the store gone.
+      await load.acknowledgedSince(faultMs, 10_000);
+      // Fetch too: everything acknowledged so far reads back from the leaders.
+      const before = [...load.acks];
+      const during = verify(before, await readBack(hosts.bootstrap, topic, PARTITIONS));
+      assert.equal(during.lost.length, 0, `read back with etcd gone: ${explain(during)}`);
+      // A new topic needs the store: refused with a retriable error, not hung, not a crash.
+      const client = new KafkaClient({
+        bootstrap: parseBootstrap(hosts.bootstrap),
+        clientId: 'etcd-outage-admin',
+        runtime: systemRuntime(),
+        requestTimeoutMs: 40_000,
+        retries: 0,
+      });
+      try {
+        const [r] = await new Admin(client).createTopics([
+          { name: 'needs-the-store', numPartitions: 1, replicationFactor: 3, configs: new Map() },
+        ]);
+        assert.ok(r!.error !== null, 'CreateTopics succeeded with etcd gone');
+        assert.ok(r!.error.retriable, `CreateTopics refused with ${r!.error.message}: not retriable`);
+        t.diagnostic(`CreateTopics with etcd gone: ${r!.error.errorName}`);
+      } finally {
+        client.close();
+      }
+      const acked = load.acks.length;
+      await sleep(Math.max(0, faultMs + ETCD_OUTAGE_MS - Date.now()));
+      assert.ok(load.acks.length > acked, 'produce went on through the outage');
+      const healMs = Date.now();
+      await hosts.etcd.restart(0);
+      // Back: a change through the store works again, and the load goes on.
+      await createTopic('after-the-outage');
+      t.diagnostic(`CreateTopics again ${((Date.now() - healMs) / 1000).toFixed(2)}s after etcd returned`);
+      const recovery = await load.acknowledgedSince(faultMs);
       await check(t, load, topic, recovery);
     } finally {
       await load.stop();
