@@ -38,6 +38,7 @@ import { registerScrapeFamily } from '../metrics/scrape-family.js';
 import { type BoundAddress, checkListenable } from '../network/socket-server.js';
 import type { InitialScramCredential } from '../security/scram.js';
 import { type FileSystem, NodeFileSystem } from '../storage/fs.js';
+import { DelayingFileSystem, DISK_DELAYS_ENV, delaysFromFile } from '../storage/fs-delay.js';
 import { resolveClusterId } from './cluster-id.js';
 import { importLegacyMetadata } from './legacy-metadata.js';
 
@@ -81,10 +82,24 @@ export function processBrokerDeps(): Pick<
     halt: (code) => process.exit(code),
     monotonicMs: () => performance.now(),
     scheduler: new TimerScheduler(),
-    fs: new NodeFileSystem({ backgroundWrites: true }),
+    fs: processDisk(),
     randomBytes,
     randomInt: (n) => randomInt(n),
   };
+}
+
+/**
+ * The real disk; slowed down on purpose when a fault test sets SKIFF_TEST_DISK_DELAYS in this
+ * process's environment (storage/fs-delay.ts).
+ */
+function processDisk(): FileSystem {
+  const disk = new NodeFileSystem({ backgroundWrites: true });
+  const delaysFile = process.env[DISK_DELAYS_ENV];
+  if (delaysFile === undefined || delaysFile === '') return disk;
+  return new DelayingFileSystem(
+    disk,
+    delaysFromFile(delaysFile, () => performance.now()),
+  );
 }
 
 /** The embedded store's directory inside the first log dir of a cluster of one (no `-<n>`: never a log). */
