@@ -149,6 +149,13 @@ export const Apis = {
     request: (await import('../protocol/generated/LeaveGroupRequest.js')).LeaveGroupRequestCodec,
     response: (await import('../protocol/generated/LeaveGroupResponse.js')).LeaveGroupResponseCodec,
   })),
+  // KIP-848's groups: asked only of a group DescribeGroups does not know (a consumer-protocol group).
+  ConsumerGroupDescribe: lazyApi(69, 'ConsumerGroupDescribe', 0, 0, async () => ({
+    request: (await import('../protocol/generated/ConsumerGroupDescribeRequest.js'))
+      .ConsumerGroupDescribeRequestCodec,
+    response: (await import('../protocol/generated/ConsumerGroupDescribeResponse.js'))
+      .ConsumerGroupDescribeResponseCodec,
+  })),
   DeleteGroups: lazyApi(42, 'DeleteGroups', 0, 2, async () => ({
     request: (await import('../protocol/generated/DeleteGroupsRequest.js')).DeleteGroupsRequestCodec,
     response: (await import('../protocol/generated/DeleteGroupsResponse.js')).DeleteGroupsResponseCodec,

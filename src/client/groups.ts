@@ -1,16 +1,19 @@
 /**
  * Consumer group administration for `skiff consumer-groups`: find a group's coordinator, list,
  * describe (members with their assignments, committed offsets), commit offsets for a reset, delete.
- * Classic groups only (the JoinGroup/SyncGroup protocol Skiff's coordinator speaks).
+ * Classic groups through DescribeGroups, consumer-protocol groups (KIP-848) through
+ * ConsumerGroupDescribe, as Kafka's admin client.
  */
 import { topicPartitionKey } from '../common/topic-partition.js';
+import type { ConsumerGroupDescribeResponse } from '../protocol/generated/ConsumerGroupDescribeResponse.js';
 import { ConsumerProtocolAssignmentCodec } from '../protocol/generated/ConsumerProtocolAssignment.js';
+import { ErrorCode } from '../protocol/generated/errors.js';
 import type { ListGroupsResponse } from '../protocol/generated/ListGroupsResponse.js';
 import type { OffsetCommitRequest } from '../protocol/generated/OffsetCommitRequest.js';
 import { Reader } from '../protocol/reader.js';
 import { Apis } from './apis.js';
 import { ClientError, checkCode, KafkaResponseError, kafkaError } from './errors.js';
-import type { KafkaClient } from './kafka-client.js';
+import { type KafkaClient, UnsupportedApiError } from './kafka-client.js';
 import type { TopicPartition } from './partitions.js';
 
 export interface GroupListing {
@@ -25,6 +28,9 @@ export interface GroupMember {
   readonly clientId: string;
   readonly host: string;
   readonly assignment: readonly TopicPartition[];
+  /** A consumer-protocol member's epoch and target assignment (absent for a classic member). */
+  readonly memberEpoch?: number;
+  readonly targetAssignment?: readonly TopicPartition[];
 }
 
 export interface GroupDescription {
@@ -35,6 +41,10 @@ export interface GroupDescription {
   readonly protocol: string;
   readonly coordinator: number;
   readonly members: readonly GroupMember[];
+  readonly type: 'classic' | 'consumer';
+  /** A consumer-protocol group's epoch and its target assignment's epoch. */
+  readonly groupEpoch?: number;
+  readonly targetAssignmentEpoch?: number;
 }
 
 /**
@@ -161,8 +171,14 @@ export class GroupAdmin {
       const g = resp.groups[0];
       if (!g) throw new ClientError(`DescribeGroups answered nothing for group ${groupId}`);
       checkCode(g.errorCode);
+      // Dead: no classic group of that id; it may be a consumer-protocol group.
+      if (g.groupState === 'Dead') {
+        const consumer = await this.describeConsumerGroup(groupId, coordinator);
+        if (consumer !== null) return consumer;
+      }
       return {
         groupId,
+        type: 'classic' as const,
         state: g.groupState,
         protocolType: g.protocolType,
         protocol: g.protocolData,
@@ -176,6 +192,47 @@ export class GroupAdmin {
         })),
       };
     });
+  }
+
+  /** A consumer-protocol group, or null when there is none (or the broker has no ConsumerGroupDescribe). */
+  private async describeConsumerGroup(
+    groupId: string,
+    coordinator: number,
+  ): Promise<GroupDescription | null> {
+    let resp: ConsumerGroupDescribeResponse;
+    try {
+      resp = await this.client.send({ kind: 'node', id: coordinator }, Apis.ConsumerGroupDescribe, () => ({
+        groupIds: [groupId],
+        includeAuthorizedOperations: false,
+      }));
+    } catch (e) {
+      if (e instanceof UnsupportedApiError) return null;
+      throw e;
+    }
+    const g = resp.groups[0];
+    if (!g || g.errorCode === ErrorCode.GROUP_ID_NOT_FOUND) return null;
+    checkCode(g.errorCode);
+    const partitions = (a: { topicPartitions: { topicName: string; partitions: number[] }[] }) =>
+      a.topicPartitions.flatMap((t) => t.partitions.map((partition) => ({ topic: t.topicName, partition })));
+    return {
+      groupId,
+      type: 'consumer',
+      state: g.groupState,
+      protocolType: 'consumer',
+      protocol: g.assignorName,
+      coordinator,
+      groupEpoch: g.groupEpoch,
+      targetAssignmentEpoch: g.assignmentEpoch,
+      members: g.members.map((m) => ({
+        memberId: m.memberId,
+        groupInstanceId: m.instanceId,
+        clientId: m.clientId,
+        host: m.clientHost,
+        assignment: partitions(m.assignment),
+        memberEpoch: m.memberEpoch,
+        targetAssignment: partitions(m.targetAssignment),
+      })),
+    };
   }
 
   /** Committed offsets of every partition the group has one for. */

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import confluent from '@confluentinc/kafka-javascript';
-import type { BrokerProcess } from '../support/broker-process.js';
+import { type BrokerProcess, runSkiff } from '../support/broker-process.js';
 import { startCompatBroker } from './clients.js';
 
 const { Kafka, logLevel, ConsumerGroupTypes } = confluent.KafkaJS;
@@ -148,6 +148,41 @@ describe('the consumer group protocol (KIP-848) with @confluentinc/kafka-javascr
       .map((m) => (m.assignment as unknown as { topicPartitions: { partition: number }[] }).topicPartitions)
       .map((tps) => tps.map((tp) => tp.partition).sort((a, b) => a - b));
     assert.deepEqual(assigned.sort(), staying.map((m) => [...m.owned].sort((a, b) => a - b)).sort());
+
+    // skiff consumer-groups shows the group as Kafka 4's tool does: members, current and target.
+    const tool = (...args: string[]) =>
+      runSkiff([
+        'consumer-groups',
+        '--bootstrap-server',
+        broker.bootstrap,
+        '--describe',
+        '--group',
+        GROUP,
+        ...args,
+      ]);
+    const state = await tool('--state', '--verbose');
+    assert.equal(state.status, 0, state.stderr);
+    const [header, row] = state.stdout.trim().split('\n');
+    assert.match(
+      header!,
+      /^GROUP +COORDINATOR \(ID\) +ASSIGNMENT-STRATEGY +STATE +GROUP-EPOCH +TARGET-ASSIGNMENT-EPOCH +#MEMBERS$/,
+    );
+    assert.match(
+      row!,
+      new RegExp(`^${GROUP} +127\\.0\\.0\\.1:\\d+ \\(1\\) +uniform +Stable +\\d+ +\\d+ +2$`),
+    );
+    const membersOut = await tool('--members', '--verbose');
+    assert.equal(membersOut.status, 0, membersOut.stderr);
+    const lines = membersOut.stdout.trim().split('\n');
+    assert.match(lines[0]!, /CURRENT-EPOCH +CURRENT-ASSIGNMENT +TARGET-EPOCH +TARGET-ASSIGNMENT$/);
+    const shown = lines
+      .slice(1)
+      .map((l) => l.trim().split(/ +/))
+      .map((f) => [f.at(-3), f.at(-1)]);
+    const expected = staying.map((m) => `${TOPIC}:${[...m.owned].sort((a, b) => a - b).join(',')}`).sort();
+    assert.deepEqual(shown.map(([current]) => current).sort(), expected);
+    assert.deepEqual(shown.map(([, target]) => target).sort(), expected);
+
     await producer.disconnect();
     await admin.disconnect();
   });

@@ -32,6 +32,10 @@ export const CONSUMER_GROUPS: ToolDef = {
     { name: 'offsets', help: 'with --describe: offsets and lag per partition (the default)' },
     { name: 'state', help: 'with --describe: coordinator, assignment strategy, state, members' },
     {
+      name: 'verbose',
+      help: 'with --describe --members: assignments (a consumer-protocol group: current and target, with epochs); with --state: the group and target assignment epochs',
+    },
+    {
       name: 'topic',
       arg: 'topic[:p1,p2]',
       repeat: true,
@@ -64,7 +68,7 @@ export const CONSUMER_GROUPS: ToolDef = {
     { name: 'json', help: 'with --list or --describe (offsets): one JSON document instead of tables' },
   ],
   notes: [
-    'Classic consumer groups only.',
+    'Classic and consumer-protocol (KIP-848) groups; the latter are described with ConsumerGroupDescribe.',
     '--list and --all-groups leave out the groups of a broker that does not answer (stopped, not yet',
     "fenced), naming it in a warning line; Kafka's tool waits out its timeout and fails. Why: a",
     'broker is down exactly when an operator investigates, and the live brokers can still answer.',
@@ -212,12 +216,14 @@ async function describe(
       const coordinator = `${hp ? `${hp.host}:${hp.port}` : '-'} (${d.coordinator})`;
       const w = Math.max(25, id.length);
       const w2 = Math.max(25, coordinator.length);
+      // A consumer-protocol group's epochs with --verbose, as Kafka 4's tool prints them.
+      const epochs = flags.has('verbose') && d.type === 'consumer';
       io.out('');
       io.out(
-        `${col('GROUP', w)} ${col('COORDINATOR (ID)', w2)} ${col('ASSIGNMENT-STRATEGY', 20)} ${col('STATE', 15)} #MEMBERS`,
+        `${col('GROUP', w)} ${col('COORDINATOR (ID)', w2)} ${col('ASSIGNMENT-STRATEGY', 20)} ${col('STATE', 15)} ${epochs ? `${col('GROUP-EPOCH', 15)} ${col('TARGET-ASSIGNMENT-EPOCH', 25)} ` : ''}#MEMBERS`,
       );
       io.out(
-        `${col(id, w)} ${col(coordinator, w2)} ${col(d.protocol, 20)} ${col(d.state, 15)} ${d.members.length}`,
+        `${col(id, w)} ${col(coordinator, w2)} ${col(d.protocol, 20)} ${col(d.state, 15)} ${epochs ? `${col(String(d.groupEpoch), 15)} ${col(String(d.targetAssignmentEpoch), 25)} ` : ''}${d.members.length}`,
       );
       continue;
     }
@@ -232,15 +238,16 @@ async function describe(
         h = Math.max(h, m.host.length);
         cl = Math.max(cl, m.clientId.length);
       }
+      const extra = memberColumns(d, flags.has('verbose'));
       io.out('');
       io.out(
-        `${col('GROUP', g)} ${col('CONSUMER-ID', c)} ${col('HOST', h)} ${col('CLIENT-ID', cl)} ${col('#PARTITIONS', 15)} `,
+        `${col('GROUP', g)} ${col('CONSUMER-ID', c)} ${col('HOST', h)} ${col('CLIENT-ID', cl)} ${col('#PARTITIONS', 15)} ${extra.header}`,
       );
-      for (const m of d.members) {
+      d.members.forEach((m, i) => {
         io.out(
-          `${col(id, g)} ${col(m.memberId, c)} ${col(m.host, h)} ${col(m.clientId, cl)} ${col(String(m.assignment.length), 15)} `,
+          `${col(id, g)} ${col(m.memberId, c)} ${col(m.host, h)} ${col(m.clientId, cl)} ${col(String(m.assignment.length), 15)} ${extra.rows[i]}`,
         );
-      }
+      });
       continue;
     }
     const committed = await groups.committedOffsets(id);
@@ -304,6 +311,36 @@ async function describe(
   }
   if (flags.has('json')) io.out(JSON.stringify(json));
   return 0;
+}
+
+/** Partitions as `topic:0,1,2`, topics joined by `;` ("-" for none). */
+function formatAssignment(tps: readonly TopicPartition[]): string {
+  if (tps.length === 0) return '-';
+  const byTopic = new Map<string, number[]>();
+  for (const tp of tps) byTopic.set(tp.topic, [...(byTopic.get(tp.topic) ?? []), tp.partition]);
+  return [...byTopic]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([t, ps]) => `${t}:${ps.sort((x, y) => x - y).join(',')}`)
+    .join(';');
+}
+
+/**
+ * --members --verbose's last columns: a classic member's ASSIGNMENT; a consumer-protocol member's
+ * CURRENT-EPOCH, CURRENT-ASSIGNMENT, TARGET-EPOCH and TARGET-ASSIGNMENT.
+ */
+function memberColumns(d: GroupDescription, verbose: boolean): { header: string; rows: string[] } {
+  if (!verbose) return { header: '', rows: d.members.map(() => '') };
+  if (d.type === 'classic')
+    return { header: 'ASSIGNMENT', rows: d.members.map((m) => formatAssignment(m.assignment)) };
+  const current = d.members.map((m) => formatAssignment(m.assignment));
+  const w = Math.max(20, ...current.map((x) => x.length));
+  return {
+    header: `${col('CURRENT-EPOCH', 15)} ${col('CURRENT-ASSIGNMENT', w)} ${col('TARGET-EPOCH', 15)} TARGET-ASSIGNMENT`,
+    rows: d.members.map(
+      (m, i) =>
+        `${col(String(m.memberEpoch), 15)} ${col(current[i]!, w)} ${col(String(d.targetAssignmentEpoch), 15)} ${formatAssignment(m.targetAssignment ?? [])}`,
+    ),
+  };
 }
 
 async function remove(groups: GroupAdmin, ids: string[], io: CliIo): Promise<number> {
