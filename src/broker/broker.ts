@@ -18,6 +18,7 @@ import type { ClusterMetadata } from '../metadata/cluster-metadata.js';
 import { brokerConfigValue, type ConfigValue, layersFor } from '../metadata/config-resolve.js';
 import type { Metrics } from '../metrics/registry.js';
 import { ConnectionSlots } from '../network/connection-slots.js';
+import { DescriptorWatch } from '../network/descriptor-watch.js';
 import { type BoundAddress, SocketServer } from '../network/socket-server.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import type { FetcherConfig } from '../replication/fetcher.js';
@@ -116,6 +117,8 @@ export class Broker {
   private readonly replicaTransport: BrokerReplicaTransport;
   /** One socket server per listener, in `listeners` order. */
   private readonly servers: ReadonlyMap<string, SocketServer>;
+  /** Says once when the process runs out of file descriptors (connections are then refused). */
+  private readonly descriptors: DescriptorWatch;
   private unsubscribe: (() => void) | null = null;
   private state: 'new' | 'started' | 'stopped' = 'new';
   /** The logs were loaded (and so recovered): only then may a shutdown write the clean-shutdown marker. */
@@ -175,9 +178,8 @@ export class Broker {
       chunkBytes: () => this.intConfig('replica.fetch.max.bytes'),
       windowMs: this.intConfig('alter.log.dirs.replication.quota.window.size.seconds') * 1000,
     });
-    // Producer ids: start time in the high bits, so a restarted broker never hands out an id it
-    // gave before (unless it issued more than 1024 ids per millisecond of uptime), and the node id
-    // in the low bits, so brokers of one cluster never collide.
+    // Producer ids: start time in the high bits, so a restarted broker never hands out an id it gave
+    // before (unless it issued over 1024 ids per ms of uptime), the node id in the low bits.
     this.producerIdBase = (BigInt(clock.nowMs()) << 20n) + BigInt(config.nodeId % 1024);
     this.clientQuotas = new ClientQuotas(
       this.quotaWindow(''),
@@ -186,6 +188,7 @@ export class Broker {
     );
     const authorizer =
       config.authorizer === null ? null : new AclAuthorizer(config.authorizer, () => metadata.image().acls);
+    this.descriptors = new DescriptorWatch(scheduler, logger);
     const services: BrokerServices = {
       config,
       authorization: new Authorization(authorizer),
@@ -195,6 +198,7 @@ export class Broker {
       metadata,
       replicaManager: this.replicaManager,
       alterLogDirs: this.alterLogDirs,
+      descriptors: this.descriptors,
       fetchSessions: new FetchSessionCache(
         config.maxIncrementalFetchSessionCacheSlots,
         clock,
@@ -292,6 +296,7 @@ export class Broker {
             connectionsMaxIdleMs: config.connectionsMaxIdleMs,
             maxConnections: config.maxConnections,
             slots,
+            descriptors: this.descriptors,
           },
           this.router,
           clock,
@@ -521,12 +526,15 @@ export class Broker {
     this.transactions.applyImage(metadata.image());
     this.unsubscribe = metadata.onChange((image, previous) => {
       applyDynamicConfigs(this.logManager, config.log, config.nodeId, image, previous);
-      this.replicaManager.applyImage(image);
+      this.descriptors.guard(() => this.replicaManager.applyImage(image));
       this.replication.maybeResizeFetchers();
       this.groups?.applyImage(image, previous);
       this.transactions.applyImage(image);
     });
+    // A partition whose log found no file descriptor is set up once they are free again.
+    this.descriptors.onAvailable(() => this.replicaManager.applyImage(metadata.image()));
     for (const server of this.servers.values()) await server.listen();
+    this.descriptors.start();
     const bound = this.address;
     const durationMs = this.deps.clock.nowMs() - startMs;
     const where = [...this.addresses].map(([name, a]) => `${name}://${a.host}:${a.port}`).join(', ');
@@ -562,6 +570,7 @@ export class Broker {
     // before the connections go.
     this.groups?.shutdown();
     this.transactions.shutdown();
+    this.descriptors.stop();
     await Promise.all([...this.servers.values()].map((s) => s.close()));
     // Parked fetches and produces finish now, while the logs are still open; their answers go
     // nowhere (the connections are closed) but their handlers must not read closed logs later.

@@ -3,6 +3,7 @@ import type { EventJournal } from '../common/event-journal.js';
 import type { Logger } from '../common/logger.js';
 import type { Scheduler } from '../common/scheduler.js';
 import type { ClusterMetadata } from '../metadata/cluster-metadata.js';
+import type { DescriptorWatch } from '../network/descriptor-watch.js';
 import type { ConnectionInfo } from '../network/request-handler.js';
 import type { SaslListenerSettings, SaslServices } from '../security/sasl-authenticator.js';
 import type { AlterLogDirsManager } from './alter-log-dirs.js';
@@ -49,6 +50,8 @@ export interface BrokerServices {
   readonly authorization: Authorization;
   /** Replica moves between this broker's log dirs (AlterReplicaLogDirs). */
   readonly alterLogDirs?: AlterLogDirsManager;
+  /** The process's watch on its file descriptors: told when an operation found none left. */
+  readonly descriptors?: DescriptorWatch;
   /** A producer id never handed out before by this cluster. */
   nextProducerId(): bigint;
   /** Total and usable bytes of the file system holding a log dir; -1 each when unknown. */

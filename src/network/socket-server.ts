@@ -9,6 +9,7 @@ import { ANONYMOUS, type SecurityProtocol } from '../security/principal.js';
 import { rfc2253Subject, sslPrincipal } from '../security/ssl-principal.js';
 import type { TlsServerSettings } from '../security/tls.js';
 import { ConnectionSlots } from './connection-slots.js';
+import { type DescriptorWatch, isDescriptorExhaustion } from './descriptor-watch.js';
 import type { RequestHandler } from './request-handler.js';
 import { type ConnectionSecurity, ServerConnection } from './server-connection.js';
 
@@ -35,6 +36,8 @@ export interface SocketServerConfig {
   readonly maxConnections: number;
   /** The broker-wide max.connections count when the broker has several listeners (else this server's own). */
   readonly slots?: ConnectionSlots;
+  /** The process's watch on its file descriptors, told of an accept that failed for want of one. */
+  readonly descriptors?: DescriptorWatch;
 }
 
 /**
@@ -79,8 +82,11 @@ export class SocketServer {
     this.slots = config.slots ?? new ConnectionSlots(config.maxConnections);
     this.server = this.createServer();
     // Errors before listening reject listen(); later ones are logged and the listener carries on.
+    // An accept without a descriptor left is the descriptor watch's one line, not a line each.
     this.server.on('error', (e) => {
-      if (this.bound) this.logger.warn(`listener error: ${e.message}`);
+      if (!this.bound) return;
+      if (isDescriptorExhaustion(e) && config.descriptors !== undefined) config.descriptors.exhausted(e);
+      else this.logger.warn(`listener error: ${e.message}`);
     });
   }
 
@@ -176,22 +182,34 @@ export class SocketServer {
     });
   }
 
-  /** Takes a max.connections slot for a new socket, given back when it closes; false: refused and closed. */
+  /**
+   * Takes a max.connections slot for a new socket, given back when it closes; false: refused and
+   * closed. A refusal is logged when it begins an episode (ConnectionSlots), and the episode's end
+   * with how many were refused: one line each, however fast clients retry.
+   */
   private admit(socket: net.Socket): boolean {
     const address = socket.remoteAddress ?? '?';
-    const taken = this.slots.tryTake(address);
-    if (taken !== 'taken') {
+    const answer = this.slots.tryTake(address);
+    if (!answer.taken) {
       this.rejected++;
-      this.logger.warn(
-        taken === 'max.connections'
-          ? `rejecting connection from ${socket.remoteAddress}:${socket.remotePort} on listener ${this.listenerName}: max.connections ${this.slots.max} reached`
-          : // Kafka's Acceptor line (an InetAddress prints as /ip).
-            `Rejected connection from /${address.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/i, '')}, address already has the configured maximum of ${this.slots.maxPerIp} connections.`,
-      );
+      if (answer.first)
+        this.logger.warn(
+          answer.limit === 'max.connections'
+            ? `rejecting connection from ${socket.remoteAddress}:${socket.remotePort} on listener ${this.listenerName}: max.connections ${this.slots.max} reached (further refusals are counted, not logged, until a connection closes)`
+            : // Kafka's Acceptor line.
+              `Rejected connection from ${kafkaAddress(address)}, address already has the configured maximum of ${this.slots.maxPerIp} connections.`,
+        );
       socket.destroy();
       return false;
     }
-    socket.once('close', () => this.slots.give(address));
+    socket.once('close', () => {
+      for (const ended of this.slots.give(address))
+        this.logger.info(
+          ended.limit === 'max.connections'
+            ? `a connection closed on listener ${this.listenerName}: accepting connections again after ${ended.refused} refused at max.connections ${this.slots.max}`
+            : `a connection from ${kafkaAddress(ended.address)} closed: accepting its connections again after ${ended.refused} refused at max.connections.per.ip ${this.slots.maxPerIp}`,
+        );
+    });
     return true;
   }
 
@@ -256,6 +274,11 @@ export class SocketServer {
     for (const conn of [...this.connections]) conn.close(null);
     await closing;
   }
+}
+
+/** An address as Kafka prints an InetAddress: /ip, an IPv4-mapped IPv6 address as its IPv4 one. */
+function kafkaAddress(address: string): string {
+  return `/${address.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/i, '')}`;
 }
 
 /**
