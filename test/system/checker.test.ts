@@ -1,10 +1,23 @@
 /**
  * The checker's verdicts on hand-made histories: a clean one passes; a lost record, a duplicate, a
- * reorder, a record at another offset than acknowledged and a value it never wrote are each caught.
+ * reorder, a record at another offset than acknowledged and a value it never wrote are each caught;
+ * replicas whose segment files differ below the high watermark are caught, and only there.
  */
 import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { describe, it } from 'node:test';
-import { type Ack, clean, type LogRecord, recordValue, recoverySeconds, summary, verify } from './checker.js';
+import {
+  type Ack,
+  clean,
+  type LogRecord,
+  recordValue,
+  recoverySeconds,
+  replicaFilesDiffer,
+  summary,
+  verify,
+} from './checker.js';
 
 /** Producer 0's records 0..n-1 on partition 0 at offsets 0..n-1, acknowledged 10 ms after sending. */
 function history(n: number): { acks: Ack[]; log: LogRecord[] } {
@@ -105,5 +118,47 @@ describe('the checker', () => {
     ];
     assert.equal(recoverySeconds(acks, 1000), 2);
     assert.equal(recoverySeconds(acks, 4000), null);
+  });
+
+  it('compares replicas byte for byte below the high watermark, however their segments are split', () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'skiff-checker-'));
+    try {
+      /** A batch of `count` records from `base`: offset, length, then a body whose byte 23 - 12 on is the last offset delta. */
+      const batch = (base: number, count: number, fill: number) => {
+        const b = Buffer.alloc(61, fill);
+        b.writeBigInt64BE(BigInt(base), 0);
+        b.writeInt32BE(61 - 12, 8);
+        b.writeInt32BE(count - 1, 23);
+        return b;
+      };
+      const write = (broker: string, segments: Buffer[][]) => {
+        const dir = path.join(root, broker, 't-0');
+        fs.mkdirSync(dir, { recursive: true });
+        let base = 0;
+        for (const batches of segments) {
+          fs.writeFileSync(path.join(dir, `${String(base).padStart(20, '0')}.log`), Buffer.concat(batches));
+          base += batches.length * 2;
+        }
+        return path.join(root, broker);
+      };
+      const batches = [batch(0, 2, 1), batch(2, 2, 2), batch(4, 2, 3)];
+      const a = write('a', [batches]);
+      const b = write('b', [batches.slice(0, 1), batches.slice(1)]);
+      const hw = new Map([[0, 4n]]);
+      assert.equal(replicaFilesDiffer([a, b], 't', hw), null);
+      // Past the HW the replicas may differ: a follower's uncommitted tail.
+      const c = write('c', [[batches[0]!, batches[1]!, batch(4, 2, 9)]]);
+      assert.equal(replicaFilesDiffer([a, c], 't', hw), null);
+      // Below it they may not: one byte of the second batch changed.
+      const rotten = Buffer.from(batches[1]!);
+      rotten[40] = 0xee;
+      const d = write('d', [[batches[0]!, rotten, batches[2]!]]);
+      assert.match(replicaFilesDiffer([a, d], 't', hw) ?? '', /t-0 below the HW 4: .* at byte 101/);
+      // Nor may one hold less.
+      const e = write('e', [[batches[0]!]]);
+      assert.notEqual(replicaFilesDiffer([a, e], 't', hw), null);
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true });
+    }
   });
 });

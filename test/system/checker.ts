@@ -5,10 +5,12 @@
  * the faults, every partition is read back from its current leader, and `verify` compares: each
  * acknowledged record must be at its offset (none lost, none moved), each producer's sequences must
  * rise along each partition (order kept, and a record written twice shows as a sequence seen
- * twice), and the replicas must hold the same batches up to the high watermark
- * (`skiff replica-verification`). The verdict is computed from the history alone, so hand-made
+ * twice), and the replicas must hold the same batches up to the high watermark (`skiff
+ * replica-verification` through the brokers, and the segment files read directly). The verdict is computed from the history alone, so hand-made
  * histories test it (checker.test.ts).
  */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { Admin } from '../../src/client/admin.js';
 import { Consumer } from '../../src/client/consumer.js';
 import { KafkaClient, type PartitionMetadata } from '../../src/client/kafka-client.js';
@@ -288,7 +290,7 @@ export async function readBack(
   topic: string,
   partitions: number,
   timeoutMs = 60_000,
-): Promise<Map<number, LogRecord[]>> {
+): Promise<ReadBack> {
   const deadline = Date.now() + timeoutMs;
   while ((await agreedPartitions(bootstrap.split(','), topic)) === undefined) {
     if (Date.now() > deadline) throw new Error(`the brokers do not agree on the leaders of ${topic}`);
@@ -316,10 +318,66 @@ export async function readBack(
         if (r.offset < end.get(r.partition)!)
           logs.get(r.partition)!.push({ offset: r.offset, value: r.value?.toString() ?? '' });
     }
-    return logs;
+    return { logs, highWatermarks: end };
   } finally {
     client.close();
   }
+}
+
+/** What readBack read: each partition's records, and the high watermark it read up to. */
+export interface ReadBack {
+  readonly logs: Map<number, LogRecord[]>;
+  readonly highWatermarks: ReadonlyMap<number, bigint>;
+}
+
+/**
+ * The bytes of the batches a partition directory's segments hold below `highWatermark`, segment
+ * after segment (where a replica rolled its segments does not matter). Read from the files, not
+ * through a broker: a second opinion beside replica-verification.
+ */
+export function committedBytes(partitionDir: string, highWatermark: bigint): Buffer {
+  const parts: Buffer[] = [];
+  const segments = fs
+    .readdirSync(partitionDir)
+    .filter((f) => /^\d{20}\.log$/.test(f))
+    .sort();
+  for (const name of segments) {
+    const file = fs.readFileSync(path.join(partitionDir, name));
+    // A batch: base offset (8 bytes), length (4) of what follows, then its header, where the last
+    // offset delta sits 23 bytes from the batch's start.
+    for (let pos = 0; pos + LAST_OFFSET_DELTA_AT + 4 <= file.length; ) {
+      const size = 12 + file.readInt32BE(pos + 8);
+      const last = file.readBigInt64BE(pos) + BigInt(file.readInt32BE(pos + LAST_OFFSET_DELTA_AT));
+      if (last >= highWatermark || pos + size > file.length) return Buffer.concat(parts);
+      parts.push(file.subarray(pos, pos + size));
+      pos += size;
+    }
+  }
+  return Buffer.concat(parts);
+}
+
+const LAST_OFFSET_DELTA_AT = 23;
+
+/**
+ * Each partition's committed bytes (committedBytes) compared across the replicas' log dirs; what
+ * differs first, or null when every replica holds the same bytes up to the high watermark.
+ */
+export function replicaFilesDiffer(
+  logDirs: readonly string[],
+  topic: string,
+  highWatermarks: ReadonlyMap<number, bigint>,
+): string | null {
+  for (const [partition, hw] of highWatermarks) {
+    const copies = logDirs.map((d) => committedBytes(path.join(d, `${topic}-${partition}`), hw));
+    for (let i = 1; i < copies.length; i++) {
+      if (!copies[i]!.equals(copies[0]!)) {
+        let at = 0;
+        while (at < copies[0]!.length && copies[i]![at] === copies[0]![at]) at++;
+        return `${topic}-${partition} below the HW ${hw}: ${logDirs[i]} differs from ${logDirs[0]} at byte ${at} (${copies[i]!.length} and ${copies[0]!.length} bytes)`;
+      }
+    }
+  }
+  return null;
 }
 
 /**

@@ -26,6 +26,7 @@ import {
   explain,
   Load,
   readBack,
+  replicaFilesDiffer,
   replicasDiffer,
   summary,
   verify,
@@ -121,12 +122,21 @@ describe('faults across hosts: nothing acknowledged lost', { timeout: 300_000 },
   async function check(t: TestContext, load: Load, topic: string, recovery: number): Promise<void> {
     await load.stop();
     await waitForIsr(topic, [1, 2, 3], REJOIN_MS);
-    const verdict = verify(load.acks, await readBack(hosts.bootstrap, topic, PARTITIONS));
+    const { logs, highWatermarks } = await readBack(hosts.bootstrap, topic, PARTITIONS);
+    const verdict = verify(load.acks, logs);
     const line = summary(verdict, recovery);
     t.diagnostic(`${topic}: ${line}${load.failed > 0 ? ` (${load.failed} never acknowledged)` : ''}`);
     assert.ok(verdict.acknowledged > 0, 'nothing was acknowledged');
     assert.ok(clean(verdict), `${line}: ${explain(verdict)}\n${brokerTails()}`);
     assert.equal(await replicasDiffer(hosts.bootstrap, topic), null);
+    assert.equal(
+      replicaFilesDiffer(
+        [1, 2, 3].map((id) => hosts.logDir(id)),
+        topic,
+        highWatermarks,
+      ),
+      null,
+    );
   }
 
   it('a. the leader cut off while producing: nothing lost; it truncates by leader epoch and rejoins', async (t) => {
@@ -246,7 +256,7 @@ describe('faults across hosts: nothing acknowledged lost', { timeout: 300_000 },
       await load.acknowledgedSince(faultMs, 10_000);
       // Fetch too: everything acknowledged so far reads back from the leaders.
       const before = [...load.acks];
-      const during = verify(before, await readBack(hosts.bootstrap, topic, PARTITIONS));
+      const during = verify(before, (await readBack(hosts.bootstrap, topic, PARTITIONS)).logs);
       assert.equal(during.lost.length, 0, `read back with etcd gone: ${explain(during)}`);
       // A new topic needs the store: refused with a retriable error, not hung, not a crash.
       const client = new KafkaClient({
@@ -271,7 +281,19 @@ describe('faults across hosts: nothing acknowledged lost', { timeout: 300_000 },
       assert.ok(load.acks.length > acked, 'produce went on through the outage');
       const healMs = Date.now();
       await hosts.etcd.restart(0);
-      // Back: a change through the store works again, and the load goes on.
+      // Back: a broker whose keep-alive did not get through in the lease's first seconds after
+      // etcd's return registers again; then a change through the store works again.
+      const { admin, close } = adminFor(hosts.bootstrap);
+      try {
+        await waitUntil(
+          'three brokers registered',
+          async () => ((await admin.describeCluster()).brokers.size === 3 ? true : undefined),
+          REJOIN_MS,
+          200,
+        );
+      } finally {
+        close();
+      }
       await createTopic('after-the-outage');
       t.diagnostic(`CreateTopics again ${((Date.now() - healMs) / 1000).toFixed(2)}s after etcd returned`);
       const recovery = await load.acknowledgedSince(faultMs);
