@@ -53,6 +53,8 @@ export interface StoreClusterMetadataOptions {
   readonly requestTimeoutMs?: number;
 }
 
+/** How many leases a registration is tried on before start-up fails (each lasting a whole session). */
+const REGISTRATION_ATTEMPTS = 5;
 /** How long a controller response waits for this broker's image to include the change. */
 const RESPONSE_IMAGE_WAIT_MS = 5000;
 
@@ -311,14 +313,28 @@ export class StoreClusterMetadata implements ClusterMetadata {
   }
 
   private async register(): Promise<void> {
-    this.lease = await this.options.store.grantLease(this.options.sessionTimeoutMs ?? 9000);
-    // Closed meanwhile (a start-up that failed): no registration outlives the broker.
-    if (this.closed) {
-      await this.options.store.revokeLease(this.lease).catch(() => {});
-      return;
+    for (let attempt = 1; ; attempt++) {
+      this.lease = await this.options.store.grantLease(this.options.sessionTimeoutMs ?? 9000);
+      // Closed meanwhile (a start-up that failed): no registration outlives the broker.
+      if (this.closed) {
+        await this.options.store.revokeLease(this.lease).catch(() => {});
+        return;
+      }
+      try {
+        await this.putRegistration();
+        await this.putOfflineReport();
+        break;
+      } catch (e) {
+        // The new lease ran out before the registration was put on it: a process starved of CPU
+        // for a whole session (a loaded machine, a long pause). Kafka's broker keeps sending its
+        // registration until it is taken; so does this one, on a new lease, a bounded number of times.
+        if (!(e instanceof StoreError && e.kind === 'lease-not-found') || attempt >= REGISTRATION_ATTEMPTS)
+          throw e;
+        this.options.logger.warn(
+          `broker ${this.options.broker.id}: lease ${this.lease} expired before the registration was put on it (attempt ${attempt} of ${REGISTRATION_ATTEMPTS}); registering on a new lease`,
+        );
+      }
     }
-    await this.putRegistration();
-    await this.putOfflineReport();
     this.options.logger.info(
       `broker ${this.options.broker.id}: registered with epoch ${this.epoch}${this.fenced ? ' (fenced until it listens)' : ''}`,
     );

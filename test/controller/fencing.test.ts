@@ -557,4 +557,24 @@ describe('controller: restarts between controllers, name collisions', () => {
     await c.advance(20_000);
     assert.equal(c.brokers.get(2)!.image().brokers.has(1), true);
   });
+
+  it('a lease that runs out before the registration is put on it (a starved start-up): registered on a new lease', async () => {
+    ({ c } = await cluster([2]));
+    const grant = c.store.grantLease.bind(c.store);
+    let starved = 2;
+    c.store.grantLease = async (ttlMs) => {
+      const lease = await grant(ttlMs);
+      // The process gets no CPU for longer than the session between the grant and the put.
+      if (starved-- > 0) {
+        c.clock.advance(ttlMs + 1);
+        c.store.checkLeases();
+      }
+      return lease;
+    };
+    await c.startBroker(1);
+    await c.settle();
+    assert.equal(c.brokers.get(2)!.image().brokers.has(1), true, 'registered on its third lease');
+    await c.advance(20_000);
+    assert.equal(c.brokers.get(2)!.image().brokers.has(1), true, 'and its session lives on');
+  });
 });
