@@ -167,6 +167,9 @@ export class Log {
    */
   private readonly appendHeaders: BatchHeader[] = [];
   private readonly appendPositions: number[] = [];
+  /** recordChecks()'s memo: the config it was derived from. */
+  private checksConfig: LogConfig | null = null;
+  private checks!: RecordChecks;
   /**
    * Called after maybeIncrementLogStartOffset moved the log start (delete-records, a follower
    * following its leader's): the LogManager persists the log-start-offset-checkpoint then.
@@ -366,6 +369,21 @@ export class Log {
     return this.updateHighWatermark(offset) > before;
   }
 
+  /** The record checks of the current config, derived once per config object (configs are replaced, never changed). */
+  private recordChecks(): RecordChecks {
+    const config = this.config;
+    if (this.checksConfig !== config) {
+      this.checksConfig = config;
+      this.checks = {
+        compact: config.compact,
+        createTime: config.messageTimestampType !== 'LogAppendTime',
+        timestampBeforeMaxMs: config.messageTimestampBeforeMaxMs,
+        timestampAfterMaxMs: config.messageTimestampAfterMaxMs,
+      };
+    }
+    return this.checks;
+  }
+
   /**
    * Validates, assigns offsets from the LEO, stamps `leaderEpoch` and appends. Each batch is
    * checked as Kafka's leader does: size against max.message.bytes, CRC, and the records of an
@@ -378,12 +396,7 @@ export class Log {
   appendAsLeader(records: Buffer, leaderEpoch: number, origin: AppendOrigin = 'client'): LogAppendInfo {
     const logAppendTime = this.config.messageTimestampType === 'LogAppendTime';
     const maxMessageBytes = this.config.maxMessageBytes;
-    const checks: RecordChecks = {
-      compact: this.config.compact,
-      createTime: !logAppendTime,
-      timestampBeforeMaxMs: this.config.messageTimestampBeforeMaxMs,
-      timestampAfterMaxMs: this.config.messageTimestampAfterMaxMs,
-    };
+    const checks = this.recordChecks();
     // One parse per batch, into header objects this log reuses: the headers from validation are
     // carried through, updated in step with the bytes they describe.
     const headers = this.appendHeaders;
