@@ -44,14 +44,25 @@ export interface Broker {
   stop(): Promise<void>;
 }
 
-/** A `skiff broker` child process in `dir`; `extraProps`: lines added to its server.properties. */
-export async function startBroker(dir: string, extraProps: readonly string[] = []): Promise<Broker> {
+/**
+ * A `skiff broker` child process in `dir`, ready. `extraProps`: lines added to its server.properties
+ * (a `listeners=` line among them replaces the default, one PLAINTEXT listener on a free port);
+ * `args`: more arguments of `skiff broker`. `port` is the first listener's.
+ */
+export async function startBroker(
+  dir: string,
+  extraProps: readonly string[] = [],
+  args: readonly string[] = [],
+): Promise<Broker> {
   const props = path.join(dir, 'server.properties');
+  const listeners = extraProps.some((l) => l.startsWith('listeners='))
+    ? []
+    : ['listeners=PLAINTEXT://127.0.0.1:0'];
   fs.writeFileSync(
     props,
     [
       'node.id=1',
-      'listeners=PLAINTEXT://127.0.0.1:0',
+      ...listeners,
       `log.dirs=${path.join(dir, 'logs')}`,
       'num.partitions=1',
       ...extraProps,
@@ -59,7 +70,7 @@ export async function startBroker(dir: string, extraProps: readonly string[] = [
     ].join('\n'),
   );
   const flags = (process.env.SKIFF_BENCH_NODE_FLAGS ?? '').split(' ').filter((f) => f !== '');
-  const child = spawn(process.execPath, [...flags, SKIFF, 'broker', '--config', props], {
+  const child = spawn(process.execPath, [...flags, SKIFF, 'broker', '--config', props, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     cwd: dir,
   });
@@ -69,7 +80,7 @@ export async function startBroker(dir: string, extraProps: readonly string[] = [
     const timer = setTimeout(() => reject(new Error(`broker not ready:\n${out}`)), 15_000);
     const onData = (chunk: Buffer) => {
       out += chunk.toString();
-      const m = /ready: listening on PLAINTEXT:\/\/127\.0\.0\.1:(\d+)/.exec(out);
+      const m = /ready: listening on [A-Z_]+:\/\/127\.0\.0\.1:(\d+)/.exec(out);
       if (m) {
         clearTimeout(timer);
         resolve(Number(m[1]));

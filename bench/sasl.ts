@@ -1,4 +1,3 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -6,6 +5,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../src/cluster/free-port.js';
 import { ClientConnection } from '../src/network/client-connection.js';
+import { type Broker, startBroker } from './broker.js';
 
 /**
  * SCRAM authentication cost (issue 21's target: 100 connections ≤ 2 s): a `skiff broker` with a
@@ -17,53 +17,22 @@ import { ClientConnection } from '../src/network/client-connection.js';
  */
 const CONNECTIONS = 100;
 const TARGET_MS = 2000;
-const SKIFF = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../src/cli/main.js');
 
-async function startBroker(dir: string): Promise<{ plain: number; sasl: number; child: ChildProcess }> {
+async function startSaslBroker(dir: string): Promise<{ plain: number; sasl: number; broker: Broker }> {
   const [plain, sasl] = [await freePort(), await freePort()];
-  const props = path.join(dir, 'server.properties');
-  const lines = [
-    'node.id=1',
-    `listeners=PLAINTEXT://127.0.0.1:${plain},SASL_PLAINTEXT://127.0.0.1:${sasl}`,
-    `log.dirs=${path.join(dir, 'logs')}`,
-    'sasl.enabled.mechanisms=SCRAM-SHA-256,SCRAM-SHA-512',
-  ];
-  fs.writeFileSync(props, `${lines.join('\n')}\n`);
   const scram = ['SCRAM-SHA-256', 'SCRAM-SHA-512'].flatMap((m) => [
     '--add-scram',
     `${m}=[name=bench,password=bench-secret]`,
   ]);
-  const child = spawn(process.execPath, [SKIFF, 'broker', '--config', props, ...scram], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    cwd: dir,
-  });
-  let out = '';
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`broker not ready in 15 s:\n${out}`)), 15_000);
-    const onData = (chunk: Buffer) => {
-      out += chunk.toString();
-      if (out.includes(' ready: listening on ')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', onData);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`broker exited with ${code}:\n${out}`));
-    });
-  });
-  return { plain, sasl, child };
-}
-
-async function stopBroker(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.kill('SIGTERM');
-  const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-  await exited;
-  clearTimeout(killer);
+  const broker = await startBroker(
+    dir,
+    [
+      `listeners=PLAINTEXT://127.0.0.1:${plain},SASL_PLAINTEXT://127.0.0.1:${sasl}`,
+      'sasl.enabled.mechanisms=SCRAM-SHA-256,SCRAM-SHA-512',
+    ],
+    scram,
+  );
+  return { plain, sasl, broker };
 }
 
 async function connect(port: number, mechanism: string | null): Promise<void> {
@@ -83,7 +52,7 @@ async function timed(run: () => Promise<unknown>): Promise<number> {
 export async function benchSasl(): Promise<void> {
   console.log(`sasl: ${CONNECTIONS} SCRAM authentications against one skiff broker`);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'skiff-bench-sasl-'));
-  const broker = await startBroker(dir);
+  const broker = await startSaslBroker(dir);
   try {
     await connect(broker.sasl, 'SCRAM-SHA-256'); // warm-up
     const serial = async (port: number, mechanism: string | null) => {
@@ -105,7 +74,7 @@ export async function benchSasl(): Promise<void> {
       );
     }
   } finally {
-    await stopBroker(broker.child);
+    await broker.broker.stop();
     fs.rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -1,11 +1,11 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as module from 'node:module';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort } from '../src/cluster/free-port.js';
 import { median } from './baseline.js';
+import { SKIFF, startBroker } from './broker.js';
 
 /**
  * Issue 17's start-up targets for the tools, against a bare Node start measured beside them in the
@@ -19,50 +19,6 @@ import { median } from './baseline.js';
 const RUNS = 10;
 const HELP_TARGET = 3;
 const LIST_TARGET = 4;
-const SKIFF = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../src/cli/main.js');
-
-/** `skiff broker` with a fresh log dir under `dir`, once it prints its ready line. */
-async function startBroker(dir: string): Promise<{ bootstrap: string; child: ChildProcess }> {
-  const port = await freePort();
-  const props = path.join(dir, 'server.properties');
-  const lines = [
-    'node.id=1',
-    `listeners=PLAINTEXT://127.0.0.1:${port}`,
-    `log.dirs=${path.join(dir, 'logs')}`,
-  ];
-  fs.writeFileSync(props, `${lines.join('\n')}\n`);
-  const child = spawn(process.execPath, [SKIFF, 'broker', '--config', props], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    cwd: dir,
-  });
-  let out = '';
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`broker not ready in 15 s:\n${out}`)), 15_000);
-    const onData = (chunk: Buffer) => {
-      out += chunk.toString();
-      if (out.includes(' ready: listening on ')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', onData);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`broker exited with ${code}:\n${out}`));
-    });
-  });
-  return { bootstrap: `127.0.0.1:${port}`, child };
-}
-
-async function stopBroker(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.kill('SIGTERM');
-  const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-  await exited;
-  clearTimeout(killer);
-}
 
 /** Runs `node args...` to its end; wall-clock milliseconds. A failed run fails the bench. */
 function timeRun(args: readonly string[]): Promise<{ ms: number; stdout: string }> {
@@ -97,7 +53,7 @@ export async function benchTools(): Promise<void> {
   const broker = await startBroker(dir);
   try {
     const topic = 'bench-tools';
-    const bs = ['--bootstrap-server', broker.bootstrap];
+    const bs = ['--bootstrap-server', `127.0.0.1:${broker.port}`];
     await timeRun([SKIFF, 'topics', ...bs, '--create', '--topic', topic, '--partitions', '1']);
     const cases = [
       { name: 'node -e 0', args: ['-e', '0'] },
@@ -127,7 +83,7 @@ export async function benchTools(): Promise<void> {
     );
     console.log(`  diagnostic: skiff --help ${top.toFixed(0)} ms = ${(top / node).toFixed(2)}x node`);
   } finally {
-    await stopBroker(broker.child);
+    await broker.stop();
     fs.rmSync(dir, { recursive: true, force: true });
   }
 }
