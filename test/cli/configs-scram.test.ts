@@ -25,20 +25,22 @@ describe('SCRAM credentials in skiff configs', () => {
     ]);
     bs = ['--bootstrap-server', broker.bootstrap];
   });
+  /** `skiff configs --entity-type users` (with --entity-name when `user` is given) and `args`. */
+  const users = (user: string | null, ...args: string[]) =>
+    skiff([
+      'configs',
+      ...bs,
+      ...args,
+      '--entity-type',
+      'users',
+      ...(user === null ? [] : ['--entity-name', user]),
+    ]);
   after(async () => {
     await broker?.stop();
   });
 
   it('creates the --add-scram admin at set-up', async () => {
-    const r = await skiff([
-      'configs',
-      ...bs,
-      '--describe',
-      '--entity-type',
-      'users',
-      '--entity-name',
-      'admin',
-    ]);
+    const r = await users('admin', '--describe');
     assert.equal(r.status, 0, r.stderr);
     assert.equal(
       r.stdout,
@@ -89,17 +91,12 @@ describe('SCRAM credentials in skiff configs', () => {
   });
 
   it('adds, describes and deletes credentials with Kafka lines', async () => {
-    let r = await skiff([
-      'configs',
-      ...bs,
-      '--alter',
-      '--entity-type',
-      'users',
-      '--entity-name',
+    let r = await users(
       'alice',
+      '--alter',
       '--add-config',
       'SCRAM-SHA-256=[iterations=8192,password=alice-secret],SCRAM-SHA-512=[password=alice-secret]',
-    ]);
+    );
     // As in Kafka: one request alters one credential per user (ScramControlManager).
     assert.notEqual(r.status, 0);
     assert.match(r.stderr, /A user credential cannot be altered twice in the same request/);
@@ -107,39 +104,19 @@ describe('SCRAM credentials in skiff configs', () => {
       'SCRAM-SHA-256=[iterations=8192,password=alice-secret]',
       'SCRAM-SHA-512=[password=alice-secret]',
     ]) {
-      r = await skiff([
-        'configs',
-        ...bs,
-        '--alter',
-        '--entity-type',
-        'users',
-        '--entity-name',
-        'alice',
-        '--add-config',
-        config,
-      ]);
+      r = await users('alice', '--alter', '--add-config', config);
       assert.equal(r.status, 0, r.stderr);
       assert.equal(r.stdout, 'Completed updating config for user alice.\n');
     }
-    r = await skiff(['configs', ...bs, '--describe', '--entity-type', 'users', '--entity-name', 'alice']);
+    r = await users('alice', '--describe');
     assert.equal(r.status, 0, r.stderr);
     assert.equal(
       r.stdout,
       "SCRAM credential configs for user-principal 'alice' are SCRAM-SHA-256=iterations=8192, SCRAM-SHA-512=iterations=4096\n",
     );
-    r = await skiff([
-      'configs',
-      ...bs,
-      '--alter',
-      '--entity-type',
-      'users',
-      '--entity-name',
-      'alice',
-      '--delete-config',
-      'SCRAM-SHA-512',
-    ]);
+    r = await users('alice', '--alter', '--delete-config', 'SCRAM-SHA-512');
     assert.equal(r.status, 0, r.stderr);
-    r = await skiff(['configs', ...bs, '--describe', '--entity-type', 'users']);
+    r = await users(null, '--describe');
     assert.deepEqual(
       r.stdout
         .split('\n')
@@ -150,20 +127,10 @@ describe('SCRAM credentials in skiff configs', () => {
         "SCRAM credential configs for user-principal 'alice' are SCRAM-SHA-256=iterations=8192",
       ],
     );
-    r = await skiff([
-      'configs',
-      ...bs,
-      '--alter',
-      '--entity-type',
-      'users',
-      '--entity-name',
-      'alice',
-      '--delete-config',
-      'SCRAM-SHA-512',
-    ]);
+    r = await users('alice', '--alter', '--delete-config', 'SCRAM-SHA-512');
     assert.notEqual(r.status, 0);
     assert.match(r.stderr, /Attempt to delete a user credential that does not exist/);
-    r = await skiff(['configs', ...bs, '--describe', '--entity-type', 'users', '--entity-name', 'nobody']);
+    r = await users('nobody', '--describe');
     assert.equal(r.status, 0, r.stderr);
     assert.equal(r.stdout, '', 'a user without credentials or quotas prints nothing, as kafka-configs');
   });

@@ -6,24 +6,16 @@
  * REPLICATION listener, and Metadata on each listener advertises that listener's ports.
  */
 import assert from 'node:assert/strict';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { readLauncherFile } from '../../src/cluster/control.js';
 import { scrape } from '../support/prometheus.js';
 import { makeTestCerts, type TestCerts } from '../support/tls-certs.js';
+import { kcat, removeDataDir, requireTool, type SkiffProcess } from './helpers.js';
 import {
-  adminFor,
-  consumeAll,
-  createLedBy1,
-  describe1,
-  kcat,
-  removeDataDir,
-  requireTool,
-  type SkiffProcess,
-  startTestCluster,
-  waitUntil,
-} from './helpers.js';
+  produceAndCheckReplicas,
+  replicationAddress,
+  startSecureReplicationCluster,
+} from './secure-replication.js';
 
 const TOPIC = 'over-ssl';
 
@@ -36,20 +28,9 @@ describe('skiff up --brokers 3 replicating over an SSL inter-broker listener', (
   before(async () => {
     requireTool('kcat', '-V');
     certs = makeTestCerts();
-    const c = await startTestCluster('skiff-ssl-repl-', [
-      'listeners=PLAINTEXT://127.0.0.1:9092,REPLICATION://127.0.0.1:0',
-      'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,REPLICATION:SSL',
-      'inter.broker.listener.name=REPLICATION',
-      'listener.name.replication.ssl.keystore.type=PEM',
-      `listener.name.replication.ssl.keystore.location=${certs.brokerKeystore}`,
-      'listener.name.replication.ssl.truststore.type=PEM',
-      `listener.name.replication.ssl.truststore.location=${certs.caPem}`,
+    ({ dir, bootstrap, up } = await startSecureReplicationCluster('skiff-ssl-repl-', 'SSL', certs, [
       'listener.name.replication.ssl.client.auth=required',
-      'num.partitions=1',
-    ]);
-    dir = c.dir;
-    up = c.up;
-    bootstrap = `127.0.0.1:${c.port}`;
+    ]));
   });
   after(async () => {
     await up?.stop();
@@ -58,34 +39,7 @@ describe('skiff up --brokers 3 replicating over an SSL inter-broker listener', (
   });
 
   it('produces with acks=all and the followers catch up byte for byte', async () => {
-    const { admin, close } = adminFor(bootstrap);
-    try {
-      await createLedBy1(admin, TOPIC, new Map([['min.insync.replicas', '3']]));
-    } finally {
-      close();
-    }
-    const values = Array.from({ length: 200 }, (_, i) => `ssl-${i}`);
-    const r = await kcat(
-      ['-b', bootstrap, '-P', '-t', TOPIC, '-p', '0', '-X', 'acks=all'],
-      `${values.join('\n')}\n`,
-    );
-    assert.equal(r.status, 0, r.stderr);
-    assert.deepEqual(await consumeAll(bootstrap, TOPIC), values);
-    const segment = (id: number) => path.join(dir, `broker-${id}`, `${TOPIC}-0`, '00000000000000000000.log');
-    await waitUntil(
-      'identical segments on brokers 1, 2, 3',
-      async () => {
-        const [a, b, c] = [1, 2, 3].map((id) => fs.readFileSync(segment(id)));
-        return a!.length > 0 && a!.equals(b!) && a!.equals(c!) ? true : undefined;
-      },
-      20_000,
-    );
-    const { admin: admin2, close: close2 } = adminFor(bootstrap);
-    try {
-      assert.deepEqual([...(await describe1(admin2, TOPIC)).partitions[0]!.isr].sort(), [1, 2, 3]);
-    } finally {
-      close2();
-    }
+    await produceAndCheckReplicas(bootstrap, dir, TOPIC);
   });
 
   it("has the followers' fetch connections on the leader's REPLICATION listener", async () => {
@@ -107,14 +61,10 @@ describe('skiff up --brokers 3 replicating over an SSL inter-broker listener', (
     );
     assert.equal(plainPorts.length, 3);
     assert.ok(plainPorts.includes(bootstrap));
-    // Broker 1's REPLICATION port, from its log's listening line.
-    const log = fs.readFileSync(path.join(dir, 'logs', 'broker-1.log'), 'utf8');
-    const m = /listening on PLAINTEXT:\/\/127\.0\.0\.1:\d+, REPLICATION:\/\/127\.0\.0\.1:(\d+)/.exec(log);
-    assert.ok(m, log);
-    const target = Number(m[1]);
+    const target = replicationAddress(dir);
     const overTls = await kcat([
       '-b',
-      `127.0.0.1:${target}`,
+      target,
       '-X',
       'security.protocol=ssl',
       '-X',
@@ -132,6 +82,6 @@ describe('skiff up --brokers 3 replicating over an SSL inter-broker listener', (
     );
     assert.equal(tlsPorts.length, 3);
     for (const p of tlsPorts) assert.ok(!plainPorts.includes(p), `${p} is a PLAINTEXT port`);
-    assert.ok(tlsPorts.includes(`127.0.0.1:${target}`));
+    assert.ok(tlsPorts.includes(target));
   });
 });

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import type { Kafka } from 'kafkajs';
+import { type ITopicConfig, Kafka, logLevel } from 'kafkajs';
 import { ClientConnection } from '../../src/network/client-connection.js';
 import { AlterClientQuotasRequestCodec } from '../../src/protocol/generated/AlterClientQuotasRequest.js';
 import { AlterClientQuotasResponseCodec } from '../../src/protocol/generated/AlterClientQuotasResponse.js';
@@ -137,4 +137,21 @@ export async function highWatermarkOf(kafka: Kafka, topic: string): Promise<bigi
   } finally {
     await admin.disconnect();
   }
+}
+
+/** A KafkaJS client of `broker` (its own logging off) with `topics` created, their leaders elected. */
+export async function kafkaJsWithTopics(
+  broker: BrokerProcess,
+  clientId: string,
+  topics: ITopicConfig[],
+): Promise<Kafka> {
+  const kafka = new Kafka({ clientId, brokers: [broker.bootstrap], logLevel: logLevel.NOTHING });
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    await admin.createTopics({ topics, waitForLeaders: true });
+  } finally {
+    await admin.disconnect();
+  }
+  return kafka;
 }

@@ -16,10 +16,10 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { Kafka, logLevel } from 'kafkajs';
+import type { Kafka } from 'kafkajs';
 import type { BrokerProcess } from '../support/broker-process.js';
 import { cleanedUpToActive, type SegmentView, stableSegments } from '../support/compacted-log.js';
-import { highWatermarkOf, runPython, startCompatBroker } from './clients.js';
+import { highWatermarkOf, kafkaJsWithTopics, runPython, startCompatBroker } from './clients.js';
 
 const REFUSING = 'compacted-js';
 const TOPIC = 'compacted-e2e';
@@ -99,37 +99,23 @@ describe('a compacted topic with KafkaJS, kcat and python3-confluent-kafka', () 
   let kafka: Kafka;
   before(async () => {
     broker = await startCompatBroker(['log.cleaner.backoff.ms=100']);
-    kafka = new Kafka({
-      clientId: 'skiff-compacted',
-      brokers: [broker.bootstrap],
-      logLevel: logLevel.NOTHING,
-    });
-    const admin = kafka.admin();
-    await admin.connect();
-    try {
-      await admin.createTopics({
-        topics: [
-          {
-            topic: REFUSING,
-            numPartitions: 1,
-            configEntries: [{ name: 'cleanup.policy', value: 'compact' }],
-          },
-          {
-            topic: TOPIC,
-            numPartitions: 1,
-            configEntries: [
-              { name: 'cleanup.policy', value: 'compact' },
-              { name: 'segment.bytes', value: '4096' },
-              { name: 'min.cleanable.dirty.ratio', value: '0.01' },
-              { name: 'delete.retention.ms', value: String(DELETE_RETENTION_MS) },
-            ],
-          },
+    kafka = await kafkaJsWithTopics(broker, 'skiff-compacted', [
+      {
+        topic: REFUSING,
+        numPartitions: 1,
+        configEntries: [{ name: 'cleanup.policy', value: 'compact' }],
+      },
+      {
+        topic: TOPIC,
+        numPartitions: 1,
+        configEntries: [
+          { name: 'cleanup.policy', value: 'compact' },
+          { name: 'segment.bytes', value: '4096' },
+          { name: 'min.cleanable.dirty.ratio', value: '0.01' },
+          { name: 'delete.retention.ms', value: String(DELETE_RETENTION_MS) },
         ],
-        waitForLeaders: true,
-      });
-    } finally {
-      await admin.disconnect();
-    }
+      },
+    ]);
   });
   after(async () => {
     await broker?.stop();

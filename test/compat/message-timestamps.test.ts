@@ -6,9 +6,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { Kafka, logLevel } from 'kafkajs';
+import type { Kafka } from 'kafkajs';
 import type { BrokerProcess } from '../support/broker-process.js';
-import { highWatermarkOf, runPython, startCompatBroker } from './clients.js';
+import { highWatermarkOf, kafkaJsWithTopics, runPython, startCompatBroker } from './clients.js';
 
 const TOPIC = 'bounded-timestamps';
 const HOUR_MS = 3_600_000;
@@ -34,30 +34,16 @@ describe('message.timestamp.before.max.ms and message.timestamp.after.max.ms wit
 
   before(async () => {
     broker = await startCompatBroker();
-    kafka = new Kafka({
-      clientId: 'skiff-timestamps',
-      brokers: [broker.bootstrap],
-      logLevel: logLevel.NOTHING,
-    });
-    const admin = kafka.admin();
-    await admin.connect();
-    try {
-      await admin.createTopics({
-        topics: [
-          {
-            topic: TOPIC,
-            numPartitions: 1,
-            configEntries: [
-              { name: 'message.timestamp.before.max.ms', value: String(HOUR_MS) },
-              { name: 'message.timestamp.after.max.ms', value: String(HOUR_MS) },
-            ],
-          },
+    kafka = await kafkaJsWithTopics(broker, 'skiff-timestamps', [
+      {
+        topic: TOPIC,
+        numPartitions: 1,
+        configEntries: [
+          { name: 'message.timestamp.before.max.ms', value: String(HOUR_MS) },
+          { name: 'message.timestamp.after.max.ms', value: String(HOUR_MS) },
         ],
-        waitForLeaders: true,
-      });
-    } finally {
-      await admin.disconnect();
-    }
+      },
+    ]);
   });
   after(async () => {
     await broker?.stop();
