@@ -4,6 +4,7 @@ import { benchFetchEncode } from './fetch-encode.js';
 import { benchMetadata } from './metadata.js';
 import { benchMetrics } from './metrics.js';
 import { benchRecords } from './records.js';
+import { benchRecovery } from './recovery.js';
 import { benchReplication } from './replication.js';
 import { benchSasl } from './sasl.js';
 import { benchStartCluster } from './start-cluster.js';
@@ -32,6 +33,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   sasl: benchSasl,
   tls: benchTls,
   transactions: benchTransactions,
+  recovery: benchRecovery,
 };
 
 const only = process.argv.slice(2);
