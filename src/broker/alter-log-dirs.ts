@@ -65,7 +65,7 @@ export class AlterLogDirsManager {
 
   /**
    * AlterReplicaLogDirs for one replica: LOG_DIR_NOT_FOUND for a dir that is not one of this
-   * broker's, REPLICA_NOT_AVAILABLE when no replica is hosted here (yet), else NONE — the move
+   * broker's, KAFKA_STORAGE_ERROR for one that failed (Kafka's offline dir), REPLICA_NOT_AVAILABLE when no replica is hosted here (yet), else NONE — the move
    * starts, carries on (same target), restarts (another target) or is cancelled (the target is
    * where the log is now).
    */
@@ -73,6 +73,7 @@ export class AlterLogDirsManager {
     const { logManager } = this.ctx;
     const target = logManager.logDirs.find((d) => path.resolve(d) === path.resolve(logDir));
     if (target === undefined) return ErrorCode.LOG_DIR_NOT_FOUND;
+    if (!logManager.liveLogDirs.includes(target)) return ErrorCode.KAFKA_STORAGE_ERROR;
     const current = logManager.getLog(topic, partition);
     if (current === undefined) return ErrorCode.REPLICA_NOT_AVAILABLE;
     const futureDir = logManager.futureLogDirOf(topic, partition);

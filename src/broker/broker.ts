@@ -120,6 +120,8 @@ export class Broker {
   /** Says once when the process runs out of file descriptors (connections are then refused). */
   private readonly descriptors: DescriptorWatch;
   private unsubscribe: (() => void) | null = null;
+  /** A report of the offline replicas is scheduled (reportOfflineReplicas). */
+  private offlineReportPending = false;
   private state: 'new' | 'started' | 'stopped' = 'new';
   /** The logs were loaded (and so recovered): only then may a shutdown write the clean-shutdown marker. */
   private logsLoaded = false;
@@ -167,6 +169,7 @@ export class Broker {
       this.replication,
       topicConfig,
       logger,
+      () => this.reportOfflineReplicas(),
     );
     this.logDirFailures.onOfflineLogDir((dir) => this.handleLogDirFailure(dir));
     this.alterLogDirs = new AlterLogDirsManager({
@@ -241,25 +244,34 @@ export class Broker {
   }
 
   /**
-   * A log dir failed (Kafka's LogDirFailureHandler): its replicas stop being served, the controller
-   * is told which replicas here are offline (it moves their leadership and ISR membership to the
+   * A log dir failed (Kafka's LogDirFailureHandler): its replicas stop being served (the replica
+   * manager then has the controller told, which moves their leadership and ISR membership to the
    * other replicas), and with no log dir left the process halts, as Kafka's does.
    */
   private handleLogDirFailure(normalized: string): void {
-    const { config, metadata } = this.deps;
+    const { config } = this.deps;
     const dir = config.logDirs.find((d) => normalizeDir(d) === normalized) ?? normalized;
     this.replicaManager.handleLogDirFailure(dir);
     if (this.logManager.liveLogDirs.length === 0) {
       this.logger.warn(`Shutdown broker because all log dirs in ${config.logDirs.join(', ')} have failed`);
       this.deps.halt?.(1);
-      return;
     }
-    const offlineReplicas = this.replicaManager.offlinePartitions();
-    const offlineLogDirs = this.logDirFailures.offlineLogDirs().map((d) => d.dir);
-    metadata.reportOfflineReplicas({ offlineLogDirs, offlineReplicas }).catch((e: unknown) => {
-      this.logger.warn(
-        `telling the controller of offline log dir ${dir} failed: ${e instanceof Error ? e.message : String(e)}`,
-      );
+  }
+
+  /** Tells the controller every offline replica here, once per turn however many went offline in it. */
+  private reportOfflineReplicas(): void {
+    if (this.offlineReportPending) return;
+    this.offlineReportPending = true;
+    this.deps.scheduler.schedule('report-offline-replicas', 0, () => {
+      this.offlineReportPending = false;
+      const offlineReplicas = this.replicaManager.offlinePartitions();
+      const offlineLogDirs = this.logDirFailures.offlineLogDirs().map((d) => d.dir);
+      this.deps.metadata.reportOfflineReplicas({ offlineLogDirs, offlineReplicas }).catch((e: unknown) => {
+        const why = e instanceof Error ? e.message : String(e);
+        this.logger.warn(
+          `telling the controller of the offline log dirs ${offlineLogDirs.join(',')} failed: ${why}`,
+        );
+      });
     });
   }
 

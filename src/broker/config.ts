@@ -19,7 +19,7 @@ import {
 import { type AuthorizerConfig, authorizerConfigOf } from '../security/authorizer.js';
 import type { CleanerConfig } from '../storage/log-cleaner.js';
 import { cleanupPolicy, type LogConfig, logConfig } from '../storage/log-config.js';
-import { DEFAULT_LOG_MANAGER_CONFIG, type LogManagerConfig } from '../storage/log-manager.js';
+import { DEFAULT_LOG_MANAGER_CONFIG, type LogManagerConfig } from '../storage/log-manager-config.js';
 import { type ListenerEndpoint, listenersFromProperties } from './listeners.js';
 
 export { parseProperties } from '../metadata/properties.js';

@@ -10,10 +10,12 @@ import type { Clock } from '../common/clock.js';
 import type { Logger } from '../common/logger.js';
 import { runInSlices, runToEnd } from '../common/slices.js';
 import { topicPartitionKey } from '../common/topic-partition.js';
-import type { MetadataImage } from '../metadata/cluster-metadata.js';
+import type { MetadataImage, PartitionState } from '../metadata/cluster-metadata.js';
 import { Partition } from '../replication/partition.js';
 import type { ReplicationManager } from '../replication/replication-manager.js';
+import type { Log } from '../storage/log.js';
 import type { LogConfig } from '../storage/log-config.js';
+import { isStorageError } from '../storage/log-dir-failure.js';
 import type { LogManager, TopicPartition } from '../storage/log-manager.js';
 
 export class ReplicaManager {
@@ -32,6 +34,8 @@ export class ReplicaManager {
     readonly replication: ReplicationManager,
     private readonly topicConfig: (topic: string) => LogConfig,
     private readonly logger: Logger,
+    /** Runs when replicas here go offline (the broker tells the controller). */
+    private readonly onOffline: () => void = () => {},
   ) {}
 
   get partitionCount(): number {
@@ -80,6 +84,7 @@ export class ReplicaManager {
     // Parked requests on them complete now and find the partition offline.
     for (const key of newOffline) this.replication.partitionChanged(key);
     this.logger.info(`Stopped serving replicas in dir ${dir}`);
+    this.onOffline();
     return newOffline;
   }
 
@@ -125,12 +130,8 @@ export class ReplicaManager {
         }
         if (!p) {
           this.removeLogOfEarlierTopic(topic.name, state.partition, topic.topicId);
-          const log = this.logManager.getOrCreateLog(
-            topic.name,
-            state.partition,
-            this.topicConfig(topic.name),
-            topic.topicId,
-          );
+          const log = this.openLog(topic.name, state, topic.topicId);
+          if (log === null) continue;
           p = new Partition(topic.topicId, log, this.brokerId, state, this.replication);
           this.partitions.set(key, p);
         } else {
@@ -144,6 +145,26 @@ export class ReplicaManager {
     for (const [key, p] of [...this.partitions]) if (!wanted.has(key)) this.remove(key, p);
     for (const key of [...this.offline.keys()]) if (!wanted.has(key)) this.offline.delete(key);
     if (!this.strayLogsChecked) this.removeStrayLogs(wanted);
+  }
+
+  /**
+   * The partition's log, created if it is new; null when it cannot be served because it is (or
+   * may be) in a failed log dir: the partition is then offline here (Kafka's getOrCreateLog
+   * refuses to create a log that is not new while some log dir is offline).
+   */
+  private openLog(topic: string, state: PartitionState, topicId: string): Log | null {
+    // Kafka's isNew: the partition as created, no leader or ISR change since.
+    const isNew = state.leaderEpoch === 0 && state.partitionEpoch === 0;
+    const { partition } = state;
+    try {
+      return this.logManager.getOrCreateLog(topic, partition, this.topicConfig(topic), topicId, isNew);
+    } catch (e) {
+      if (!isStorageError(e)) throw e;
+      this.offline.set(topicPartitionKey(topic, partition), { topic, partition });
+      this.logger.warn(`${topicPartitionKey(topic, partition)}: offline here: ${e.message}`);
+      this.onOffline();
+      return null;
+    }
   }
 
   /**

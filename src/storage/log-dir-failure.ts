@@ -38,6 +38,11 @@ export function isDeviceError(e: unknown): e is NodeJS.ErrnoException {
   return typeof code === 'string' && DEVICE_ERROR_CODES.has(code);
 }
 
+/** Whether `e` is the refusal of an operation on an offline log dir (KAFKA_STORAGE_ERROR). */
+export function isStorageError(e: unknown): e is KafkaError {
+  return e instanceof KafkaError && e.code === ErrorCode.KAFKA_STORAGE_ERROR;
+}
+
 /** An offline log dir and the error that took it offline (what `skiff log-dirs` shows). */
 export interface OfflineLogDir {
   readonly dir: string;
@@ -126,7 +131,7 @@ export function storageTaskScheduler(inner: Scheduler): Scheduler {
         try {
           task();
         } catch (e) {
-          if (!(e instanceof KafkaError && e.code === ErrorCode.KAFKA_STORAGE_ERROR)) throw e;
+          if (!isStorageError(e)) throw e;
         }
       }),
   };

@@ -1,6 +1,8 @@
 import * as path from 'node:path';
 import { runInSlices, runToEnd } from '../common/slices.js';
 import { topicPartitionKey } from '../common/topic-partition.js';
+import { ErrorCode } from '../protocol/generated/errors.js';
+import { KafkaError } from '../protocol/kafka-error.js';
 import {
   CheckpointFile,
   formatCheckpoint,
@@ -15,37 +17,13 @@ import type { StorageContext } from './local-log.js';
 import { Log } from './log.js';
 import { type CleanerConfig, LogCleaner } from './log-cleaner.js';
 import type { LogConfig } from './log-config.js';
-import { normalizeDir } from './log-dir-failure.js';
+import { isStorageError, normalizeDir } from './log-dir-failure.js';
 import { parseFutureDir, parseTopicPartitionDir, type TopicPartition } from './log-dir-names.js';
+import { DEFAULT_LOG_MANAGER_CONFIG, type LogManagerConfig } from './log-manager-config.js';
 
 export type { TopicPartition } from './log-dir-names.js';
 
 export const CLEAN_SHUTDOWN_FILE = '.kafka_cleanshutdown';
-
-/** Broker-level intervals (Kafka's log.* broker configs), with Kafka's defaults. */
-export interface LogManagerConfig {
-  /** log.flush.scheduler.interval.ms: how often flush.ms is checked (Infinity: never). */
-  readonly flushCheckIntervalMs: number;
-  /** log.flush.offset.checkpoint.interval.ms */
-  readonly recoveryPointCheckpointIntervalMs: number;
-  /** log.flush.start.offset.checkpoint.interval.ms */
-  readonly logStartOffsetCheckpointIntervalMs: number;
-  /** replica.high.watermark.checkpoint.interval.ms */
-  readonly highWatermarkCheckpointIntervalMs: number;
-  /** log.retention.check.interval.ms */
-  readonly retentionCheckIntervalMs: number;
-  /** How often idle producer ids are expired (Kafka's internal producer.id.expiration.check.interval.ms). */
-  readonly producerIdExpirationCheckIntervalMs: number;
-}
-
-export const DEFAULT_LOG_MANAGER_CONFIG: LogManagerConfig = Object.freeze({
-  flushCheckIntervalMs: Number.POSITIVE_INFINITY,
-  recoveryPointCheckpointIntervalMs: 60_000,
-  logStartOffsetCheckpointIntervalMs: 60_000,
-  highWatermarkCheckpointIntervalMs: 5_000,
-  retentionCheckIntervalMs: 300_000,
-  producerIdExpirationCheckIntervalMs: 600_000,
-});
 
 /**
  * Every log of one broker across its log dirs (Kafka's LogManager): loading at start-up with
@@ -131,7 +109,18 @@ export class LogManager {
     if (this.started) throw new Error('log manager already started');
     this.started = true;
     const futures: { dir: string; name: string; hadCleanShutdown: boolean }[] = [];
-    for (const dir of this.logDirs) futures.push(...(yield* this.loadLogDir(dir)));
+    for (const dir of this.logDirs) {
+      try {
+        futures.push(...(yield* this.loadLogDir(dir)));
+      } catch (e) {
+        // Kafka's "Error while loading log dir": the dir is offline from the start (the failure
+        // channel has it), the others load.
+        if (!isStorageError(e)) throw e;
+        this.offlineDirs.add(dir);
+        removeLogsIn(this.logs, dir);
+        this.ctx.logger.warn(`Error while loading log dir ${dir}: ${e.message}`);
+      }
+    }
     for (const f of futures) this.loadFutureLog(f.dir, f.name, f.hadCleanShutdown);
   }
 
@@ -297,8 +286,16 @@ export class LogManager {
    * topic id, as Kafka's getOrCreateLog: a log without one gets it (`partition.metadata` written),
    * a log holding another throws INCONSISTENT_TOPIC_ID.
    */
-  getOrCreateLog(topic: string, partition: number, config?: LogConfig, topicId?: string): Log {
-    const log = this.getLog(topic, partition) ?? this.createLog(topic, partition, config);
+  getOrCreateLog(topic: string, partition: number, config?: LogConfig, topicId?: string, isNew = true): Log {
+    let log = this.getLog(topic, partition);
+    if (log === undefined && !isNew && this.offlineDirs.size > 0) {
+      // It may be in a failed dir: a new empty one elsewhere would pass for it (Kafka's check).
+      throw KafkaError.fromCode(
+        ErrorCode.KAFKA_STORAGE_ERROR,
+        `Can not create log for ${topicPartitionKey(topic, partition)} because log directories ${[...this.offlineDirs].join(',')} are offline`,
+      );
+    }
+    log ??= this.createLog(topic, partition, config);
     if (topicId !== undefined) log.assignTopicId(topicId);
     return log;
   }

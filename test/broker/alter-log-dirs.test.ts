@@ -235,3 +235,18 @@ test('a move that fails is dropped with one warning; the log stays where it was 
     cleanup();
   }
 });
+
+test('a move into a failed log dir answers KAFKA_STORAGE_ERROR', () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const dirs = [path.join(dir, 'd1'), path.join(dir, 'd2')];
+    const ctx = testContext();
+    const { m, mover } = setup(dirs, ctx, { value: null });
+    fill(m, 2);
+    m.handleLogDirFailure(dirs[1]!);
+    assert.equal(mover.alterReplicaLogDir('t', 0, dirs[1]!), ErrorCode.KAFKA_STORAGE_ERROR);
+    m.shutdown();
+  } finally {
+    cleanup();
+  }
+});

@@ -9,20 +9,28 @@ import { type FileHandle, NodeFileSystem } from '../../src/storage/fs.js';
 import { logConfig } from '../../src/storage/log-config.js';
 import {
   FailureDetectingFileSystem,
+  isStorageError,
   LogDirFailureChannel,
   storageTaskScheduler,
 } from '../../src/storage/log-dir-failure.js';
 import { CLEAN_SHUTDOWN_FILE, LogManager } from '../../src/storage/log-manager.js';
 import { makeBatch, tempDir, testContext } from './helpers.js';
 
-/** The real disk, except that writes under `fullDir` fail with ENOSPC once `full` is set. */
+/**
+ * The real disk, except that writes under `fullDir` fail with ENOSPC once `full` is set, and
+ * opening a file there fails with EROFS once `readOnly` is.
+ */
 class FillableFileSystem extends NodeFileSystem {
   full = false;
+  readOnly = false;
   writes = 0;
   constructor(private readonly fullDir: string) {
     super();
   }
   override open(filePath: string, create: boolean): FileHandle {
+    if (this.readOnly && filePath.startsWith(this.fullDir)) {
+      throw Object.assign(new Error('EROFS: read-only file system, open'), { code: 'EROFS' });
+    }
     const h = super.open(filePath, create);
     const write = h.write.bind(h);
     h.write = (buf, position) => {
@@ -35,8 +43,6 @@ class FillableFileSystem extends NodeFileSystem {
     return h;
   }
 }
-
-const isStorageError = (e: unknown) => e instanceof KafkaError && e.code === ErrorCode.KAFKA_STORAGE_ERROR;
 
 test('a full log dir goes offline: KAFKA_STORAGE_ERROR there, the other dir goes on, its logs leave the manager', () => {
   const { dir, cleanup } = tempDir();
@@ -128,4 +134,36 @@ test('a background task that meets an offline dir ends there; other errors still
     throw new TypeError('a bug');
   });
   assert.throws(() => base.scheduler.runDue(), TypeError);
+});
+
+test('a dir that fails while loading is offline from the start; a log that may be there is not created elsewhere', () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const [d1, d2] = [path.join(dir, 'd1'), path.join(dir, 'd2')];
+    const base = testContext();
+    const disk = new FillableFileSystem(d2);
+    const channel = new LogDirFailureChannel([d1, d2], base.clock, base.scheduler, base.logger);
+    const open = () =>
+      new LogManager([d1, d2], logConfig({}), { ...base, fs: new FailureDetectingFileSystem(disk, channel) });
+    const first = open();
+    first.startup();
+    first.getOrCreateLog('a', 0).appendAsLeader(makeBatch({ count: 1 }), 0);
+    first.getOrCreateLog('b', 0).appendAsLeader(makeBatch({ count: 1 }), 0);
+    first.shutdown();
+
+    disk.readOnly = true;
+    const m = open();
+    m.startup();
+    assert.ok(channel.hasOfflineLogDir(d2));
+    assert.deepEqual(m.liveLogDirs, [d1]);
+    assert.equal(m.getLog('a', 0)?.logEndOffset, 1n);
+    assert.equal(m.getLog('b', 0), undefined);
+    assert.ok(base.logger.lines.some((l) => l.includes(`Error while loading log dir ${d2}`)));
+    assert.throws(() => m.getOrCreateLog('b', 0, undefined, undefined, false), isStorageError);
+    m.getOrCreateLog('c', 0, undefined, undefined, true);
+    assert.equal(m.logDirOf('c', 0), d1);
+    m.shutdown();
+  } finally {
+    cleanup();
+  }
 });

@@ -8,11 +8,8 @@ import { NodeFileSystem } from '../../src/storage/fs.js';
 import type { Log } from '../../src/storage/log.js';
 import { logConfig } from '../../src/storage/log-config.js';
 import { parseTopicPartitionDir } from '../../src/storage/log-dir-names.js';
-import {
-  CLEAN_SHUTDOWN_FILE,
-  DEFAULT_LOG_MANAGER_CONFIG,
-  LogManager,
-} from '../../src/storage/log-manager.js';
+import { CLEAN_SHUTDOWN_FILE, LogManager } from '../../src/storage/log-manager.js';
+import { DEFAULT_LOG_MANAGER_CONFIG } from '../../src/storage/log-manager-config.js';
 import { PartitionMetadataFile } from '../../src/storage/partition-metadata.js';
 import { makeBatch, type TestContext, tempDir, testContext } from './helpers.js';
 

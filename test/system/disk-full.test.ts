@@ -133,9 +133,33 @@ describe('a log dir that fills up goes offline; the broker serves its other dir'
         `disk-full: acknowledged ${acks.count(FULL)} on ${FULL}, ${acks.count(HEALTHY)} on ${HEALTHY}; failed for good ${acks.failed}; lost 0`,
       );
 
-      // Room again, and a restart: the dir is back, its replica recovers and rejoins the ISR.
-      run('mount', ['-o', `remount,size=${TMPFS_BYTES * 8}`, tmpfs]);
+      // Restarted with the dir still broken (read-only now): the broker starts, the dir goes
+      // offline again (at load or at its first write), the other dir serves.
+      run('mount', ['-o', 'remount,ro', tmpfs]);
       await b1.stop(15_000);
+      const readOnly = await cluster.startBroker(1);
+      await waitUntil(
+        `${FULL} offline on broker 1 again, ${HEALTHY} in sync there`,
+        async () => {
+          const [full, healthy] = [await describe1(admin, FULL), await describe1(admin, HEALTHY)];
+          const ok =
+            full.partitions[0]!.offlineReplicas.includes(1) && healthy.partitions[0]!.isr.includes(1);
+          return ok ? true : undefined;
+        },
+        30_000,
+      );
+      const roLine = new RegExp(`[^\n]*in dir ${tmpfs}: EROFS[^\n]*`).exec(readOnly.output());
+      assert.ok(roLine !== null, readOnly.output());
+      console.log(`disk-full: restarted read-only: ${roLine[0].replace(/^\[[^\]]*\] /, '')}`);
+      assert.ok(readOnly.running);
+      await sendNumbered(producer, acks, HEALTHY, HEALTHY_RECORDS);
+      await sendNumbered(producer, acks, FULL, FULL_RECORDS + 500);
+      await producer.flush();
+      assert.equal(acks.failed, 0);
+
+      // Room again, and a restart: the dir is back, its replica recovers and rejoins the ISR.
+      run('mount', ['-o', `remount,rw,size=${TMPFS_BYTES * 8}`, tmpfs]);
+      await readOnly.stop(15_000);
       await cluster.startBroker(1);
       await waitUntil(
         `broker 1 back in the ISR of ${FULL}`,
@@ -148,6 +172,7 @@ describe('a log dir that fills up goes offline; the broker serves its other dir'
       const back = (await admin.describeLogDirs([1], null)).get(1)!;
       assert.ok(back.every((d) => d.errorCode === 0));
       verify(FULL, acks.values(FULL), await consumeAll(bootstrap(), FULL));
+      verify(HEALTHY, acks.values(HEALTHY), await consumeAll(bootstrap(), HEALTHY));
     } finally {
       close();
     }
