@@ -108,19 +108,11 @@ echo "test-all: the whole suite under Node.js $(with_node "$main_dir" node --ver
 with_node "$main_dir" npm test
 
 # npm test compiled dist/ and built the addons; the other lines run the same compiled files.
-other_tests=()
-while IFS= read -r file; do
-  for skip in "${MAIN_ONLY_TESTS[@]}"; do
-    [[ "$file" == "dist/test/$skip"* ]] && continue 2
-  done
-  other_tests+=("$file")
-done < <(find dist/test -name '*.test.js' | sort)
 failed=()
 for dir in "${other_dirs[@]}"; do
   version=$(with_node "$dir" node --version)
   echo "test-all: the suite under Node.js $version, less ${MAIN_ONLY_TESTS[*]}"
-  # spec, as npm test's default under 24 (22 prints TAP when stdout is not a terminal).
-  with_node "$dir" node --test --test-reporter=spec "${other_tests[@]}" || failed+=("$version")
+  with_node "$dir" bash scripts/run-suite.sh "${MAIN_ONLY_TESTS[@]}" || failed+=("$version")
 done
 if [ ${#failed[@]} -gt 0 ]; then
   echo "test-all: tests failed under Node.js ${failed[*]}" >&2
