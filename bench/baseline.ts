@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { type ChildProcess, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 
@@ -96,4 +96,46 @@ export function dropCachesPossible(): boolean {
 /** Drops the page cache, dentries and inodes (sync first: dirty pages are not dropped). */
 export function dropCaches(): void {
   fs.writeFileSync('/proc/sys/vm/drop_caches', '3');
+}
+
+/**
+ * Waits until `child` (stdout and stderr piped) has printed `text`; rejects when it exits first or
+ * after `timeoutMs`, with what it printed. Resolves with what it printed so far.
+ */
+export function untilPrinted(
+  child: ChildProcess,
+  text: string,
+  what: string,
+  timeoutMs = 15_000,
+): Promise<string> {
+  let out = '';
+  return new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`${what} not ready in ${timeoutMs / 1000} s:\n${out}`)),
+      timeoutMs,
+    );
+    const onData = (chunk: Buffer) => {
+      out += chunk.toString();
+      if (out.includes(text)) {
+        clearTimeout(timer);
+        resolve(out);
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${what} exited with ${code}:\n${out}`));
+    });
+  });
+}
+
+/** SIGTERM to `child` (SIGKILL after 10 s); resolves once it has exited. */
+export async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(killer);
 }

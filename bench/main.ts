@@ -13,6 +13,7 @@ import { benchThrottle } from './throttle.js';
 import { benchTls } from './tls.js';
 import { benchTools } from './tools.js';
 import { benchTransactions } from './transactions.js';
+import { benchYardsticks } from './yardsticks.js';
 
 /**
  * Every benchmark, run in order by `npm run bench`. Add new ones to this list.
@@ -34,6 +35,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   tls: benchTls,
   transactions: benchTransactions,
   recovery: benchRecovery,
+  yardsticks: benchYardsticks,
 };
 
 const only = process.argv.slice(2);

@@ -62,7 +62,11 @@ const ddText = (d: Baseline) => `${d.mbps.toFixed(0)} MB/s (dd's system CPU ${d.
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
 
-function run(cmd: string, args: string[], timeoutMs = 300_000): Promise<{ seconds: number; out: string }> {
+export function run(
+  cmd: string,
+  args: string[],
+  timeoutMs = 300_000,
+): Promise<{ seconds: number; out: string }> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const p = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -105,7 +109,7 @@ function ephemeralStart(): number {
   }
 }
 
-async function freePorts(count: number): Promise<number> {
+export async function freePorts(count: number): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt++) {
     // Below the ephemeral range: a stopped broker's port must not be taken by a client's
     // connection before the broker starts again.
@@ -117,7 +121,8 @@ async function freePorts(count: number): Promise<number> {
   throw new Error(`no ${count} consecutive free ports`);
 }
 
-class Cluster {
+/** A `skiff up --brokers 3` child process on 127.0.0.1 (the replication and yardsticks benches). */
+export class Cluster {
   private out = '';
   private readonly exited: Promise<void>;
   launcher!: LauncherFile;
@@ -135,13 +140,16 @@ class Cluster {
     this.exited = new Promise((r) => child.once('exit', () => r()));
   }
 
-  static async start(dir: string): Promise<Cluster> {
+  /** `nodeFlags`: given to `skiff up` and so to its brokers (default: SKIFF_BENCH_NODE_FLAGS). */
+  static async start(
+    dir: string,
+    nodeFlags = (process.env.SKIFF_BENCH_NODE_FLAGS ?? '').split(' ').filter((f) => f !== ''),
+  ): Promise<Cluster> {
     const props = path.join(dir, 'server.properties');
     fs.writeFileSync(props, ['listeners=PLAINTEXT://127.0.0.1:9092', 'num.partitions=1', ''].join('\n'));
     const port = await freePorts(3);
-    const flags = (process.env.SKIFF_BENCH_NODE_FLAGS ?? '').split(' ').filter((f) => f !== '');
     const args = ['up', '--brokers', '3', '--data-dir', dir, '--port', String(port), '--http-port', '0'];
-    const child = spawn(process.execPath, [...flags, SKIFF, ...args, '--config-file', props], {
+    const child = spawn(process.execPath, [...nodeFlags, SKIFF, ...args, '--config-file', props], {
       stdio: ['ignore', 'pipe', 'pipe'],
       cwd: dir,
     });
@@ -198,14 +206,17 @@ class Cluster {
   }
 }
 
-async function isrOf(admin: Admin, topic: string): Promise<{ leader: number; isr: number[] } | undefined> {
+export async function isrOf(
+  admin: Admin,
+  topic: string,
+): Promise<{ leader: number; isr: number[] } | undefined> {
   const t = (await admin.describeTopics([topic])).get(topic);
   if (t === undefined || t instanceof Error) return undefined;
   const p = t.partitions.find((x) => x.partition === 0);
   return p === undefined ? undefined : { leader: p.leader, isr: [...p.isr].sort((a, b) => a - b) };
 }
 
-async function waitIsr(admin: Admin, topic: string, want: number[], timeoutMs: number): Promise<void> {
+export async function waitIsr(admin: Admin, topic: string, want: number[], timeoutMs: number): Promise<void> {
   const key = [...want].sort((a, b) => a - b).join(',');
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -223,7 +234,7 @@ function statFields(pid: number): string[] {
 }
 
 /** A process's user and system CPU seconds so far (utime, stime; Linux clock ticks are 1/100 s). */
-function cpuSplit(pid: number): [number, number] {
+export function cpuSplit(pid: number): [number, number] {
   const fields = statFields(pid);
   return [Number(fields[11]) / 100, Number(fields[12]) / 100];
 }
@@ -470,7 +481,7 @@ async function produceRf3(
 }
 
 /** kcat producing `input`'s lines to `topic` with acks=all in 1 MB batches: every produce of this bench. */
-function kcatProduce(bootstrap: string, topic: string, input: string): string[] {
+export function kcatProduce(bootstrap: string, topic: string, input: string): string[] {
   return [
     ...['-P', '-b', bootstrap, '-t', topic, '-X', 'acks=all'],
     ...['-X', 'linger.ms=5', '-X', 'batch.size=1000000', '-l', input],
