@@ -161,9 +161,15 @@ export class ServerConnection implements ConnectionInfo {
     return () => this.closeListeners.delete(listener);
   }
 
-  /** Idle: nothing in flight, nothing queued, no bytes either way for `idleMs`. */
+  /**
+   * Idle: no bytes either way for `idleMs`, and nothing in flight or queued — or what is waits on
+   * the client, which has not read its responses all that time (Kafka's idle expiry looks at the
+   * channel's activity only): a client that never reads would otherwise hold its connection, its
+   * queued requests and their answers for good.
+   */
   isIdle(nowMs: number, idleMs: number): boolean {
-    return this.inFlight.length === 0 && this.queue.length === 0 && nowMs - this.lastActiveMs > idleMs;
+    if (nowMs - this.lastActiveMs <= idleMs) return false;
+    return this.waitingForDrain || (this.inFlight.length === 0 && this.queue.length === 0);
   }
 
   private onData(chunk: Buffer): void {

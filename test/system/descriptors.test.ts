@@ -8,23 +8,11 @@
  * is there.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import * as fs from 'node:fs';
 import * as net from 'node:net';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Producer } from '../../src/client/producer.js';
-import {
-  adminFor,
-  consumeAll,
-  freePorts,
-  removeDataDir,
-  requireTool,
-  SKIFF,
-  SkiffProcess,
-  waitUntil,
-} from '../cluster/helpers.js';
+import { adminFor, consumeAll, requireTool, type SkiffProcess, waitUntil } from '../cluster/helpers.js';
+import { createTopic, type OneBroker, startOneBroker } from './one-broker.js';
 
 /** The broker's descriptor limit: room for its logs and a few dozen sockets. */
 const NOFILE = 256;
@@ -48,7 +36,7 @@ function probe(port: number, settleMs: number): Promise<net.Socket | null> {
 }
 
 describe('a broker out of file descriptors', () => {
-  let dir: string;
+  let one: OneBroker;
   let port: number;
   let broker: SkiffProcess;
   const held: net.Socket[] = [];
@@ -56,29 +44,13 @@ describe('a broker out of file descriptors', () => {
   before(async () => {
     requireTool('prlimit', '--version');
     requireTool('kcat', '-V');
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'skiff-descriptors-'));
-    port = await freePorts(1);
-    const props = path.join(dir, 'server.properties');
-    fs.writeFileSync(
-      props,
-      [`node.id=1`, `listeners=PLAINTEXT://127.0.0.1:${port}`, `log.dirs=${path.join(dir, 'data')}`, ''].join(
-        '\n',
-      ),
-    );
-    const args = ['broker', '--config', props];
-    broker = new SkiffProcess(
-      args,
-      spawn('prlimit', [`--nofile=${NOFILE}:${NOFILE}`, process.execPath, SKIFF, ...args], {
-        stdio: ['ignore', 'pipe', 'pipe'],
-      }),
-    );
-    await broker.waitFor(/skiff broker 1 ready: listening on/);
+    one = await startOneBroker('descriptors', [], { nofile: NOFILE });
+    ({ port, process: broker } = one);
   });
 
   after(async () => {
     for (const s of held) s.destroy();
-    await broker?.stop(10_000);
-    if (dir) removeDataDir(dir);
+    await one?.stop();
   });
 
   it('refuses new connections with one line, keeps serving the ones it has, and recovers', {
@@ -90,16 +62,7 @@ describe('a broker out of file descriptors', () => {
     let failed = 0;
     let storageErrors = 0;
     try {
-      const [created] = await admin.createTopics([
-        {
-          name: TOPIC,
-          numPartitions: 1,
-          replicationFactor: 1,
-          assignments: [],
-          configs: new Map([['segment.bytes', String(1024 * 1024)]]),
-        },
-      ]);
-      assert.equal(created?.error, null);
+      await createTopic(admin, TOPIC, new Map([['segment.bytes', String(1024 * 1024)]]));
       const producer = new Producer(client, { retries: 1, lingerMs: 2 });
       const send = (i: number): Promise<void> => {
         const value = `${i}-${VALUE_PAD}`;
@@ -132,10 +95,7 @@ describe('a broker out of file descriptors', () => {
       // The connection it has still serves produce, across segment rolls that find no descriptor.
       for (const end = next + 600; next < end; next++) await send(next);
       await producer.flush();
-      const [later] = await admin.createTopics([
-        { name: 'during', numPartitions: 1, replicationFactor: 1, assignments: [], configs: new Map() },
-      ]);
-      assert.equal(later?.error, null);
+      await createTopic(admin, 'during');
       assert.ok(broker.running, broker.output().slice(-3000));
       const lines = broker.output().match(/Too many open files[^\n]*/g) ?? [];
       assert.equal(lines.length, 1, lines.join('\n'));

@@ -7,21 +7,11 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import * as fs from 'node:fs';
 import * as net from 'node:net';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Producer } from '../../src/client/producer.js';
-import {
-  adminFor,
-  consumeAll,
-  freePorts,
-  removeDataDir,
-  requireTool,
-  SkiffProcess,
-  waitUntil,
-} from '../cluster/helpers.js';
+import { adminFor, consumeAll, requireTool, type SkiffProcess, waitUntil } from '../cluster/helpers.js';
+import { createTopic, type OneBroker, startOneBroker } from './one-broker.js';
 import { hardDescriptorLimit, residentBytes } from './process-memory.js';
 
 const MAX_CONNECTIONS = 5_000;
@@ -32,7 +22,7 @@ const WAVE = 500;
 const RSS_BOUND = 512 * 1024 * 1024;
 
 describe('10,000 idle connections against max.connections', () => {
-  let dir: string;
+  let one: OneBroker;
   let port: number;
   let broker: SkiffProcess;
   const sockets: net.Socket[] = [];
@@ -53,37 +43,20 @@ describe('10,000 idle connections against max.connections', () => {
       },
     );
     assert.equal(raised.status, 0, `prlimit: ${raised.stderr}`);
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'skiff-idle-connections-'));
-    port = await freePorts(1);
-    const props = path.join(dir, 'server.properties');
-    fs.writeFileSync(
-      props,
-      [
-        'node.id=1',
-        `listeners=PLAINTEXT://127.0.0.1:${port}`,
-        `log.dirs=${path.join(dir, 'data')}`,
-        `max.connections=${MAX_CONNECTIONS}`,
-        '',
-      ].join('\n'),
-    );
-    broker = new SkiffProcess(['broker', '--config', props]);
-    await broker.waitFor(/skiff broker 1 ready: listening on/);
+    one = await startOneBroker('idle-connections', [`max.connections=${MAX_CONNECTIONS}`]);
+    ({ port, process: broker } = one);
   });
 
   after(async () => {
     for (const s of sockets) s.destroy();
-    await broker?.stop(10_000);
-    if (dir) removeDataDir(dir);
+    await one?.stop();
   });
 
   it('refuses beyond the limit with one line, serves a real client, stays bounded, and frees slots', async () => {
     const bootstrap = `127.0.0.1:${port}`;
     const { admin, client, close } = adminFor(bootstrap);
     try {
-      const [created] = await admin.createTopics([
-        { name: 'real', numPartitions: 1, replicationFactor: 1, assignments: [], configs: new Map() },
-      ]);
-      assert.equal(created?.error, null);
+      await createTopic(admin, 'real');
       const producer = new Producer(client, { retries: 3, lingerMs: 2 });
       const acked: string[] = [];
       const produce = async (from: number, to: number): Promise<void> => {
