@@ -26,8 +26,7 @@ NODE_OTHER_LINES=(22.23.5 26.12.1)
 # - system/ is the fault suite on real processes (issue 23): brokers in network namespaces cut
 #   off, a flaky link, the whole cluster killed, a log dir filling up, file descriptors running
 #   out, a client that never reads, 10,000 idle connections against max.connections — a minute
-#   or two of faults
-#   whose broker code is the same under every line.
+#   or two of faults whose broker code is the same under every line.
 MAIN_ONLY_TESTS=(
   examples/ scenarios/ sim/ dashboard/
   compat/transactions-ctp cluster/ssl-replication cluster/sasl-ssl-replication cluster/etcd-security
