@@ -370,10 +370,17 @@ export class ProducerStateManager {
     if (this.fs.exists(p)) this.fs.unlink(p);
   }
 
-  /** Writes `<mapEndOffset>.snapshot` and keeps only the newest few. */
+  /**
+   * Writes `<mapEndOffset>.snapshot` and keeps only the newest few — unless the state has not
+   * moved past the newest snapshot (Kafka's "not worth taking another snapshot"): an empty log, or
+   * one closed again without appends, writes none. A broker holding thousands of such logs spent
+   * most of its shutdown fsyncing snapshots of nothing.
+   */
   takeSnapshot(): void {
+    const offsets = this.snapshotOffsets();
+    if (this.mapEndOffset <= (offsets.at(-1) ?? 0n)) return;
     this.fs.writeFileAtomic(this.snapshotPath(this.mapEndOffset), encodeSnapshot(this.activeProducers()));
-    const all = this.snapshotOffsets();
+    const all = [...offsets, this.mapEndOffset];
     for (const o of all.slice(0, Math.max(0, all.length - SNAPSHOTS_KEPT))) this.deleteSnapshot(o);
   }
 

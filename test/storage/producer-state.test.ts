@@ -144,3 +144,27 @@ test('producer state survives a clean restart (snapshot) and a crash (rebuilt fr
     cleanup();
   }
 });
+
+test("a close writes a producer snapshot only when the state moved past the newest one (Kafka's takeSnapshot)", () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const tp = path.join(dir, 't-0');
+    const snapshots = () => fs.readdirSync(tp).filter((f) => f.endsWith('.snapshot'));
+    open(dir, testContext()).close();
+    assert.deepEqual(snapshots(), [], 'an empty log: nothing worth a snapshot');
+    const log = open(dir, testContext());
+    log.appendAsLeader(idempotent(5n, 0, 0, 3), 0);
+    log.close();
+    assert.deepEqual(snapshots(), ['00000000000000000003.snapshot']);
+    const file = path.join(tp, '00000000000000000003.snapshot');
+    const inode = fs.statSync(file).ino;
+    open(dir, testContext()).close();
+    assert.equal(fs.statSync(file).ino, inode, 'closed again without appends: not rewritten');
+    const more = open(dir, testContext());
+    more.appendAsLeader(idempotent(5n, 0, 3, 1), 0);
+    more.close();
+    assert.deepEqual(snapshots(), ['00000000000000000003.snapshot', '00000000000000000004.snapshot']);
+  } finally {
+    cleanup();
+  }
+});
