@@ -1,9 +1,11 @@
+import { ConsecutiveBreaker, circuitBreaker, ExponentialBackoff, handleWhen, retry } from 'cockatiel';
 import {
   Etcd3,
   type IKeyValue,
   type IRequestOp,
   type ITxnRequest,
   type IWatchResponse,
+  isRecoverableError,
   type Watcher,
 } from 'etcd3';
 import type { Clock } from '../common/clock.js';
@@ -23,6 +25,13 @@ import {
   type WatchEvent,
   type WatchListener,
 } from './store.js';
+
+/**
+ * The longest a member out of reach rests before it is tried again, and a broken watch waits
+ * before it resumes: Kafka's reconnect.backoff.max.ms default, shorter than a broker heartbeat's
+ * default interval.
+ */
+const RECONNECT_BACKOFF_MAX_MS = 1000;
 
 export interface EtcdStoreOptions {
   /** Client URLs, e.g. http://127.0.0.1:2379 (etcd.endpoints). */
@@ -69,6 +78,23 @@ export class EtcdStore implements MetadataStore {
       }),
       ...(auth && { auth: { username: auth.username, password: auth.password } }),
       dialTimeout: timeoutMs,
+      faultHandling: {
+        // etcd3's defaults rest a member for 5 s after three failures in a row, and wait up to 30 s
+        // before a broken watch tries again: a broker whose session is shorter would lose its lease
+        // to the rest, and keep a stale image that long, after etcd comes back. Tried again after
+        // at most RECONNECT_BACKOFF_MAX_MS instead.
+        host: () =>
+          circuitBreaker(handleWhen(isRecoverableError), {
+            halfOpenAfter: RECONNECT_BACKOFF_MAX_MS,
+            breaker: new ConsecutiveBreaker(3),
+          }),
+        global: retry(handleWhen(isRecoverableError), { maxAttempts: 3 }),
+        // etcd3 takes the first step of a backoff, and asks it for the next one on each retry.
+        watchBackoff: new ExponentialBackoff({
+          initialDelay: 100,
+          maxDelay: RECONNECT_BACKOFF_MAX_MS,
+        }).next(),
+      },
       // A snapshot page of 10,000 partition records is a few MiB; grpc-js refuses more than 4 MiB.
       grpcOptions: { 'grpc.max_receive_message_length': 64 * 1024 * 1024 },
       defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: options.clock.nowMs() + timeoutMs }),
