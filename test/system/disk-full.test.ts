@@ -10,15 +10,21 @@
  * restart of broker 1 brings it back: the replica recovers and rejoins the ISR.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Producer } from '../../src/client/producer.js';
 import { ErrorCode } from '../../src/protocol/generated/errors.js';
-import { adminFor, consumeAll, createLedBy1, describe1, requireTool, waitUntil } from '../cluster/helpers.js';
+import {
+  adminFor,
+  consumeAll,
+  createLedBy1,
+  describe1,
+  requireTool,
+  runSkiff,
+  waitUntil,
+} from '../cluster/helpers.js';
 import { AckLog, sendNumbered, verify } from './acked-records.js';
-import { EtcdBrokerSet } from './etcd-broker-set.js';
+import { EtcdBrokerSet, run } from './etcd-broker-set.js';
 
 const FULL = 'on-tmpfs';
 const HEALTHY = 'on-disk';
@@ -28,15 +34,9 @@ const FULL_RECORDS = 12_000;
 const HEALTHY_RECORDS = 2_000;
 const PROPS = ['broker.session.timeout.ms=3000', 'replica.lag.time.max.ms=3000'];
 
-function run(cmd: string, args: readonly string[]): void {
-  const r = spawnSync(cmd, args, { encoding: 'utf8' });
-  assert.equal(r.status, 0, `${cmd} ${args.join(' ')}: ${r.stderr}`);
-}
-
 describe('a log dir that fills up goes offline; the broker serves its other dir', () => {
   let set: EtcdBrokerSet | null = null;
   let tmpfs = '';
-  let mounted = false;
 
   before(async () => {
     requireTool('kcat', '-V');
@@ -50,19 +50,11 @@ describe('a log dir that fills up goes offline; the broker serves its other dir'
           [3, { props: PROPS }],
         ]);
       },
-      () => {
-        fs.mkdirSync(tmpfs);
-        run('mount', ['-t', 'tmpfs', '-o', `size=${TMPFS_BYTES}`, 'tmpfs', tmpfs]);
-        mounted = true;
-      },
+      { 'broker-1-tmpfs': TMPFS_BYTES },
     );
   });
 
-  after(async () => {
-    await Promise.all([...(set?.brokers.values() ?? [])].map((b) => b.kill()));
-    if (mounted) run('umount', [tmpfs]);
-    await set?.stop();
-  });
+  after(() => set?.stop());
 
   it('takes the full dir offline, moves its partition away, loses nothing, and comes back after a restart', async () => {
     const cluster = set!;
@@ -113,6 +105,26 @@ describe('a log dir that fills up goes offline; the broker serves its other dir'
         ErrorCode.KAFKA_STORAGE_ERROR,
       );
       assert.equal(logDirs.find((d) => d.logDir === path.resolve(logDirsOf(1)[0]!))?.errorCode, 0);
+      // skiff log-dirs (Kafka's kafka-log-dirs) shows the offline dir with its error.
+      const tool = await runSkiff([
+        'log-dirs',
+        '--describe',
+        '--bootstrap-server',
+        bootstrap(),
+        '--broker-list',
+        '1',
+      ]);
+      assert.equal(tool.status, 0, tool.stderr);
+      const shown = JSON.parse(tool.stdout.split('\n').find((l) => l.startsWith('{'))!) as {
+        brokers: { logDirs: { logDir: string; error: string | null }[] }[];
+      };
+      assert.deepEqual(
+        shown.brokers[0]!.logDirs.map((d) => [d.logDir, d.error]).sort(),
+        [
+          [path.resolve(logDirsOf(1)[0]!), null],
+          [path.resolve(tmpfs), 'org.apache.kafka.common.errors.KafkaStorageException'],
+        ].sort(),
+      );
 
       // Broker 1 still leads and serves the partition in its healthy dir; produce goes on to both.
       for (let i = HEALTHY_RECORDS / 2; i < HEALTHY_RECORDS; i++) await send(HEALTHY, i);

@@ -4,7 +4,8 @@
  * one broker a second log dir or a slow disk. stop() kills every broker and etcd and removes the
  * data dir.
  */
-import { spawn } from 'node:child_process';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -23,6 +24,9 @@ export interface BrokerSpec {
 export class EtcdBrokerSet {
   readonly brokers = new Map<number, SkiffProcess>();
 
+  /** The tmpfs mounted for the brokers, unmounted by stop(). */
+  private readonly mounts: string[] = [];
+
   private constructor(
     readonly etcd: EtcdCluster,
     readonly dir: string,
@@ -30,17 +34,25 @@ export class EtcdBrokerSet {
     private readonly specs: ReadonlyMap<number, BrokerSpec>,
   ) {}
 
-  /** etcd and a data dir; `prepare` runs before any broker starts (mounts, files). */
+  /**
+   * etcd, a data dir and the brokers of `specs` (given the data dir); `tmpfs`: directories under
+   * the data dir to mount a tmpfs of that many bytes on first (the tests run as root).
+   */
   static async start(
     prefix: string,
     specs: (dir: string) => ReadonlyMap<number, BrokerSpec>,
-    prepare: (dir: string) => void = () => {},
+    tmpfs: Readonly<Record<string, number>> = {},
   ): Promise<EtcdBrokerSet> {
     const etcd = await EtcdCluster.start(1);
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
     const set = new EtcdBrokerSet(etcd, dir, await freePorts(3), specs(dir));
     try {
-      prepare(dir);
+      for (const [name, bytes] of Object.entries(tmpfs)) {
+        const mountPoint = path.join(dir, name);
+        fs.mkdirSync(mountPoint);
+        run('mount', ['-t', 'tmpfs', '-o', `size=${bytes}`, 'tmpfs', mountPoint]);
+        set.mounts.push(mountPoint);
+      }
       await Promise.all([1, 2, 3].map((id) => set.startBroker(id)));
       return set;
     } catch (e) {
@@ -91,7 +103,14 @@ export class EtcdBrokerSet {
 
   async stop(): Promise<void> {
     await Promise.all([...this.brokers.values()].map((b) => b.kill()));
+    for (const m of this.mounts.splice(0)) run('umount', [m]);
     this.etcd.stop();
     removeDataDir(this.dir);
   }
+}
+
+/** Runs a system command (mount, umount) to its end; fails the test if it fails. */
+export function run(cmd: string, args: readonly string[]): void {
+  const r = spawnSync(cmd, args, { encoding: 'utf8' });
+  assert.equal(r.status, 0, `${cmd} ${args.join(' ')}: ${r.stderr}`);
 }

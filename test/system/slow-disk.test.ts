@@ -34,23 +34,18 @@ describe('a slow disk on a follower under acks=all', () => {
 
   before(async () => {
     requireTool('kcat', '-V');
-    set = await EtcdBrokerSet.start(
-      'skiff-slow-disk-',
-      (dir) => {
-        delays = path.join(dir, 'broker-3-delays.json');
-        return new Map([
-          [1, { props: PROPS }],
-          [2, { props: PROPS }],
-          [3, { props: PROPS, env: { [DISK_DELAYS_ENV]: delays } }],
-        ]);
-      },
-      () => setDelays({ writeMs: 0, syncMs: 0 }),
-    );
+    set = await EtcdBrokerSet.start('skiff-slow-disk-', (dir) => {
+      delays = path.join(dir, 'broker-3-delays.json');
+      setDelays({ writeMs: 0, syncMs: 0 });
+      return new Map([
+        [1, { props: PROPS }],
+        [2, { props: PROPS }],
+        [3, { props: PROPS, env: { [DISK_DELAYS_ENV]: delays } }],
+      ]);
+    });
   });
 
-  after(async () => {
-    await set?.stop();
-  });
+  after(() => set?.stop());
 
   it('keeps acks=all produce going: the slow follower leaves the ISR and rejoins it, nothing lost', async () => {
     const cluster = set!;
