@@ -32,6 +32,8 @@ export class DescriptorWatch {
   private cancel: (() => void) | null = null;
   private readonly availableListeners: (() => void)[] = [];
   private out = false;
+  /** ulimit -n as last read (reading it takes a descriptor too: the last value is kept when none is left). */
+  private limit: number | null = null;
   private readonly available = fs.existsSync('/proc/self/fd');
 
   constructor(
@@ -41,6 +43,7 @@ export class DescriptorWatch {
 
   start(): void {
     if (!this.available || this.cancel !== null) return;
+    this.limit = descriptorLimit();
     const run = (): void => {
       this.sample();
       this.cancel = this.scheduler.schedule('descriptor-watch', SAMPLE_PERIOD_MS, run);
@@ -86,28 +89,26 @@ export class DescriptorWatch {
    */
   private sample(): void {
     let inUse: number;
-    let limit: number | null;
     try {
-      limit = descriptorLimit();
+      this.limit = descriptorLimit();
       inUse = fs.readdirSync('/proc/self/fd').length;
     } catch (e) {
       if (isDescriptorExhaustion(e)) this.change(true, null);
       return;
     }
-    if (limit === null) return;
-    this.change(inUse >= limit, null, inUse, limit);
+    if (this.limit !== null) this.change(inUse >= this.limit, null, inUse);
   }
 
-  private change(out: boolean, why: string | null, inUse?: number, limit?: number): void {
+  private change(out: boolean, why: string | null, inUse?: number): void {
     if (out === this.out) return;
     this.out = out;
     if (out) {
       this.logger.warn(
-        `Too many open files: ${why ?? `all ${limit ?? 'the'} file descriptors of the process (ulimit -n) are in use`}; new connections are closed as they are accepted, and file operations fail, until descriptors are freed (further refusals are not logged)`,
+        `Too many open files: ${why ?? `all ${this.limit ?? 'the'} file descriptors of the process (ulimit -n) are in use`}; new connections are closed as they are accepted, and file operations fail, until descriptors are freed (further refusals are not logged)`,
       );
     } else {
       this.logger.info(
-        `file descriptors available again (${inUse} of ${limit} in use): accepting connections`,
+        `file descriptors available again (${inUse} of ${this.limit} in use): accepting connections`,
       );
       for (const listener of this.availableListeners) listener();
     }

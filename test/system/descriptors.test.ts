@@ -99,6 +99,7 @@ describe('a broker out of file descriptors', () => {
       assert.ok(broker.running, broker.output().slice(-3000));
       const lines = broker.output().match(/Too many open files[^\n]*/g) ?? [];
       assert.equal(lines.length, 1, lines.join('\n'));
+      assert.match(lines[0]!, new RegExp(`all ${NOFILE} file descriptors of the process`));
       // Appends that found no descriptor were refused as KAFKA_STORAGE_ERROR, without a line each,
       // and the log dir stays online.
       assert.ok(storageErrors > 0, 'a segment roll met the shortage');
