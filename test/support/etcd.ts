@@ -17,6 +17,8 @@ import { join } from 'node:path';
 export interface EtcdPlacement {
   readonly host: string;
   readonly netns: string;
+  /** A new directory for the members' data dirs (its owner's, so its clean-up finds them). */
+  readonly dataRoot: string;
 }
 
 /** A namespace of its own has every port free: member i takes these, 10 apart. */
@@ -82,7 +84,7 @@ export class EtcdCluster {
     tls: EtcdTls | null,
     placement: EtcdPlacement | null,
   ): Promise<EtcdCluster> {
-    const root = mkdtempSync(join(tmpdir(), 'skiff-etcd-'));
+    const root = placement === null ? mkdtempSync(join(tmpdir(), 'skiff-etcd-')) : placement.dataRoot;
     const members: EtcdMember[] = [];
     const host = placement?.host ?? '127.0.0.1';
     for (let i = 0; i < size; i++) {

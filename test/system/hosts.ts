@@ -4,8 +4,9 @@
  * (the bridge holds the root side's address). Cutting a host off is its link going down; a flaky
  * link is loss and delay on the traffic between two hosts only.
  *
- * Everything is named after the test's pid (namespaces `skiff-<pid>-…`, links `skf<pid>…`), so a
- * later run recognises what a killed run left behind and removes it (`removeLeftovers`). Owned by
+ * Everything is named after the test's pid (namespaces `skiff-<pid>-…`, links `skf<pid>…`, data
+ * dirs `skiff-system-<pid>-…`), so a later run recognises what a killed run left behind and
+ * removes it (`removeLeftovers`). Owned by
  * one test file, which must `destroy()` it in an after() hook. Needs root and iproute2; nftables
  * for the loss when the kernel has no netem.
  */
@@ -17,6 +18,8 @@ import { removeDataDir, SKIFF, SkiffProcess } from '../cluster/helpers.js';
 import { EtcdCluster } from '../support/etcd.js';
 
 const NETNS_PREFIX = 'skiff-';
+/** The data dirs (brokers' log dirs, etcd's) of a run: `skiff-system-<pid>-…` in the temp dir. */
+const DIR_PREFIX = 'skiff-system-';
 const LINK_PREFIX = 'skf';
 /** The brokers' listener port: each host has its own address, so all use Kafka's port. */
 export const BROKER_PORT = 9092;
@@ -53,6 +56,10 @@ export function removeLeftovers(): void {
   for (const line of sh('ip', ['-o', 'link', 'show']).split('\n')) {
     const m = new RegExp(`^\\d+: (${LINK_PREFIX}(\\d+)[a-z0-9]*)[@:]`).exec(line);
     if (m !== null && !alive(Number(m[2]))) spawnSync('ip', ['link', 'del', m[1]!]);
+  }
+  for (const name of fs.readdirSync(os.tmpdir())) {
+    const m = new RegExp(`^${DIR_PREFIX}(\\d+)-`).exec(name);
+    if (m !== null && !alive(Number(m[1]))) removeDataDir(path.join(os.tmpdir(), name));
   }
 }
 
@@ -110,7 +117,7 @@ export class Hosts {
     const pid = process.pid;
     // A /24 of its own per run, from the pid: two runs at once do not share addresses.
     const net = `10.${100 + (pid % 100)}.${Math.floor(pid / 100) % 256}`;
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'skiff-system-'));
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), `${DIR_PREFIX}${pid}-`));
     const hosts = ['etcd', ...Array.from({ length: count }, (_, i) => `b${i + 1}`)];
     try {
       sh('ip', ['link', 'add', Hosts.bridge(), 'type', 'bridge']);
@@ -129,6 +136,7 @@ export class Hosts {
       const etcd = await EtcdCluster.start(1, 20_000, null, {
         host: `${net}.2`,
         netns: Hosts.namespace('etcd'),
+        dataRoot: path.join(dir, 'etcd'),
       });
       return new Hosts(count, net, dir, etcd, options.properties ?? []);
     } catch (e) {
