@@ -19,7 +19,7 @@ import { brokerConfigValue, type ConfigValue, layersFor } from '../metadata/conf
 import type { Metrics } from '../metrics/registry.js';
 import { ConnectionSlots } from '../network/connection-slots.js';
 import { DescriptorWatch } from '../network/descriptor-watch.js';
-import { type BoundAddress, SocketServer } from '../network/socket-server.js';
+import type { BoundAddress, SocketServer } from '../network/socket-server.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import type { FetcherConfig } from '../replication/fetcher.js';
 import type { AlterPartitionOutcome, IsrProposal } from '../replication/leader-state.js';
@@ -41,6 +41,7 @@ import {
 import { LogManager } from '../storage/log-manager.js';
 import { AlterLogDirsManager } from './alter-log-dirs.js';
 import { Authorization } from './authorization.js';
+import { brokerSasl, brokerSocketServers, interBrokerTransport } from './broker-edges.js';
 import { BrokerMetrics } from './broker-metrics.js';
 import { registerCleanerMetrics } from './cleaner-metrics.js';
 import { ClientQuotas } from './client-quota-manager.js';
@@ -54,7 +55,7 @@ import { TransactionApi } from './handlers/transactions.js';
 import { bindHost, listenerTls, usesTls } from './listeners.js';
 import { ensureMetaProperties } from './meta-properties.js';
 import { ReplicaManager } from './replica-manager.js';
-import { BrokerReplicaTransport } from './replica-transport.js';
+import type { BrokerReplicaTransport } from './replica-transport.js';
 import { RequestRouter } from './router.js';
 import { registerBrokerStateMetrics } from './state-metrics.js';
 import { TransactionCoordination } from './transaction-coordination.js';
@@ -148,19 +149,8 @@ export class Broker {
       topicConfig,
       new FailureDetectingFileSystem(fs, this.logDirFailures),
     );
-    const interBroker = config.listeners.find((l) => l.listenerName === config.interBrokerListenerName);
-    this.replicaTransport = new BrokerReplicaTransport(
-      config.nodeId,
-      metadata,
-      scheduler,
-      () => this.intConfig('replica.socket.timeout.ms'),
-      config.interBrokerListenerName,
-      interBroker?.securityProtocol === 'SSL' || interBroker?.securityProtocol === 'SASL_SSL'
-        ? tlsClientOptions(config.sslProps(interBroker.listenerName), (p) => fs.readFile(p))
-        : undefined,
-      interBroker?.securityProtocol.startsWith('SASL_')
-        ? interBrokerSaslCredentials(interBroker.listenerName, config.saslProps(interBroker.listenerName))
-        : undefined,
+    this.replicaTransport = interBrokerTransport(config, metadata, scheduler, fs, () =>
+      this.intConfig('replica.socket.timeout.ms'),
     );
     this.replication = this.replicationManager(metadata, this.replicaTransport, logger);
     this.replicaManager = new ReplicaManager(
@@ -224,7 +214,11 @@ export class Broker {
       deps.monotonicMs,
       txn.api,
     );
-    this.servers = this.socketServers(logger, services.sasl);
+    this.servers = brokerSocketServers(
+      { config, clock, scheduler, fs, logger, sasl: services.sasl, descriptors: this.descriptors },
+      this.router,
+      (name) => this.intConfig(name),
+    );
     if (deps.metrics) {
       registerBrokerStateMetrics(deps.metrics.registry, {
         nodeId: config.nodeId,
@@ -273,50 +267,6 @@ export class Broker {
         );
       });
     });
-  }
-
-  /** One socket server per listener; an SSL listener's TLS material is read now (a bad one fails the start). */
-  private socketServers(logger: Logger, sasl: BrokerSasl | undefined): ReadonlyMap<string, SocketServer> {
-    const { config, clock, scheduler, fs } = this.deps;
-    // max.connections is one limit over every listener, as in Kafka; it and max.connections.per.ip
-    // are dynamic, read at each accept (Kafka's default, Int.MAX, leaves Skiff's own bound).
-    const slots = new ConnectionSlots(
-      () => {
-        const v = this.intConfig('max.connections');
-        return v >= 2147483647 ? config.maxConnections : v;
-      },
-      () => this.intConfig('max.connections.per.ip'),
-    );
-    return new Map(
-      config.listeners.map((l) => [
-        l.listenerName,
-        new SocketServer(
-          {
-            listenerName: l.listenerName,
-            securityProtocol: l.securityProtocol,
-            ...(usesTls(l) && {
-              tls: listenerTls(l.listenerName, config.sslProps(l.listenerName), (p) => fs.readFile(p)),
-            }),
-            host: bindHost(l),
-            port: l.port,
-            maxFrameBytes: config.socketRequestMaxBytes,
-            ...(sasl?.settings(l.listenerName) && {
-              maxFrameBytesUntilAuthenticated: sasl.settings(l.listenerName)!.maxReceiveBytes,
-            }),
-            maxQueuedRequestsPerConnection: config.queuedMaxRequestsPerConnection,
-            maxQueuedBytesPerConnection: config.queuedMaxRequestBytesPerConnection,
-            connectionsMaxIdleMs: config.connectionsMaxIdleMs,
-            maxConnections: config.maxConnections,
-            slots,
-            descriptors: this.descriptors,
-          },
-          this.router,
-          clock,
-          scheduler,
-          logger,
-        ),
-      ]),
-    );
   }
 
   /**
@@ -603,36 +553,4 @@ export class Broker {
       durationMs: this.deps.clock.nowMs() - stopMs,
     });
   }
-}
-
-/**
- * SASL for the broker's SASL_PLAINTEXT / SASL_SSL listeners, their settings read (and refused if
- * Skiff cannot serve them) at start-up; SCRAM credentials come from the current metadata image.
- */
-function brokerSasl(
-  config: BrokerConfig,
-  metadata: ClusterMetadata,
-  clock: Clock,
-  randomBytes: (n: number) => Buffer,
-): { sasl?: BrokerSasl } {
-  const settings = new Map(
-    config.listeners
-      .filter((l) => l.securityProtocol.startsWith('SASL_'))
-      .map((l) => [l.listenerName, saslListenerSettings(l.listenerName, config.saslProps(l.listenerName))]),
-  );
-  if (settings.size === 0) return {};
-  return {
-    sasl: {
-      settings: (name) => settings.get(name),
-      services: {
-        clock,
-        scramCredentialOf: (mechanism, user) => {
-          const stored = metadata.image().scramCredentials?.get(user)?.[mechanism];
-          return stored === undefined ? undefined : credentialFromString(stored);
-        },
-        nonce: randomNonce,
-        secret: randomBytes(32),
-      },
-    },
-  };
 }
