@@ -138,4 +138,11 @@ export const KAFKA_4_DIFFERENCES: ReadonlyMap<number, Kafka4Difference> = new Ma
     ApiKey.DescribeCluster,
     { kafka: { min: 0, max: 2 }, why: `v2 (fenced brokers listed on request, KIP-1073) ${NOT_IN_SPECS}` },
   ],
+  [
+    ApiKey.ConsumerGroupDescribe,
+    {
+      kafka: { min: 0, max: 1 },
+      why: `v1 (each member's type, classic or consumer, KIP-1099) ${NOT_IN_SPECS}`,
+    },
+  ],
 ]);
