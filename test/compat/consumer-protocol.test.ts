@@ -74,6 +74,8 @@ const ownedCount = (ms: Member[]) => ms.reduce((n, m) => n + m.owned.size, 0);
 describe('the consumer group protocol (KIP-848) with @confluentinc/kafka-javascript', () => {
   let broker: BrokerProcess;
   const members: Member[] = [];
+  /** Clients to close however the test ends: a librdkafka handle left open keeps the process alive. */
+  const clients: { disconnect(): Promise<void> }[] = [];
   before(async () => {
     broker = await startCompatBroker([
       'group.consumer.heartbeat.interval.ms=500',
@@ -83,15 +85,20 @@ describe('the consumer group protocol (KIP-848) with @confluentinc/kafka-javascr
     ]);
   });
   after(async () => {
-    for (const m of members) await m.consumer.disconnect().catch(() => {});
+    // A client in a fatal state may never finish disconnecting: not past 10 s.
+    const bounded = (c: { disconnect(): Promise<void> }) =>
+      Promise.race([c.disconnect().catch(() => {}), new Promise((r) => setTimeout(r, 10_000).unref())]);
+    for (const c of [...members.map((m) => m.consumer), ...clients]) await bounded(c);
     await broker?.stop();
   });
 
   it('three members share the partitions, a leaving one hands over only its own, every record read once', async () => {
     const admin = kafkaFor(broker.bootstrap).admin();
+    clients.push(admin);
     await admin.connect();
     await admin.createTopics({ topics: [{ topic: TOPIC, numPartitions: PARTITIONS }] });
     const producer = kafkaFor(broker.bootstrap).producer();
+    clients.push(producer);
     await producer.connect();
     const send = (from: number, to: number) =>
       producer.send({

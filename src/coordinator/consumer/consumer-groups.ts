@@ -109,10 +109,18 @@ export class ConsumerGroups {
       entry = this.host.createGroup(req.groupId);
     }
     if (entry.consumer === null) {
-      if (!joining || !entry.is('Empty') || entry.size > 0 || entry.pendingMembers.size > 0)
+      const convertible = entry.is('Empty') && entry.size === 0 && entry.pendingMembers.size === 0;
+      if (!convertible)
         throw new HeartbeatError(
           ErrorCode.GROUP_ID_NOT_FOUND,
           `Group ${req.groupId} is not a consumer group.`,
+        );
+      // A member of a consumer group this coordinator holds only offsets of: back to join, as
+      // for a group it does not know (Kafka would answer GROUP_ID_NOT_FOUND, fatal to librdkafka).
+      if (!joining)
+        throw new HeartbeatError(
+          ErrorCode.UNKNOWN_MEMBER_ID,
+          `Member ${req.memberId} is not a member of group ${req.groupId}.`,
         );
       entry.consumer = new ConsumerGroup(req.groupId);
       this.pendingOf(entry.consumer).push(groupTombstone(req.groupId));
