@@ -1,5 +1,6 @@
 import { benchBroker } from './broker.js';
 import { benchCleaner } from './cleaner.js';
+import { benchConsumerGroups } from './consumer-groups.js';
 import { benchFetchEncode } from './fetch-encode.js';
 import { benchMetadata } from './metadata.js';
 import { benchMetrics } from './metrics.js';
@@ -36,6 +37,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   transactions: benchTransactions,
   recovery: benchRecovery,
   yardsticks: benchYardsticks,
+  'consumer-groups': benchConsumerGroups,
 };
 
 const only = process.argv.slice(2);
