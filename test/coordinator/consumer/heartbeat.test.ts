@@ -224,3 +224,18 @@ test('an empty classic group becomes a consumer group; a classic member cannot j
   const classic = await m.h.join(5, { groupId: GROUP, memberId: '' });
   assert.equal(classic.errorCode, ErrorCode.GROUP_ID_NOT_FOUND);
 });
+
+test('a member that does not revoke within its rebalance timeout is fenced; the other gets the partitions', async () => {
+  const m = new Members();
+  await m.h.loadAll();
+  const a = await m.join({ rebalanceTimeoutMs: 5_000 });
+  const b = await m.join();
+  // a is asked to revoke half and keeps heartbeating without doing it.
+  const asked = await m.hb({ memberId: a.memberId!, memberEpoch: 1, topicPartitions: owned(parts(a)) });
+  assert.equal(parts(asked).length, 3);
+  await m.h.advance(5_001);
+  const fenced = await m.hb({ memberId: a.memberId!, memberEpoch: 1, topicPartitions: owned(parts(a)) });
+  assert.equal(fenced.errorCode, ErrorCode.UNKNOWN_MEMBER_ID);
+  const b2 = await m.hb({ memberId: b.memberId!, memberEpoch: 2, topicPartitions: [] });
+  assert.deepEqual(parts(b2), [0, 1, 2, 3, 4, 5]);
+});
