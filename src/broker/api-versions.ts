@@ -96,8 +96,6 @@ const NOT_IN_SPECS =
   "is not in the message specs Skiff's codecs are generated from (Kafka's of 2024-10, before 4.0)";
 const TRANSACTION_V2 =
   'means transaction version 2 (KIP-890 part 2, an epoch bump per transaction), which Skiff does not implement';
-const GROUP_FLOOR =
-  "Kafka 4 no longer serves the versions below its minimum (KIP-896); Skiff's group coordinator still does, until its table (src/coordinator/group-api.ts) is revised with the KIP-848 work (issue 26)";
 
 /**
  * Every served API whose ApiVersions range differs from Kafka 4.0's (docs/compatibility.md lists
@@ -116,9 +114,6 @@ export const KAFKA_4_DIFFERENCES: ReadonlyMap<number, Kafka4Difference> = new Ma
     ApiKey.Metadata,
     { kafka: { min: 0, max: 13 }, why: `v13 (a top-level error code, KIP-1102) ${NOT_IN_SPECS}` },
   ],
-  [ApiKey.OffsetCommit, { kafka: { min: 2, max: 9 }, why: GROUP_FLOOR }],
-  [ApiKey.OffsetFetch, { kafka: { min: 1, max: 9 }, why: GROUP_FLOOR }],
-  [ApiKey.JoinGroup, { kafka: { min: 2, max: 9 }, why: GROUP_FLOOR }],
   [
     ApiKey.DescribeGroups,
     {

@@ -15,10 +15,10 @@ export interface GroupRequestContext {
 /** API keys of the consumer-group set, with the versions the coordinator implements. */
 export const GROUP_API_VERSIONS: ReadonlyMap<number, { readonly min: number; readonly max: number }> =
   new Map([
-    [8, { min: 0, max: 9 }], // OffsetCommit
-    [9, { min: 0, max: 9 }], // OffsetFetch
+    [8, { min: 2, max: 9 }], // OffsetCommit (v0-1 removed in Kafka 4, KIP-896)
+    [9, { min: 1, max: 9 }], // OffsetFetch (v0 removed in Kafka 4)
     [10, { min: 0, max: 6 }], // FindCoordinator
-    [11, { min: 0, max: 9 }], // JoinGroup
+    [11, { min: 2, max: 9 }], // JoinGroup (v0-1 removed in Kafka 4)
     [12, { min: 0, max: 4 }], // Heartbeat
     [13, { min: 0, max: 5 }], // LeaveGroup
     [14, { min: 0, max: 5 }], // SyncGroup

@@ -13,7 +13,7 @@ import { ErrorCode, Harness, subscription } from './helpers.js';
 test('the coordinator is the broker GroupApi', () => {
   const h = new Harness();
   const api: GroupApi = h.coordinator;
-  assert.deepEqual(api.versions.get(11), { min: 0, max: 9 });
+  assert.deepEqual(api.versions.get(11), { min: 2, max: 9 });
 });
 
 test("the group's partition is Utils.abs(String.hashCode) % 50, as Kafka computes it", () => {
