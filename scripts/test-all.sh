@@ -9,7 +9,7 @@ shopt -s inherit_errexit
 cd "$(dirname "$0")/.."
 
 # Node.js versions tested (issue 17), exact so that a run is repeatable. Node 20 reached end of
-# life in April 2026, and the dev dependencies need 22.19 or later (package.json's engines).
+# life in April 2026, and the dev dependencies need 22.22 or later (package.json's engines).
 NODE_MAIN=24.22.3
 NODE_OTHER_LINES=(22.23.5 26.12.1)
 # Tests that run under NODE_MAIN only, as paths under dist/test/:

@@ -58,7 +58,7 @@ function admin(): Admin {
   return new Admin({ clientId: 'skiff-example-admin', bootstrapBrokers, ...retrying });
 }
 
-// acks goes with each send(): @platformatic/kafka 1.35's send() does not take it from the
+// acks goes with each send(): @platformatic/kafka 2.12's send() does not take it from the
 // constructor's options, and defaults to acks=1 (the leader alone) for a producer that is not
 // idempotent — with which a SIGKILLed leader does lose acknowledged messages.
 function producer(): Producer<string, string, string, string> {
@@ -96,7 +96,7 @@ async function consume(groupId: string, topic: string) {
       autocommit: 100,
     });
     stream.on('data', (message) => seen.add(message.value));
-    // A stream of @platformatic/kafka 1.35 ends with an error when a broker it fetches from dies
+    // A stream of @platformatic/kafka 2.12 ends with an error when a broker it fetches from dies
     // (it retries that broker until its metadata no longer lists it): the consumer goes on with a
     // new stream, from the offsets it committed.
     stream.once('error', () => {
@@ -129,7 +129,7 @@ test('admin: create a topic, list and describe topics and groups', async () => {
     try {
       const described = await waitFor('the group to be stable', async () => {
         const g = (await client.describeGroups({ groups: ['admin-demo-group'] })).get('admin-demo-group');
-        return g?.state === 'STABLE' ? g : undefined;
+        return g?.state === 'Stable' ? g : undefined;
       });
       expect(described.members.size).toBe(1);
       expect([...(await client.listGroups()).keys()]).toContain('admin-demo-group');
@@ -188,9 +188,10 @@ test('a broker killed mid-test: no acknowledged message is lost', async () => {
       .partitions;
   try {
     await produce(0, 50);
-    // The leader of a partition, not the group's coordinator: @platformatic/kafka 1.35 keeps the
-    // coordinator's id once found, and a consumer whose coordinator dies throws (a TypeError from
-    // its connection pool) instead of looking for the new one.
+    // The leader of a partition, not the group's coordinator: @platformatic/kafka 1.35 kept the
+    // coordinator's id once found, and a consumer whose coordinator died threw (a TypeError from
+    // its connection pool) instead of looking for the new one. 2.12 forgets the coordinator on a
+    // network error; this suite has not been changed to kill it.
     const [coordinator] = await adminClient.findCoordinator({
       keyType: FindCoordinatorKeyTypes.GROUP,
       keys: ['payments-group'],

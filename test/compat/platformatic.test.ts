@@ -10,6 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import {
   Admin,
   Consumer,
+  MultipleErrors,
   Producer,
   ResponseError,
   stringDeserializers,
@@ -157,8 +158,11 @@ describe('@platformatic/kafka against skiff broker', () => {
     } finally {
       await admin.close();
     }
-    assert.ok(error instanceof ResponseError, `createTopics failed with ${String(error)}`);
-    const response = (error as ResponseError & { response: CreateTopicsResponse }).response;
+    // @platformatic/kafka 2.x throws the CreateTopics answer's ResponseError inside a MultipleErrors.
+    assert.ok(error instanceof MultipleErrors, `createTopics failed with ${String(error)}`);
+    const [cause] = error.errors as unknown[];
+    assert.ok(cause instanceof ResponseError, `createTopics failed with ${String(cause)}`);
+    const response = (cause as ResponseError & { response: CreateTopicsResponse }).response;
     assert.deepEqual(
       response.topics.map((t) => [t.name, t.errorCode, t.errorMessage]),
       [

@@ -104,7 +104,7 @@ const CLIENTS: Record<string, ClientExpectations> = {
   'platformatic-kafka': {
     files: ['ApiVersions-v3', 'Fetch-v17', 'ListOffsets-v9', 'Metadata-v12', 'Produce-v11'],
     clientId: /^skiff-fixtures-platformatic$/,
-    software: { name: 'platformatic-kafka', version: '1.35.0' },
+    software: { name: 'platformatic-kafka', version: '2.12.1' },
     topic: 'skiff-platformatic',
     acks: 1,
     produceTimeoutMs: 5_000,
