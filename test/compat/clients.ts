@@ -35,6 +35,30 @@ export function startCompatBroker(
   );
 }
 
+/**
+ * A compat broker whose consumer-protocol groups (KIP-848) take heartbeats every 500 ms and lose a
+ * silent member after 10 s: a member that leaves is seen at once, one that stops answering soon.
+ */
+export function startConsumerProtocolBroker(): Promise<BrokerProcess> {
+  return startCompatBroker([
+    'group.consumer.heartbeat.interval.ms=500',
+    'group.consumer.min.heartbeat.interval.ms=500',
+    'group.consumer.session.timeout.ms=10000',
+    'group.consumer.min.session.timeout.ms=10000',
+  ]);
+}
+
+/** Polls check() every 50 ms until it returns a value other than undefined. */
+export async function waitFor<T>(what: string, check: () => T | undefined, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = check();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 /** Runs a Python script (given as text) with the bootstrap address as argv[1]; returns its JSON output. */
 export function runPython<T>(
   script: string,

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import confluent from '@confluentinc/kafka-javascript';
 import { type BrokerProcess, runSkiff } from '../support/broker-process.js';
-import { startCompatBroker } from './clients.js';
+import { startConsumerProtocolBroker, waitFor } from './clients.js';
 
 const { Kafka, logLevel, ConsumerGroupTypes } = confluent.KafkaJS;
 const ASSIGN = -175; // librdkafka's ERR__ASSIGN_PARTITIONS
@@ -25,16 +25,6 @@ interface Member {
   owned: Set<number>;
   revoked: number[];
   values: string[];
-}
-
-async function waitFor<T>(what: string, check: () => T | undefined, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = check();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 function kafkaFor(bootstrap: string) {
@@ -77,12 +67,7 @@ describe('the consumer group protocol (KIP-848) with @confluentinc/kafka-javascr
   /** Clients to close however the test ends: a librdkafka handle left open keeps the process alive. */
   const clients: { disconnect(): Promise<void> }[] = [];
   before(async () => {
-    broker = await startCompatBroker([
-      'group.consumer.heartbeat.interval.ms=500',
-      'group.consumer.min.heartbeat.interval.ms=500',
-      'group.consumer.session.timeout.ms=10000',
-      'group.consumer.min.session.timeout.ms=10000',
-    ]);
+    broker = await startConsumerProtocolBroker();
   });
   after(async () => {
     // A client in a fatal state may never finish disconnecting: not past 10 s.
