@@ -76,7 +76,10 @@ describe('SIGKILL during a log cleaning: before, during and after the swap (RF 3
       brokers: c.bootstrap.split(','),
       logLevel: logLevel.NOTHING,
     });
-    producer = kafka.producer({ allowAutoTopicCreation: false });
+    // Retries that outlast a leader's failover on a loaded machine (KafkaJS's default 5 gave up
+    // after ~5 s of ECONNREFUSED from the killed leader in CI): a send that failed would leave its
+    // records neither acknowledged nor surely absent.
+    producer = kafka.producer({ allowAutoTopicCreation: false, retry: { retries: 12, maxRetryTime: 5000 } });
     await producer.connect();
   });
   after(async () => {
