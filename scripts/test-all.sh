@@ -13,9 +13,11 @@ cd "$(dirname "$0")/.."
 NODE_MAIN=24.22.3
 NODE_OTHER_LINES=(22.23.5 26.12.1)
 # Tests that run under NODE_MAIN only, as paths under dist/test/:
-# - examples/ loads an addon built against one Node ABI (nan, not N-API), and npm ci builds every
-#   addon for NODE_MAIN (Skiff's own addon, lz4-napi, snappy, zstd-napi and @node-rs/crc32 are
-#   N-API and load under every line);
+# - examples/ and the KIP-848 tests with @confluentinc/kafka-javascript (compat/consumer-protocol,
+#   cluster/consumer-protocol-failover) load its addon, built against one Node ABI (nan, not
+#   N-API), and npm ci builds every addon for NODE_MAIN (Skiff's own addon, lz4-napi, snappy,
+#   zstd-napi and @node-rs/crc32 are N-API and load under every line; the consumer protocol runs
+#   under every line with @platformatic/kafka, compat/consumer-protocol-platformatic);
 # - scenarios/, sim/ and dashboard/ are real-time seed replays, the 200-seed simulation and the
 #   browser test: minutes of wall time per pass on the same code the rest of the suite runs under
 #   every line. Left to NODE_MAIN so the whole run stays within CI's ~25 minutes on 2 cores.
@@ -28,7 +30,7 @@ NODE_OTHER_LINES=(22.23.5 26.12.1)
 #   out, a client that never reads, 10,000 idle connections against max.connections — a minute
 #   or two of faults whose broker code is the same under every line.
 MAIN_ONLY_TESTS=(
-  examples/ scenarios/ sim/ dashboard/
+  examples/ compat/consumer-protocol.test cluster/consumer-protocol-failover scenarios/ sim/ dashboard/
   compat/transactions-ctp cluster/ssl-replication cluster/sasl-ssl-replication cluster/etcd-security
   system/
 )
