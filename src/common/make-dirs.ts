@@ -17,6 +17,9 @@ const ERRNO_TEXT: Readonly<Record<string, string>> = {
  * time from the root; the error names the directory that could not be made and why.
  */
 export function makeDirectories(dir: string): void {
+  // Most calls find the directory there (every partition's, at each start-up): one stat, not a
+  // failed mkdir and a stat per level with an exception each.
+  if (statSync(dir, { throwIfNoEntry: false })?.isDirectory() === true) return;
   let at = path.parse(path.resolve(dir)).root;
   for (const part of path.resolve(dir).slice(at.length).split(path.sep)) {
     if (part === '') continue;
