@@ -10,18 +10,16 @@
 import type { Clock } from '../common/clock.js';
 import type { Logger } from '../common/logger.js';
 import type { Scheduler } from '../common/scheduler.js';
-import { coordinatorBatch, recordsInBatches } from '../coordinator/batches.js';
+import { recordsInBatches } from '../coordinator/batches.js';
 import { CONSUMER_OFFSETS_TOPIC } from '../coordinator/config.js';
 import type { TopicsImage, TopicView } from '../coordinator/consumer/subscriptions.js';
 import type { CoordinatorNode } from '../coordinator/find-coordinator.js';
 import { GroupCoordinator } from '../coordinator/group-coordinator.js';
 import type { ReplayRecord } from '../coordinator/loader.js';
 import type { CoordinatorLog, CoordinatorRecord, TxnProducer } from '../coordinator/records.js';
-import { type ClusterMetadata, endpointOf, type MetadataImage } from '../metadata/cluster-metadata.js';
+import type { ClusterMetadata, MetadataImage } from '../metadata/cluster-metadata.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
-import { KafkaError } from '../protocol/kafka-error.js';
 import { batchSize, lastOffset, readBatchHeader } from '../protocol/records/batch.js';
-import { awaitAcks } from '../replication/delayed-produce.js';
 import type { Partition } from '../replication/partition.js';
 import type { BrokerConfig } from './config.js';
 import {

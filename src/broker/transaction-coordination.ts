@@ -7,25 +7,18 @@
  * WriteTxnMarkers to partition leaders (itself included). Kafka splits this between KafkaApis,
  * TransactionStateManager and TransactionMarkerChannelManager. Owned by the Broker; single-threaded.
  */
-import type { Clock } from '../common/clock.js';
-import type { Logger } from '../common/logger.js';
-import type { Scheduler } from '../common/scheduler.js';
-import { coordinatorBatch } from '../coordinator/batches.js';
 import type { CoordinatorNode } from '../coordinator/find-coordinator.js';
 import type { CoordinatorLog, CoordinatorRecord } from '../coordinator/records.js';
 import { TRANSACTION_STATE_TOPIC } from '../coordinator/transaction/config.js';
 import { type TopicPartitions, TransactionCoordinator } from '../coordinator/transaction/coordinator.js';
 import type { TxnMarkerTransport } from '../coordinator/transaction/markers.js';
-import { type ClusterMetadata, endpointOf, type MetadataImage } from '../metadata/cluster-metadata.js';
+import type { MetadataImage } from '../metadata/cluster-metadata.js';
 import type { AddPartitionsToTxnRequest } from '../protocol/generated/AddPartitionsToTxnRequest.js';
 import type { AddPartitionsToTxnResponse } from '../protocol/generated/AddPartitionsToTxnResponse.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import type { WriteTxnMarkersRequest } from '../protocol/generated/WriteTxnMarkersRequest.js';
 import type { WriteTxnMarkersResponse } from '../protocol/generated/WriteTxnMarkersResponse.js';
-import { KafkaError } from '../protocol/kafka-error.js';
-import { awaitAcks } from '../replication/delayed-produce.js';
 import type { Partition } from '../replication/partition.js';
-import type { BrokerConfig } from './config.js';
 import {
   CoordinatorAppends,
   coordinatorNode,

@@ -138,7 +138,7 @@ export function formatProducers(producers: readonly ProducerState[]): string[] {
 function subcommand(flags: Flags): string {
   const [name, ...extra] = flags.positionals;
   if (name === undefined)
-    throw new UsageError('missing COMMAND (one of ' + Object.keys(SUBCOMMANDS).join(', ') + ')');
+    throw new UsageError(`missing COMMAND (one of ${Object.keys(SUBCOMMANDS).join(', ')})`);
   const spec = SUBCOMMANDS[name];
   if (spec === undefined) {
     throw new UsageError(`invalid choice: '${name}' (choose from ${Object.keys(SUBCOMMANDS).join(', ')})`);
