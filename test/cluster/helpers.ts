@@ -61,10 +61,13 @@ export class SkiffProcess {
     }
   }
 
-  /** SIGTERM, then SIGKILL if still running after `graceMs`. */
-  async stop(graceMs = 30_000): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  /** `signal` (SIGTERM; SIGINT is Ctrl-C), then SIGKILL if still running after `graceMs`. */
+  async stop(
+    graceMs = 30_000,
+    signal: NodeJS.Signals = 'SIGTERM',
+  ): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
     if (this.running) {
-      this.child.kill('SIGTERM');
+      this.child.kill(signal);
       const t = setTimeout(() => this.child.kill('SIGKILL'), graceMs);
       const r = await this.exited;
       clearTimeout(t);

@@ -256,12 +256,14 @@ export async function isSettled(p: Promise<unknown>): Promise<boolean> {
 
 export { ErrorCode };
 
-/** An OffsetCommit body of one partition (t-0), by a member at a generation or member epoch. */
+/** An OffsetCommit body of one partition of t (0 unless given), by a member at a generation or member epoch. */
 export function commitOne(
   groupId: string,
   generationIdOrMemberEpoch: number,
   memberId: string,
   offset: bigint,
+  partitionIndex = 0,
+  committedMetadata = '',
 ) {
   return {
     groupId,
@@ -274,11 +276,11 @@ export function commitOne(
         name: 't',
         partitions: [
           {
-            partitionIndex: 0,
+            partitionIndex,
             committedOffset: offset,
             committedLeaderEpoch: -1,
             commitTimestamp: -1n,
-            committedMetadata: '',
+            committedMetadata,
           },
         ],
       },

@@ -136,27 +136,7 @@ async function populate(h: Harness): Promise<{ a: string; b: string }> {
     ]),
   ]);
   const commit = (groupId: string, generation: number, memberId: string, offset: bigint, partition = 0) =>
-    h.call('offsetCommit', 5, {
-      groupId,
-      generationIdOrMemberEpoch: generation,
-      memberId,
-      groupInstanceId: null,
-      retentionTimeMs: -1n,
-      topics: [
-        {
-          name: 't',
-          partitions: [
-            {
-              partitionIndex: partition,
-              committedOffset: offset,
-              committedLeaderEpoch: -1,
-              commitTimestamp: -1n,
-              committedMetadata: 'm',
-            },
-          ],
-        },
-      ],
-    });
+    h.call('offsetCommit', 5, commitOne(groupId, generation, memberId, offset, partition, 'm'));
   await commit('g', 1, a.memberId, 100n);
   await commit('g', 1, b.memberId, 200n, 1);
   await commit('g', 1, a.memberId, 101n); // last write wins

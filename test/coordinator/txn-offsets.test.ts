@@ -8,7 +8,7 @@ import type { TxnOffsetCommitResponse } from '../../src/protocol/generated/TxnOf
 import { KafkaError } from '../../src/protocol/kafka-error.js';
 import { isControl, isTransactional, readBatchHeader } from '../../src/protocol/records/batch.js';
 import { encodeEndTxnMarkerBatch } from '../../src/protocol/records/end-txn-marker.js';
-import { ErrorCode, Harness } from './helpers.js';
+import { commitOne, ErrorCode, Harness } from './helpers.js';
 
 const PID = 4000n;
 
@@ -210,27 +210,7 @@ test('a COMMIT marker does not overwrite an offset committed by a later batch, i
   const h = new Harness();
   await h.loadAll();
   await txnCommit(h, 3, { partitions: [{ topic: 't', partition: 0, offset: 7n }] });
-  const plain = await h.call<OffsetCommitResponse>('offsetCommit', 2, {
-    groupId: 'g',
-    generationIdOrMemberEpoch: -1,
-    memberId: '',
-    groupInstanceId: null,
-    retentionTimeMs: -1n,
-    topics: [
-      {
-        name: 't',
-        partitions: [
-          {
-            partitionIndex: 0,
-            committedOffset: 50n,
-            committedLeaderEpoch: -1,
-            commitTimestamp: -1n,
-            committedMetadata: '',
-          },
-        ],
-      },
-    ],
-  });
+  const plain = await h.call<OffsetCommitResponse>('offsetCommit', 2, commitOne('g', -1, '', 50n));
   assert.equal(plain.topics[0]!.partitions[0]!.errorCode, ErrorCode.NONE);
   assert.equal(marker(h, PID, true), 0);
   assert.deepEqual((await fetch(h, false))[0], [50n, ErrorCode.NONE]);

@@ -85,10 +85,7 @@ it("the README's quick start runs as written: skiff up, the kcat commands and th
       }
     }
     // "Ctrl-C in the first shell stops the skiff up cluster": SIGINT, a clean exit.
-    up?.child.kill('SIGINT');
-    const killer = setTimeout(() => up?.child.kill('SIGKILL'), 20_000);
-    const exit = await up?.exited;
-    clearTimeout(killer);
+    const exit = await up?.stop(20_000, 'SIGINT');
     assert.deepEqual(exit, { code: 0, signal: null }, `skiff up after Ctrl-C:\n${up?.output()}`);
   } finally {
     if (up) await up.stop(15_000);

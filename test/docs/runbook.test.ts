@@ -81,10 +81,7 @@ it('docs/runbook.md runs as written against a fresh skiff up: every experiment, 
       if (capture !== undefined) appendFileSync(capture, `$ ${block.body.trim()}\n${unport(output!)}\n`);
     }
     // Ctrl-C in the first shell stops the cluster: SIGINT, a clean exit.
-    up?.child.kill('SIGINT');
-    const killer = setTimeout(() => up?.child.kill('SIGKILL'), 20_000);
-    const exit = await up?.exited;
-    clearTimeout(killer);
+    const exit = await up?.stop(20_000, 'SIGINT');
     assert.deepEqual(exit, { code: 0, signal: null }, `skiff up after Ctrl-C:\n${up?.output()}`);
   } finally {
     if (up) await up.stop(15_000);
