@@ -59,31 +59,55 @@ static napi_value js_tune_malloc(napi_env env, napi_callback_info info) {
   return result;
 }
 
-// adviseHugePages(arrayBuffer): asks for transparent huge pages (THP "madvise" mode) on the 2 MiB
-// pages inside the buffer's memory; true when the advice was taken. For a large table read at
-// random places — the log cleaner's offset map, 128 MiB by default — where each access to a new
-// 4 KiB page misses the TLB: on a VM (nested paging) a put into a 128 MiB map cost ~1.2 µs against
-// ~0.3 µs into a 1 MiB one, almost all of it the page walk.
-static napi_value js_advise_huge_pages(napi_env env, napi_callback_info info) {
+// mapZeroed(bytes): an ArrayBuffer of `bytes` zero bytes in its own anonymous mapping, transparent
+// huge pages asked for (THP "madvise" mode), unmapped when the buffer is collected; null when the
+// mapping fails. For the log cleaner's offset map (128 MiB by default), read at random places,
+// where each access to a new 4 KiB page misses the TLB: on a VM (nested paging) a put into a
+// 128 MiB map cost ~1.2 us against ~0.3 us into a 1 MiB one, almost all of it the page walk. Its
+// own mapping, not the heap: with tuneMalloc's grown heap a 128 MiB calloc is served from the heap
+// top, which glibc zeroes with memset — the whole map made resident at once (~170-560 ms of a
+// broker's start-up, +128 MiB of RSS per broker); a fresh mapping's zero pages come only as the map
+// is used.
+static void unmap_finalizer(napi_env env, void *data, void *hint) {
+  (void)env;
+  munmap(data, (size_t)(uintptr_t)hint);
+}
+
+static napi_value js_map_zeroed(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1];
-  int advised = 0;
-  void *data = NULL;
-  size_t length = 0;
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) == napi_ok && argc == 1 &&
-      napi_get_arraybuffer_info(env, argv[0], &data, &length) == napi_ok && data != NULL) {
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-    uintptr_t start = ((uintptr_t)data + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
-    uintptr_t end = ((uintptr_t)data + length) & ~(uintptr_t)(HUGE_PAGE - 1);
-    advised = end > start && madvise((void *)start, end - start, MADV_HUGEPAGE) == 0;
-#endif
-  }
   napi_value result;
-  napi_get_boolean(env, advised, &result);
+  napi_get_null(env, &result);
+#if defined(__linux__)
+  double requested = 0;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != 1 ||
+      napi_get_value_double(env, argv[0], &requested) != napi_ok || !(requested >= 1) ||
+      requested > (double)SIZE_MAX / 2)
+    return result;
+  size_t length = (size_t)requested;
+  void *data = mmap(NULL, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (data == MAP_FAILED) return result;
+#if defined(MADV_HUGEPAGE)
+  uintptr_t start = ((uintptr_t)data + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
+  uintptr_t end = ((uintptr_t)data + length) & ~(uintptr_t)(HUGE_PAGE - 1);
+  if (end > start) madvise((void *)start, end - start, MADV_HUGEPAGE);
+#endif
+  napi_value buffer;
+  if (napi_create_external_arraybuffer(env, data, length, unmap_finalizer, (void *)(uintptr_t)length,
+                                       &buffer) != napi_ok) {
+    munmap(data, length);
+    return result;
+  }
+  result = buffer;
+#else
+  (void)info;
+  (void)argc;
+  (void)argv;
+#endif
   return result;
 }
 
 void skiff_register_memory(napi_env env, napi_value exports) {
   skiff_set_function(env, exports, "tuneMalloc", js_tune_malloc);
-  skiff_set_function(env, exports, "adviseHugePages", js_advise_huge_pages);
+  skiff_set_function(env, exports, "mapZeroed", js_map_zeroed);
 }

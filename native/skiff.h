@@ -9,7 +9,7 @@ void skiff_set_function(napi_env env, napi_value exports, const char *name, napi
 // A JS number from an int64 (the -errno results of the system-call wrappers).
 napi_value skiff_int64(napi_env env, int64_t value);
 
-// native/memory.c: tuneMalloc, adviseHugePages; native/sendfile.c: sendfile, setReceiveLowWater;
+// native/memory.c: tuneMalloc, mapZeroed; native/sendfile.c: sendfile, setReceiveLowWater;
 // native/preallocate.c: preallocate.
 void skiff_register_memory(napi_env env, napi_value exports);
 void skiff_register_sendfile(napi_env env, napi_value exports);

@@ -83,6 +83,11 @@ export class LogDirFailureChannel {
     return this.offline.has(normalizeDir(dir));
   }
 
+  /** hasOfflineLogDir for a dir logDirOf returned (already normalised): no path work per call. */
+  isOffline(logDir: string): boolean {
+    return this.offline.has(logDir);
+  }
+
   offlineLogDirs(): OfflineLogDir[] {
     return [...this.offline.values()];
   }
@@ -171,7 +176,7 @@ export class FailureDetectingFileSystem implements FileSystem {
   /** The log dir of `filePath` (null: none); throws if that dir is offline. */
   private admit(filePath: string): string | null {
     const dir = this.channel.logDirOf(filePath);
-    if (dir !== null && this.channel.hasOfflineLogDir(dir)) throw this.channel.storageError(dir);
+    if (dir !== null && this.channel.isOffline(dir)) throw this.channel.storageError(dir);
     return dir;
   }
 
@@ -183,7 +188,12 @@ export class FailureDetectingFileSystem implements FileSystem {
   }
 
   private guard<T>(filePath: string, what: string, op: () => T): T {
-    const dir = this.admit(filePath);
+    return this.guardIn(this.channel.logDirOf(filePath), filePath, what, op);
+  }
+
+  /** guard for a path whose log dir is known (an open file's): one set lookup per call. */
+  private guardIn<T>(dir: string | null, filePath: string, what: string, op: () => T): T {
+    if (dir !== null && this.channel.isOffline(dir)) throw this.channel.storageError(dir);
     try {
       return op();
     } catch (e) {
@@ -192,13 +202,17 @@ export class FailureDetectingFileSystem implements FileSystem {
   }
 
   open(filePath: string, create: boolean): FileHandle {
-    const inner = this.guard(filePath, 'opening', () => this.inner.open(filePath, create));
     const dir = this.channel.logDirOf(filePath);
-    return dir === null ? inner : this.guardedHandle(inner, filePath);
+    const inner = this.guardIn(dir, filePath, 'opening', () => this.inner.open(filePath, create));
+    return dir === null ? inner : this.guardedHandle(inner, dir, filePath);
   }
 
-  private guardedHandle(inner: FileHandle, filePath: string): FileHandle {
-    const g = <T>(what: string, op: () => T): T => this.guard(filePath, what, op);
+  /**
+   * `inner` with every call refused once `dir` is offline and device errors taking it offline; the
+   * dir is found once, at the open (an append or read is too frequent for path work each time).
+   */
+  private guardedHandle(inner: FileHandle, dir: string, filePath: string): FileHandle {
+    const g = <T>(what: string, op: () => T): T => this.guardIn(dir, filePath, what, op);
     return {
       read: (buf, offset, length, position) => g('reading', () => inner.read(buf, offset, length, position)),
       write: (buf, position) => g('writing to', () => inner.write(buf, position)),

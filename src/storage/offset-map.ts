@@ -19,8 +19,16 @@ const HASH_BYTES = 16;
 /** Entries whose slots are remembered, so clearing a sparsely used map is cheap. */
 const TRACKED_SLOTS = 65_536;
 
-function adviseHugePages(): ((memory: ArrayBuffer) => boolean) | null {
-  return linuxNativeFunction('adviseHugePages', 'SKIFF_HUGE_PAGES');
+/**
+ * native/memory.c's mapZeroed: the map's memory in a mapping of its own, with transparent huge pages
+ * (every lookup lands on a random page of the map: with 4 KiB pages nearly each one misses the TLB;
+ * on a VM a put into the default 128 MiB map took ~4x as long as into a 1 MiB one). Not from the
+ * heap: a broker's tuned heap (malloc-tuning.ts) would zero all of it with memset at once — ~170-560 ms
+ * of its start-up and 128 MiB of resident memory before anything is cleaned. Null without the addon
+ * or with SKIFF_HUGE_PAGES=0.
+ */
+function mapZeroed(): ((bytes: number) => ArrayBuffer | null) | null {
+  return linuxNativeFunction('mapZeroed', 'SKIFF_HUGE_PAGES');
 }
 
 export class OffsetMap {
@@ -43,11 +51,8 @@ export class OffsetMap {
     if (this.slots < 1) throw new RangeError(`offset map of ${memoryBytes} bytes holds no entry`);
     this.used = this.slots;
     // Zero pages are mapped lazily by the OS: an unused map costs no resident memory.
-    const memory = new ArrayBuffer(this.slots * ENTRY_BYTES);
-    // Every lookup lands on a random page of the map: with 4 KiB pages nearly each one misses the
-    // TLB (on a VM a put into the default 128 MiB map took ~4x as long as into a 1 MiB one).
-    // Transparent huge pages, where the system allows them, make the whole map a few TLB entries.
-    adviseHugePages()?.(memory);
+    const bytes = this.slots * ENTRY_BYTES;
+    const memory = mapZeroed()?.(bytes) ?? new ArrayBuffer(bytes);
     this.words = new Int32Array(memory);
     this.offsets = new Float64Array(memory);
   }
