@@ -54,12 +54,27 @@ const loadText = () =>
     .join(' ');
 
 type Cpu = { user: number; system: number };
-/** CPU seconds the processes `pids` spend while `f` runs, and its wall-clock seconds. */
+/**
+ * CPU seconds of this process's children that ended and were waited for (cutime and cstime of
+ * /proc/self/stat): while `measured` runs a client command (kcat), the client's own CPU — the
+ * brokers, the launcher and the servers are children that go on running and count nothing here.
+ */
+function endedChildrenCpu(): number {
+  const stat = fs.readFileSync('/proc/self/stat', 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[13]) + Number(fields[14])) / 100;
+}
+
+/**
+ * CPU seconds the processes `pids` spend while `f` runs, the client commands `f` ran (kcat), and
+ * its wall-clock seconds.
+ */
 async function measured<T>(
   pids: readonly number[],
   f: () => Promise<T>,
-): Promise<{ seconds: number; cpu: Cpu[] }> {
+): Promise<{ seconds: number; cpu: Cpu[]; clientCpu: number }> {
   const before = pids.map(cpuSplit);
+  const clientBefore = endedChildrenCpu();
   const t0 = performance.now();
   await f();
   const seconds = (performance.now() - t0) / 1000;
@@ -67,7 +82,36 @@ async function measured<T>(
     const [u, s] = cpuSplit(pid);
     return { user: u - before[i]![0], system: s - before[i]![1] };
   });
-  return { seconds, cpu };
+  return { seconds, cpu, clientCpu: endedChildrenCpu() - clientBefore };
+}
+
+/**
+ * What the machine allows at best with the CPU a run measured: its brokers and its client need
+ * that many CPU-seconds, so with `cores` cores the run takes at least their sum over the cores
+ * (perfectly parallel, nothing else running); that floor against the yardstick's measured time is
+ * the largest ratio any scheduling of the same work can reach here. A target above it needs less
+ * CPU per byte (or more cores), not better overlap.
+ */
+function cpuBoundRow(
+  what: string,
+  runs: readonly { seconds: number; cpu: Cpu[]; clientCpu: number }[],
+  peerSeconds: number,
+  target: number,
+): Row {
+  const cores = os.cpus().length;
+  const brokers = median(runs.map((r) => r.cpu.reduce((a, c) => a + total(c), 0)));
+  const client = median(runs.map((r) => r.clientCpu));
+  const floor = (brokers + client) / cores;
+  const bound = peerSeconds / floor;
+  return {
+    run: `${what}: best ratio ${cores} cores allow`,
+    skiff: `brokers ${brokers.toFixed(2)} + kcat ${client.toFixed(2)} CPU-s over ${cores} cores ≥ ${floor.toFixed(2)} s`,
+    peer: `ceiling ${peerSeconds.toFixed(2)} s`,
+    measured: `≤ ${bound.toFixed(2)}×`,
+    value: bound,
+    target: `≥ ${target}× reachable`,
+    met: bound >= target,
+  };
 }
 
 const total = (c: Cpu) => c.user + c.system;
@@ -403,6 +447,7 @@ export async function benchYardsticks(): Promise<void> {
     });
     const rf1s = med(rf1.skiff!);
     rows.push(throughputRow('kcat produce RF 1 acks=1', rf1s, RECORDS, 'ceiling', med(rf1.sink!), 0.9));
+    rows.push(cpuBoundRow('kcat produce RF 1 acks=1', rf1.skiff!, med(rf1.sink!), 0.9));
     rows.push(
       throughputRow('kcat produce RF 1 acks=1', rf1s, RECORDS, 'mock (1 broker)', med(rf1.mock!), 1.0),
     );
@@ -457,6 +502,7 @@ export async function benchYardsticks(): Promise<void> {
     });
     const rf3s = med(rf3.skiff!);
     rows.push(throughputRow('kcat produce RF 3 acks=all', rf3s, RECORDS, 'ceiling', med(rf3.sink!), 0.7));
+    rows.push(cpuBoundRow('kcat produce RF 3 acks=all', rf3.skiff!, med(rf3.sink!), 0.7));
     rows.push(
       throughputRow('kcat produce RF 3 acks=all', rf3s, RECORDS, 'mock (3 brokers)', med(rf3.mock!), 1.0),
     );
