@@ -21,6 +21,7 @@ import {
   rangeAll,
   type StoreWatch,
 } from '../metadata/store.js';
+import { ControllerMemory, type GuardedCommit } from './controller-memory.js';
 import { scheduleHistoryRetention } from './history-retention.js';
 import { changeFields, reconcileCause } from './isr-change.js';
 import {
@@ -92,21 +93,15 @@ export class Controller {
   private requestWatch: StoreWatch | null = null;
   private queue: Promise<void> = Promise.resolve();
   private queued = 0;
-  private knownEpochs = new Map<number, bigint>();
-  /** The broker-epochs value as last read or written, to skip writing it unchanged. */
-  private storedEpochs: string | null = null;
   private activeWaiters: (() => void)[] = [];
   private unsubscribe: (() => void) | null = null;
   private readonly seenRequests = new Set<string>();
-  /**
-   * Brokers seen in controlled shutdown and not back since: one that disappears from the
-   * registrations stopped cleanly (history cause controlled-shutdown), any other was fenced.
-   */
-  private readonly shutdownSeen = new Set<number>();
+  private readonly memory: ControllerMemory;
   private cancelRetention: (() => void) | null = null;
 
   constructor(private readonly options: ControllerOptions) {
     this.keys = new MetadataKeys(options.clusterId);
+    this.memory = new ControllerMemory(options.store, this.keys, options.logger);
     this.election = new Election(options.store, this.keys.controller);
     this.follower = new MetadataFollower(options.store, this.keys, options.scheduler, options.logger);
   }
@@ -212,7 +207,7 @@ export class Controller {
     this.leadership = leadership;
     this.options.logger.info(`controller ${this.options.nodeId}: active (term ${leadership.term})`);
     for (const w of this.activeWaiters.splice(0)) w();
-    this.knownEpochs = await this.loadKnownEpochs();
+    await this.memory.load(this.follower.image().brokers);
     this.unsubscribe = this.follower.onChange((image, previous) => {
       if (image.brokers !== previous.brokers || image.brokerConfigs !== previous.brokerConfigs)
         this.requestReconcile();
@@ -328,6 +323,10 @@ export class Controller {
   }
 
   /** Commits `compare`+`ops` under the election guard; on failure tells a conflict from fencing. */
+  /** commit without compares, for ControllerMemory. */
+  private readonly guardedCommit: GuardedCommit = async (what, ops) =>
+    (await this.commit(what, [], ops)) === 'ok';
+
   private async commit(
     what: string,
     compare: readonly Compare[],
@@ -370,7 +369,7 @@ export class Controller {
   private view(image: MetadataImage): BrokerView {
     const restarted = new Set<number>();
     for (const [id, b] of image.brokers) {
-      const known = this.knownEpochs.get(id);
+      const known = this.memory.knownEpoch(id);
       if (known !== undefined && known !== b.epoch) restarted.add(id);
     }
     return { brokers: image.brokers, restarted };
@@ -392,42 +391,6 @@ export class Controller {
     };
   }
 
-  /**
-   * Broker epochs as the previous controller left them: a broker that restarted while no
-   * controller was active is still treated as restarted (its log may be shorter than the ISR thinks).
-   */
-  private async loadKnownEpochs(): Promise<Map<number, bigint>> {
-    const known = new Map([...this.follower.image().brokers].map(([id, b]) => [id, b.epoch]));
-    const kv = await this.options.store.get(this.keys.brokerEpochs);
-    this.storedEpochs = kv?.value ?? null;
-    if (kv === null) return known;
-    try {
-      const stored = JSON.parse(kv.value) as Record<string, string>;
-      for (const id of known.keys()) {
-        const epoch = stored[String(id)];
-        if (epoch !== undefined) known.set(id, BigInt(epoch));
-      }
-    } catch {
-      this.options.logger.warn(
-        'controller: unreadable broker epochs; starting from the current registrations',
-      );
-    }
-    return known;
-  }
-
-  private async saveKnownEpochs(epochs: Map<number, bigint>): Promise<void> {
-    this.knownEpochs = epochs;
-    const value = JSON.stringify(
-      Object.fromEntries([...epochs].map(([id, e]) => [String(id), e.toString()])),
-    );
-    if (value === this.storedEpochs) return;
-    if (
-      (await this.commit('broker epochs', [], [{ type: 'put', key: this.keys.brokerEpochs, value }])) === 'ok'
-    ) {
-      this.storedEpochs = value;
-    }
-  }
-
   private uncleanEnabled(image: MetadataImage, topic: string): boolean {
     const layers = {
       topic: image.topicConfigs.get(topic) ?? {},
@@ -443,12 +406,9 @@ export class Controller {
    */
   private async reconcile(): Promise<void> {
     for (let attempt = 0; attempt < LIMITS.controllerConflictRetries; attempt++) {
+      await this.memory.noteShutdowns(this.follower.image().brokers, this.guardedCommit);
       const image = this.follower.image();
       const view = this.view(image);
-      for (const [id, b] of image.brokers) {
-        if (b.inControlledShutdown) this.shutdownSeen.add(id);
-        else this.shutdownSeen.delete(id);
-      }
       const changes: PartitionChange[] = [];
       for (const [name, topic] of image.topics) {
         const unclean = this.uncleanEnabled(image, name);
@@ -464,7 +424,7 @@ export class Controller {
           if (outcome === null) continue;
           const key = this.keys.partition(name, p.partition);
           const { next } = outcome;
-          const why = reconcileCause(rec, next, view, this.shutdownSeen, outcome.unclean);
+          const why = reconcileCause(rec, next, view, this.memory.shutdownSeen, outcome.unclean);
           this.options.logger.info(
             `${outcome.unclean ? 'Unclean leader election' : 'Partition change'} for ${name}-${p.partition}: leader ${rec.leader} -> ${next.leader} (epoch ${next.leaderEpoch}), ISR ${rec.isr.join(',')} -> ${next.isr.join(',')} (${why.reason})`,
             changeFields(name, p.partition, rec, next, outcome.unclean, why),
@@ -490,7 +450,7 @@ export class Controller {
       if (outcome === 'fenced') return;
       if (outcome === 'ok') {
         // Restarts are handled once their partitions are written.
-        await this.saveKnownEpochs(new Map([...image.brokers].map(([id, b]) => [id, b.epoch])));
+        await this.memory.saveEpochs(image.brokers, this.guardedCommit);
         return;
       }
     }

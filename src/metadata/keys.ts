@@ -10,6 +10,8 @@ import type { BrokerEndpoint, ConfigMap } from './cluster-metadata.js';
  *   log-dir-failures/<id>         LogDirFailureRecord: the broker's offline log dirs, on its lease
  *   controller                    election key: the active controller's node id, on its lease
  *   controller-state/broker-epochs the epochs the controller last handled, { id: epoch }
+ *   controller-state/shutdown-seen the brokers the controller saw in controlled shutdown and not
+ *                                 back since, [id, ...]
  *   topics/<name>                 TopicRecord
  *   partitions/<topic>/<p>        PartitionRecord, changed only by the controller with CAS
  *   configs/topics/<name>         ConfigMap
@@ -55,6 +57,13 @@ export class MetadataKeys {
   /** The broker epochs the controller last acted on, so a successor notices restarts in between. */
   get brokerEpochs(): string {
     return `${this.root}controller-state/broker-epochs`;
+  }
+  /**
+   * The brokers seen in controlled shutdown, so a successor tells a clean stop from a lost session
+   * when the broker is gone before it takes over (the stopping broker ran the active controller).
+   */
+  get shutdownSeen(): string {
+    return `${this.root}controller-state/shutdown-seen`;
   }
   get topics(): string {
     return `${this.root}topics/`;

@@ -87,6 +87,33 @@ describe('controller: the durable ISR history', () => {
     assert.ok(h.every((r) => r.timeMs === h[0]!.timeMs || r.timeMs > h[0]!.timeMs));
   });
 
+  it("the active controller's own broker shutting down cleanly: its successor records controlled-shutdown, not fencing", async () => {
+    c = await cluster();
+    await c.startController(2);
+    for (const id of [2, 3]) {
+      const moved = c.brokers.get(id)!.controlledShutdown(5000);
+      await c.settle();
+      assert.equal(await moved, true);
+      await c.brokers.get(id)!.close();
+      c.brokers.delete(id);
+      await c.settle();
+    }
+    // Broker 1 leads alone and runs the active controller: it shuts down as a broker process does
+    // (store-broker.ts doStop) — controlled shutdown, the controller resigns, the registration goes —
+    // with no turn for the successor in between, which finds the broker already gone.
+    assert.equal(await c.brokers.get(1)!.controlledShutdown(1000), true);
+    await c.settle();
+    await c.controllers[0]!.stop();
+    await c.brokers.get(1)!.close();
+    c.brokers.delete(1);
+    await c.settle();
+    await c.controllers[1]!.whenActive();
+    await c.settle();
+    const offline = (await history(c, 't')).filter((r) => r.kind === 'offline');
+    assert.deepEqual(brief(offline), [['offline', 'controlled-shutdown', 1, -1, '1', '1']]);
+    assert.match(offline[0]!.reason, /broker 1 stopped after a controlled shutdown/);
+  });
+
   it("a leader's AlterPartition carries its cause and reason into the record; the size bound holds at every write", async () => {
     c = await cluster({ 'skiff.isr.history.max.entries': '2' });
     const b1 = c.brokers.get(1)!;
