@@ -108,6 +108,21 @@ export class CheckpointFile<T> {
   }
 
   /**
+   * write off the event loop, where the file system can (else null: nothing was started). See
+   * BackgroundWrite for `stillWanted` and what the promise resolves with.
+   */
+  writeInBackground(entries: readonly T[], stillWanted: () => boolean): Promise<boolean> | null {
+    const write = this.fs.writeFileAtomicInBackground;
+    if (write === undefined) return null;
+    return write(this.path, Buffer.from(formatCheckpoint(this.codec, entries), 'utf8'), stillWanted);
+  }
+
+  /** Whether this file system writes in the background (writeInBackground starts a write). */
+  get writesInBackground(): boolean {
+    return this.fs.writeFileAtomicInBackground !== undefined;
+  }
+
+  /**
    * write, unless the directory is gone (Kafka's writeIfDirExists): for a write left for later,
    * which may come after the partition's directory was renamed for deletion.
    */

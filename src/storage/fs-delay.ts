@@ -1,5 +1,5 @@
 import * as fs from 'node:fs';
-import type { FileHandle, FileSystem } from './fs.js';
+import type { BackgroundWrite, FileHandle, FileSystem } from './fs.js';
 
 /**
  * A slow disk on purpose, for fault tests (issue 23): every write (pwrite) and every fsync through
@@ -45,7 +45,7 @@ export function delaysFromFile(file: string, nowMs: () => number): () => DiskDel
 }
 
 export class DelayingFileSystem implements FileSystem {
-  readonly writeFileAtomicInBackground?: (filePath: string, data: Buffer) => Promise<void>;
+  readonly writeFileAtomicInBackground?: BackgroundWrite;
 
   constructor(
     private readonly inner: FileSystem,
@@ -54,10 +54,10 @@ export class DelayingFileSystem implements FileSystem {
     const background = inner.writeFileAtomicInBackground;
     if (background !== undefined) {
       // Off the event loop: the delay is a wait, not a block, as the thread pool's fsync would be.
-      this.writeFileAtomicInBackground = async (filePath, data) => {
+      this.writeFileAtomicInBackground = async (filePath, data, stillWanted) => {
         const { writeMs, syncMs } = this.delays();
         if (writeMs + syncMs > 0) await new Promise((r) => setTimeout(r, writeMs + syncMs));
-        await background(filePath, data);
+        return background(filePath, data, stillWanted);
       };
     }
   }

@@ -35,6 +35,19 @@ export interface FileHandle {
   trimPreallocated?(): void;
 }
 
+/**
+ * writeFileAtomic off the event loop. `stillWanted`, when given, is asked on the event loop when
+ * the write's turn comes and again once the data is durable in the temporary file, and the rename
+ * follows in the turn of that answer: false stops the write there, the file as it is and the
+ * temporary one removed (a synchronous write of newer content took its place meanwhile — renamed
+ * later, the older content would overwrite it). Resolves with whether the file was replaced.
+ */
+export type BackgroundWrite = (
+  filePath: string,
+  data: Buffer,
+  stillWanted?: () => boolean,
+) => Promise<boolean>;
+
 export interface FileSystem {
   /** Opens for reading and writing; creates the file when `create` is set and it is missing. */
   open(filePath: string, create: boolean): FileHandle;
@@ -47,8 +60,9 @@ export interface FileSystem {
    * the same file); present only where enabled (NodeFileSystem with backgroundWrites). The periodic
    * checkpoints use it: their fsyncs wait for the file system's journal, which under a stream of
    * appends took up to ~340 ms here — on the event loop, a stall of every request of the broker.
+   * See BackgroundWrite for `stillWanted`.
    */
-  readonly writeFileAtomicInBackground?: (filePath: string, data: Buffer) => Promise<void>;
+  readonly writeFileAtomicInBackground?: BackgroundWrite;
   list(dir: string): string[];
   mkdirp(dir: string): void;
   rename(from: string, to: string): void;
@@ -128,12 +142,16 @@ export function preallocationAvailable(): boolean {
 const nativePreallocate = (): Preallocate | null =>
   linuxNativeFunction<Preallocate>('preallocate', 'SKIFF_PREALLOCATE');
 
-/** The real disk, through node:fs. Stateless; one instance can serve every log. */
+/** The real disk, through node:fs. One instance serves every log (its background writes share one limit). */
 export class NodeFileSystem implements FileSystem {
-  readonly writeFileAtomicInBackground?: (filePath: string, data: Buffer) => Promise<void>;
+  readonly writeFileAtomicInBackground?: BackgroundWrite;
 
   constructor(options: { readonly backgroundWrites?: boolean } = {}) {
-    if (options.backgroundWrites === true) this.writeFileAtomicInBackground = writeFileAtomicAsync;
+    if (options.backgroundWrites === true) {
+      const limit = new ConcurrencyLimit(MAX_BACKGROUND_WRITES);
+      this.writeFileAtomicInBackground = (filePath, data, stillWanted) =>
+        limit.run(() => writeFileAtomicAsync(filePath, data, stillWanted));
+    }
   }
 
   open(filePath: string, create: boolean): FileHandle {
@@ -209,8 +227,42 @@ export class NodeFileSystem implements FileSystem {
   }
 }
 
-/** writeFileAtomic on the libuv thread pool, through `<path>.bg.tmp`. */
-async function writeFileAtomicAsync(filePath: string, data: Buffer): Promise<void> {
+/**
+ * Background writes under way at once; more wait their turn. Each holds a descriptor and a thread
+ * of libuv's pool (4 by default) while it writes and fsyncs: thousands at once (every partition's
+ * leader-epoch-checkpoint after a restart) would hold thousands of descriptors and stand before
+ * every other use of the pool.
+ */
+const MAX_BACKGROUND_WRITES = 2;
+
+/** Runs at most `max` of the promised tasks at once, the others in the order they came. */
+class ConcurrencyLimit {
+  private running = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(private readonly max: number) {}
+
+  async run<T>(task: () => Promise<T>): Promise<T> {
+    if (this.running >= this.max) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    else this.running++;
+    try {
+      return await task();
+    } finally {
+      // The slot passes to the next task waiting, or is freed.
+      const next = this.waiting.shift();
+      if (next !== undefined) next();
+      else this.running--;
+    }
+  }
+}
+
+/** writeFileAtomic on the libuv thread pool, through `<path>.bg.tmp` (see BackgroundWrite). */
+async function writeFileAtomicAsync(
+  filePath: string,
+  data: Buffer,
+  stillWanted?: () => boolean,
+): Promise<boolean> {
+  if (stillWanted?.() === false) return false;
   const tmp = `${filePath}.bg.tmp`;
   const file = await fs.promises.open(tmp, 'w', 0o644);
   try {
@@ -219,10 +271,18 @@ async function writeFileAtomicAsync(filePath: string, data: Buffer): Promise<voi
   } finally {
     await file.close();
   }
-  await fs.promises.rename(tmp, filePath);
+  if (stillWanted === undefined) {
+    await fs.promises.rename(tmp, filePath);
+  } else if (stillWanted()) {
+    // In the turn that checked: no synchronous write of the file can come in between.
+    fs.renameSync(tmp, filePath);
+  } else {
+    await fs.promises.unlink(tmp);
+    return false;
+  }
   // As syncDir: a directory fsync makes the rename durable, where the platform allows it.
   const dir = await fs.promises.open(path.dirname(filePath), 'r').catch(() => null);
-  if (dir === null) return;
+  if (dir === null) return true;
   try {
     await dir.sync();
   } catch {
@@ -230,4 +290,5 @@ async function writeFileAtomicAsync(filePath: string, data: Buffer): Promise<voi
   } finally {
     await dir.close();
   }
+  return true;
 }

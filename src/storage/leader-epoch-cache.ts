@@ -1,5 +1,6 @@
 import type { Logger } from '../common/logger.js';
 import type { CheckpointFile, EpochEntry } from './checkpoint.js';
+import { isStorageError } from './log-dir-failure.js';
 
 export const UNDEFINED_EPOCH = -1;
 export const UNDEFINED_EPOCH_OFFSET = -1n;
@@ -21,6 +22,13 @@ export interface EpochEndOffset {
  * close). A file that still holds truncated entries is safe: the load truncates the cache to the
  * LEO and the log start offset again, and batches past the recovery point are replayed from the
  * log — so until a flush passes them, nothing trusts the file for those offsets.
+ *
+ * By the same argument an assignment starting at or past every recovery point the log dir's
+ * checkpoint can hold for the log needs no write at once: a load after a crash replays its batches
+ * and assigns it again. Where the log allows it (writeAssignmentsInBackground) such an assignment
+ * is written off the event loop, and flushIfChanged writes it at once if that write has not ended
+ * (its rename then never lands). A restart's thousands of partitions becoming leader with a new
+ * epoch took seconds of fsyncs on the event loop here (issue 25).
  * Owned by one Log; the caller serialises calls (the log's append/truncate path).
  */
 export class LeaderEpochFileCache {
@@ -30,6 +38,13 @@ export class LeaderEpochFileCache {
   private deferring = false;
   /** An assignment or clear changed the entries while deferring: endDeferredFlushes must write. */
   private assignedWhileDeferring = false;
+  /** Set by writeAssignmentsInBackground: assignments from this offset on may be written later. */
+  private backgroundFrom: (() => bigint) | null = null;
+  /**
+   * The background write under way: `again` asks for one more of the entries as they are then;
+   * `superseded`, set by a write at once, stops it before its rename.
+   */
+  private background: { again: boolean; superseded: boolean } | null = null;
 
   constructor(
     private readonly checkpoint: CheckpointFile<EpochEntry> | null,
@@ -66,8 +81,19 @@ export class LeaderEpochFileCache {
   }
 
   /**
-   * Writes the file when the entries differ from what it holds (a truncation not written yet), and
-   * its directory still exists: a flush scheduled before the log was deleted may come after.
+   * Lets assignments starting at or past `from()` be written off the event loop (where the file
+   * system writes in the background). `from` must be at least every recovery point the log dir's
+   * recovery-point checkpoint can hold for this log — the highest the log ever had, and the one it
+   * was loaded with: a load trusts this file below that point, and replays the batches past it.
+   */
+  writeAssignmentsInBackground(from: () => bigint): void {
+    if (this.checkpoint?.writesInBackground === true) this.backgroundFrom = from;
+  }
+
+  /**
+   * Writes the file when the entries differ from what it holds durably (a truncation not written
+   * yet, an assignment whose background write has not ended), and its directory still exists: a
+   * flush scheduled before the log was deleted may come after.
    */
   flushIfChanged(): void {
     if (this.deferring) return;
@@ -76,9 +102,50 @@ export class LeaderEpochFileCache {
       this.epochs.every(
         (e, i) => e.epoch === this.persisted[i]!.epoch && e.startOffset === this.persisted[i]!.startOffset,
       );
-    if (same) return;
-    this.checkpoint?.writeIfDirExists(this.epochs);
+    if (!same) this.checkpoint?.writeIfDirExists(this.epochs);
+    this.written();
+  }
+
+  /** The file holds the entries durably now: a background write still going must not rename. */
+  private written(): void {
     this.persisted = [...this.epochs];
+    if (this.background !== null) {
+      this.background.superseded = true;
+      this.background = null;
+    }
+  }
+
+  /** Starts a background write of the entries, or asks the one under way for one more. */
+  private writeInBackground(): void {
+    if (this.background !== null) {
+      this.background.again = true;
+      return;
+    }
+    const write = { again: true, superseded: false };
+    this.background = write;
+    void this.runBackgroundWrite(write);
+  }
+
+  private async runBackgroundWrite(write: { again: boolean; superseded: boolean }): Promise<void> {
+    try {
+      while (write.again && !write.superseded) {
+        write.again = false;
+        const entries = [...this.epochs];
+        const replaced = await this.checkpoint!.writeInBackground(entries, () => !write.superseded);
+        if (replaced === true && !write.superseded) this.persisted = entries;
+      }
+    } catch (e) {
+      // Left to the next write at once (a flush, the close). ENOENT: the log was deleted or moved;
+      // an offline log dir was reported by the file system already.
+      const code = (e as NodeJS.ErrnoException | null)?.code;
+      if (!write.superseded && code !== 'ENOENT' && !isStorageError(e)) {
+        this.logger.warn(
+          `${this.name}: writing the leader epoch checkpoint in the background failed (${e instanceof Error ? e.message : String(e)}); the next flush writes it`,
+        );
+      }
+    } finally {
+      if (this.background === write) this.background = null;
+    }
   }
 
   entries(): EpochEntry[] {
@@ -113,7 +180,8 @@ export class LeaderEpochFileCache {
   assign(epoch: number, startOffset: bigint): void {
     if (!this.assignNoFlush(epoch, startOffset)) return;
     if (this.deferring) this.assignedWhileDeferring = true;
-    this.flush();
+    else if (this.backgroundFrom !== null && startOffset >= this.backgroundFrom()) this.writeInBackground();
+    else this.flush();
   }
 
   private assignNoFlush(epoch: number, startOffset: bigint): boolean {
@@ -207,6 +275,6 @@ export class LeaderEpochFileCache {
   flush(): void {
     if (this.deferring) return;
     this.checkpoint?.write(this.epochs);
-    this.persisted = [...this.epochs];
+    this.written();
   }
 }

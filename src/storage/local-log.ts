@@ -55,6 +55,8 @@ export class LocalLog {
   private nextOffset: bigint;
   /** Offsets below this are flushed to disk: recovery after a crash starts here. */
   private recoveryPointOffset: bigint;
+  /** The highest recovery point this log had (highestRecoveryPoint). */
+  private highestRecoveryPointOffset: bigint;
   private lastFlushedMs: number;
   private unflushedMessages = 0;
   private pendingDeletions = new Set<() => void>();
@@ -78,6 +80,7 @@ export class LocalLog {
   ) {
     this.nextOffset = nextOffset;
     this.recoveryPointOffset = recoveryPoint;
+    this.highestRecoveryPointOffset = recoveryPoint;
     this.lastFlushedMs = ctx.clock.nowMs();
   }
 
@@ -93,6 +96,19 @@ export class LocalLog {
 
   get recoveryPoint(): bigint {
     return this.recoveryPointOffset;
+  }
+
+  /**
+   * The highest recovery point this log ever had: no recovery-point checkpoint written since it was
+   * opened holds more for it. A truncation lowers the recovery point, not this.
+   */
+  get highestRecoveryPoint(): bigint {
+    return this.highestRecoveryPointOffset;
+  }
+
+  private setRecoveryPoint(offset: bigint): void {
+    this.recoveryPointOffset = offset;
+    if (offset > this.highestRecoveryPointOffset) this.highestRecoveryPointOffset = offset;
   }
 
   /** The file system, clock, scheduler and logger this log was opened with (for the cleaner). */
@@ -236,7 +252,7 @@ export class LocalLog {
     this.removeAndDeleteSegments(all);
     this.segments.add(this.createSegment(newOffset));
     this.nextOffset = newOffset;
-    this.recoveryPointOffset = newOffset;
+    this.setRecoveryPoint(newOffset);
     this.unflushedMessages = 0;
     return discarded;
   }
@@ -317,7 +333,7 @@ export class LocalLog {
     this.beforeFlush();
     for (const s of this.segments.range(this.recoveryPointOffset, upTo)) s.flush();
     this.ctx.fs.syncDir(this.dir);
-    this.recoveryPointOffset = upTo > this.nextOffset ? this.nextOffset : upTo;
+    this.setRecoveryPoint(upTo > this.nextOffset ? this.nextOffset : upTo);
     this.lastFlushedMs = this.ctx.clock.nowMs();
     if (upTo >= this.nextOffset) this.unflushedMessages = 0;
   }

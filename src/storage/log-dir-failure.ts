@@ -4,7 +4,7 @@ import type { Logger } from '../common/logger.js';
 import type { Scheduler } from '../common/scheduler.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
-import type { FileHandle, FileSystem } from './fs.js';
+import type { BackgroundWrite, FileHandle, FileSystem } from './fs.js';
 
 /**
  * Kafka's JBOD failure handling, storage side. Kafka turns any IOException on a log dir into
@@ -154,7 +154,7 @@ export function normalizeDir(dir: string): string {
  * Paths outside the log dirs pass through untouched.
  */
 export class FailureDetectingFileSystem implements FileSystem {
-  readonly writeFileAtomicInBackground?: (filePath: string, data: Buffer) => Promise<void>;
+  readonly writeFileAtomicInBackground?: BackgroundWrite;
 
   constructor(
     private readonly inner: FileSystem,
@@ -162,10 +162,10 @@ export class FailureDetectingFileSystem implements FileSystem {
   ) {
     const background = inner.writeFileAtomicInBackground;
     if (background !== undefined) {
-      this.writeFileAtomicInBackground = async (filePath, data) => {
+      this.writeFileAtomicInBackground = async (filePath, data, stillWanted) => {
         const dir = this.admit(filePath);
         try {
-          await background(filePath, data);
+          return await background(filePath, data, stillWanted);
         } catch (e) {
           throw this.failed(dir, 'writing', filePath, e);
         }

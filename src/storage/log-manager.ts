@@ -193,6 +193,7 @@ export class LogManager {
         ctx: this.ctx,
         hadCleanShutdown,
         recoveryPoint: recoveryPoints.get(key) ?? 0n,
+        recoveryPointFromCheckpoint: true,
         logStartOffset: logStartOffsets.get(key) ?? 0n,
       });
       const hw = highWatermarks.get(key);

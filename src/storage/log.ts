@@ -82,6 +82,14 @@ export interface OpenLogParams {
   readonly recoveryPoint?: bigint;
   readonly logStartOffset?: bigint;
   readonly hadCleanShutdown: boolean;
+  /**
+   * `recoveryPoint` is what the log dir's recovery-point checkpoint held for this partition when
+   * the dir was loaded (none: 0): the checkpoint holds no other value for it until this log's are
+   * written. Then new leader epochs past the recovery points may be written in the background
+   * (LeaderEpochFileCache.writeAssignmentsInBackground). A log created or reopened elsewhere may
+   * have a stale entry of an earlier log of that name in the checkpoint: its epochs are written at once.
+   */
+  readonly recoveryPointFromCheckpoint?: boolean;
 }
 
 interface ScannedAppend {
@@ -245,6 +253,15 @@ export class Log {
         if (completed?.isAborted) aborted.push(completed);
       },
     });
+    if (p.recoveryPointFromCheckpoint === true) {
+      // The checkpoint holds what it held at the load (the recovery may have lowered it since, or
+      // a corrupt epoch file made the load start at 0), or what the log had since.
+      const { local } = loaded;
+      const checkpointed = p.recoveryPoint ?? 0n;
+      cache.writeAssignmentsInBackground(() =>
+        local.highestRecoveryPoint > checkpointed ? local.highestRecoveryPoint : checkpointed,
+      );
+    }
     // A damaged `.txnindex` is deleted and every index rebuilt from the log start by a full
     // replay (without snapshots to start from), as Kafka recovers a segment whose index fails
     // its sanity check.

@@ -12,10 +12,11 @@ import { ManualClock } from '../../src/common/clock.js';
 import { MemoryLogger } from '../../src/common/logger.js';
 import { ManualScheduler } from '../../src/common/scheduler.js';
 import { encodeBatch } from '../../src/protocol/records/codec.js';
-import { type FileHandle, NodeFileSystem } from '../../src/storage/fs.js';
+import { type FileHandle, type FileSystem, NodeFileSystem } from '../../src/storage/fs.js';
 import type { StorageContext } from '../../src/storage/local-log.js';
-import type { Log } from '../../src/storage/log.js';
+import { Log, type OpenLogParams } from '../../src/storage/log.js';
 import { DEFAULT_CLEANER_CONFIG, LogCleaner } from '../../src/storage/log-cleaner.js';
+import { logConfig } from '../../src/storage/log-config.js';
 
 /** A producer-style batch: `count` records of `valueBytes` each, offsets from `baseOffset`. */
 export function makeBatch(opts: {
@@ -84,4 +85,20 @@ export function cleanOnce(log: Log, ctx: TestContext, logDir: string): LogCleane
   ctx.scheduler.runDue();
   cleaner.shutdown();
   return cleaner;
+}
+
+/** Log.open of partition t-0 in `dir` on `fsys`, with the default log config and the test context. */
+export function openLog(
+  dir: string,
+  fsys: FileSystem,
+  params: Omit<OpenLogParams, 'dir' | 'topic' | 'partition' | 'config' | 'ctx'>,
+): Log {
+  return Log.open({
+    dir,
+    topic: 't',
+    partition: 0,
+    config: logConfig(),
+    ctx: { ...testContext(), fs: fsys },
+    ...params,
+  });
 }

@@ -7,9 +7,7 @@ import { MemoryLogger, silentLogger } from '../../src/common/logger.js';
 import { CheckpointFile, epochEntryCodec, LEADER_EPOCH_CHECKPOINT } from '../../src/storage/checkpoint.js';
 import { NodeFileSystem } from '../../src/storage/fs.js';
 import { LeaderEpochFileCache } from '../../src/storage/leader-epoch-cache.js';
-import { Log } from '../../src/storage/log.js';
-import { logConfig } from '../../src/storage/log-config.js';
-import { makeBatch, tempDir, testContext } from './helpers.js';
+import { makeBatch, openLog, tempDir } from './helpers.js';
 
 function cache(): LeaderEpochFileCache {
   return new LeaderEpochFileCache(null, silentLogger, 't-0');
@@ -172,27 +170,15 @@ test('a truncation left for later is not written into a directory that is gone',
   }
 });
 
-function openLog(dir: string, fsys: NodeFileSystem, opts: { clean: boolean; recoveryPoint?: bigint }): Log {
-  return Log.open({
-    dir,
-    topic: 't',
-    partition: 0,
-    config: logConfig(),
-    ctx: { ...testContext(), fs: fsys },
-    hadCleanShutdown: opts.clean,
-    ...(opts.recoveryPoint === undefined ? {} : { recoveryPoint: opts.recoveryPoint }),
-  });
-}
-
 test('a clean restart of an empty log writes no checkpoint; becoming leader again writes it once', () => {
   const { dir, cleanup } = tempDir();
   try {
     const fsys = new CountingFileSystem();
-    const log = openLog(dir, fsys, { clean: true });
+    const log = openLog(dir, fsys, { hadCleanShutdown: true });
     log.leaderEpochCache.assign(3, log.logEndOffset); // became leader in epoch 3
     log.close();
     assert.equal(fsys.epochWrites, 1);
-    const again = openLog(dir, fsys, { clean: true });
+    const again = openLog(dir, fsys, { hadCleanShutdown: true });
     // The load drops the entry at the LEO (Kafka's truncateFromEnd does too) without writing.
     assert.deepEqual(again.leaderEpochCache.entries(), []);
     assert.equal(fsys.epochWrites, 1);
@@ -210,7 +196,7 @@ test('a truncation not yet written survives a crash before and after the flush t
     const { dir, cleanup } = tempDir();
     try {
       const fsys = new NodeFileSystem();
-      const log = openLog(dir, fsys, { clean: true });
+      const log = openLog(dir, fsys, { hadCleanShutdown: true });
       log.appendAsFollower(makeBatch({ baseOffset: 0n, count: 10, epoch: 0 }));
       log.appendAsFollower(makeBatch({ baseOffset: 10n, count: 5, epoch: 5 }));
       // The leader of epoch 0 ended it at 10 with more of its own batches: the follower truncates
@@ -222,7 +208,7 @@ test('a truncation not yet written survives a crash before and after the flush t
       const recoveryPoint = log.recoveryPoint;
       assert.equal(recoveryPoint, flushed ? 20n : 0n);
       log.local.abandon(); // kill -9
-      const again = openLog(dir, fsys, { clean: false, recoveryPoint });
+      const again = openLog(dir, fsys, { hadCleanShutdown: false, recoveryPoint });
       assert.deepEqual(
         again.leaderEpochCache.entries(),
         [{ epoch: 0, startOffset: 0n }],
