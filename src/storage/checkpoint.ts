@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import type { FileSystem } from './fs.js';
+import { type FileSystem, readIfExists } from './fs.js';
 
 /**
  * Kafka's text checkpoint files: a version line, an entry-count line, then one entry per line with
@@ -132,8 +132,8 @@ export class CheckpointFile<T> {
 
   /** The entries, or an empty list when the file does not exist yet. */
   read(): T[] {
-    if (!this.fs.exists(this.path)) return [];
-    return parseCheckpoint(this.codec, this.fs.readFile(this.path).toString('utf8'), this.path);
+    const data = readIfExists(this.fs, this.path);
+    return data === null ? [] : parseCheckpoint(this.codec, data.toString('utf8'), this.path);
   }
 }
 

@@ -74,6 +74,34 @@ export interface FileSystem {
   syncDir(dir: string): void;
 }
 
+/** Whether `e` says the file is not there. */
+export function isNotFound(e: unknown): boolean {
+  return (e as NodeJS.ErrnoException | null)?.code === 'ENOENT';
+}
+
+/**
+ * The file's bytes, or null when it does not exist: one open where exists() then readFile() made
+ * two calls (a log's load reads several files that are usually there).
+ */
+export function readIfExists(fs: FileSystem, filePath: string): Buffer | null {
+  try {
+    return fs.readFile(filePath);
+  } catch (e) {
+    if (isNotFound(e)) return null;
+    throw e;
+  }
+}
+
+/** fs.open of an existing file, or null when it does not exist. */
+export function openIfExists(fs: FileSystem, filePath: string): FileHandle | null {
+  try {
+    return fs.open(filePath, false);
+  } catch (e) {
+    if (isNotFound(e)) return null;
+    throw e;
+  }
+}
+
 class NodeFileHandle implements FileHandle {
   private generation = 0;
   private closed = false;

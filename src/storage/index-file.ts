@@ -1,5 +1,5 @@
 import { writeInt64 } from '../protocol/records/batch.js';
-import type { FileHandle, FileSystem } from './fs.js';
+import { type FileHandle, type FileSystem, openIfExists } from './fs.js';
 
 export const OFFSET_INDEX_ENTRY_SIZE = 8;
 export const TIME_INDEX_ENTRY_SIZE = 12;
@@ -31,6 +31,8 @@ export abstract class IndexFile {
   /** Entries already in the file; the ones after it are only in memory. */
   private written = 0;
   private loaded = false;
+  /** False once the file is known to be empty or absent (reset then has nothing to cut). */
+  private fileMayHoldBytes = true;
   private handle: FileHandle | null = null;
   readonly maxEntries: number;
 
@@ -56,12 +58,17 @@ export abstract class IndexFile {
   private load(): void {
     if (this.loaded) return;
     this.loaded = true;
-    if (!this.fs.exists(this.filePath)) return;
     // Read a chunk at a time and stop at the first entry out of order or all zero: a preallocated
     // file is mostly zeros, and reading all of it would cost more than the entries are worth.
-    const handle = this.fs.open(this.filePath, false);
+    const handle = openIfExists(this.fs, this.filePath);
+    if (handle === null) {
+      this.fileMayHoldBytes = false;
+      return;
+    }
     try {
-      const fileEntries = Math.min(this.maxEntries, Math.floor(handle.size() / this.entrySize));
+      const fileBytes = handle.size();
+      if (fileBytes === 0) this.fileMayHoldBytes = false;
+      const fileEntries = Math.min(this.maxEntries, Math.floor(fileBytes / this.entrySize));
       let raw = Buffer.alloc(0);
       let n = 0;
       let chunkEntries = 8192;
@@ -87,6 +94,13 @@ export abstract class IndexFile {
     } finally {
       handle.close();
     }
+  }
+
+  /** The file is known not to exist (its directory was just listed): nothing to load. */
+  markAbsent(): void {
+    if (this.loaded) return;
+    this.loaded = true;
+    this.fileMayHoldBytes = false;
   }
 
   get entries(): number {
@@ -190,6 +204,7 @@ export abstract class IndexFile {
     this.load();
     if (this.handle) return;
     const handle = this.fs.open(this.filePath, true);
+    this.fileMayHoldBytes = true;
     try {
       const preallocated = this.maxEntries * this.entrySize;
       if (handle.size() < preallocated) handle.truncate(preallocated);
@@ -202,6 +217,7 @@ export abstract class IndexFile {
   private writable(): FileHandle {
     if (this.handle) return this.handle;
     const handle = this.fs.open(this.filePath, true);
+    this.fileMayHoldBytes = true;
     const preallocated = this.maxEntries * this.entrySize;
     if (handle.size() < preallocated) handle.truncate(preallocated);
     this.handle = handle;
@@ -233,10 +249,14 @@ export abstract class IndexFile {
       const size = this.handle.size();
       this.handle.truncate(0);
       this.handle.truncate(size);
-    } else if (this.fs.exists(this.filePath)) {
-      const h = this.fs.open(this.filePath, false);
-      h.truncate(0);
-      h.close();
+    } else if (this.fileMayHoldBytes) {
+      const h = openIfExists(this.fs, this.filePath);
+      if (h === null) return;
+      try {
+        h.truncate(0);
+      } finally {
+        h.close();
+      }
     }
   }
 

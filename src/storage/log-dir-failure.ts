@@ -62,6 +62,8 @@ export class LogDirFailureChannel {
   private readonly listeners: ((dir: string) => void)[] = [];
   /** The log dirs normalised, longest first, so a nested dir wins the prefix match. */
   private readonly dirs: readonly string[];
+  /** Each of `dirs` followed by the separator. */
+  private readonly dirPrefixes: readonly string[];
 
   constructor(
     logDirs: readonly string[],
@@ -70,17 +72,28 @@ export class LogDirFailureChannel {
     private readonly logger: Logger,
   ) {
     this.dirs = logDirs.map(normalizeDir).sort((a, b) => b.length - a.length);
+    this.dirPrefixes = this.dirs.map((d) => d + path.sep);
   }
 
   /** The log dir (as configured, normalised) holding `filePath`; null outside every log dir. */
   logDirOf(filePath: string): string | null {
-    const p = path.normalize(filePath);
-    for (const d of this.dirs) if (p === d || p.startsWith(d + path.sep)) return d;
+    // Asked at every disk operation: a path with nothing to normalise (no `.` or `..` step, no
+    // doubled separator) is taken as it is — path.normalize was a tenth of a restart's load.
+    const p =
+      filePath.startsWith('.') ||
+      filePath.includes(`${path.sep}.`) ||
+      filePath.includes(`${path.sep}${path.sep}`)
+        ? path.normalize(filePath)
+        : filePath;
+    for (let i = 0; i < this.dirs.length; i++) {
+      const d = this.dirs[i]!;
+      if (p.startsWith(this.dirPrefixes[i]!) || p === d) return d;
+    }
     return null;
   }
 
   hasOfflineLogDir(dir: string): boolean {
-    return this.offline.has(normalizeDir(dir));
+    return this.offline.size > 0 && this.offline.has(normalizeDir(dir));
   }
 
   /** hasOfflineLogDir for a dir logDirOf returned (already normalised): no path work per call. */

@@ -19,6 +19,8 @@ import { TXN_INDEX_FILE_SUFFIX } from './transaction-index.js';
 
 export interface LoadParams {
   readonly dir: string;
+  /** The names in `dir`, as just listed. */
+  readonly files: readonly string[];
   readonly name: string;
   readonly config: LogConfig;
   readonly ctx: StorageContext;
@@ -81,21 +83,34 @@ export function loadLog(p: LoadParams): LoadedLog {
   }
 }
 
-function load(p: LoadParams): LoadedLog {
-  const { fs, logger } = p.ctx;
-  fs.mkdirp(p.dir);
-  completeInterruptedSwaps(p);
-  removeLeftovers(p);
+/**
+ * The directory's segments, after the leftovers of unfinished swaps and deletions are dealt with;
+ * one new empty segment when there is none. The listing of the directory serves all of it (and
+ * tells the segments which index files exist), unless a step changes the files.
+ */
+function openSegments(p: LoadParams): { segments: LogSegments; present: ReadonlySet<string> } {
+  const { fs } = p.ctx;
+  let files = p.files;
+  if (completeInterruptedSwaps(p, files)) files = fs.list(p.dir);
+  if (removeLeftovers(p, files)) files = fs.list(p.dir);
+  const present = new Set(files);
+  const config = segmentConfigOf(p.config);
   const segments = new LogSegments();
-  for (const f of fs.list(p.dir)) {
+  for (const f of files) {
     if (!f.endsWith(LOG_FILE_SUFFIX)) continue;
     const base = offsetFromFileName(f);
-    segments.add(LogSegment.open(fs, p.dir, base, segmentConfigOf(p.config), p.ctx.clock, false));
+    segments.add(LogSegment.open(fs, p.dir, base, config, p.ctx.clock, false, '', present));
   }
   if (segments.isEmpty()) {
     const start = p.logStartOffsetCheckpoint > 0n ? p.logStartOffsetCheckpoint : 0n;
-    segments.add(LogSegment.open(fs, p.dir, start, segmentConfigOf(p.config), p.ctx.clock, true));
+    segments.add(LogSegment.open(fs, p.dir, start, config, p.ctx.clock, true));
   }
+  return { segments, present };
+}
+
+function load(p: LoadParams): LoadedLog {
+  const { logger } = p.ctx;
+  const { segments, present } = openSegments(p);
   const events: RecoveryEvent[] = [];
   // The batches replayed from a point on are the truth for the epochs from that point on: the
   // first one replayed clears the cache from its offset, so an older epoch met again in the
@@ -120,7 +135,7 @@ function load(p: LoadParams): LoadedLog {
     const inSweep = (!p.hadCleanShutdown && nextBaseOffset(all, i) > p.recoveryPoint) || isActive;
     const needsFullRecovery =
       (!p.hadCleanShutdown && nextBaseOffset(all, i) > p.recoveryPoint) ||
-      !indexesPresent(p, segment) ||
+      !indexesPresent(present, segment) ||
       (!isActive && !segment.indexLooksSane());
     let result: SegmentRecoveryResult | null = null;
     if (!needsFullRecovery || !inSweep) replayedAll = false;
@@ -202,8 +217,10 @@ function nextBaseOffset(all: LogSegment[], i: number): bigint {
   return next ? next.baseOffset : 2n ** 63n - 1n;
 }
 
-function indexesPresent(p: LoadParams, segment: LogSegment): boolean {
-  return p.ctx.fs.exists(segment.offsetIndex.path) && p.ctx.fs.exists(segment.timeIndex.path);
+function indexesPresent(files: ReadonlySet<string>, segment: LogSegment): boolean {
+  return (
+    files.has(path.basename(segment.offsetIndex.path)) && files.has(path.basename(segment.timeIndex.path))
+  );
 }
 
 const SEGMENT_SUFFIXES = [LOG_FILE_SUFFIX, INDEX_FILE_SUFFIX, TIME_INDEX_FILE_SUFFIX, TXN_INDEX_FILE_SUFFIX];
@@ -215,12 +232,11 @@ const SEGMENT_SUFFIXES = [LOG_FILE_SUFFIX, INDEX_FILE_SUFFIX, TIME_INDEX_FILE_SU
  * the live segment files in its offset range [base offset, next offset) are deleted and the
  * `.swap` files renamed live. Only segment files (.log, .index, .timeindex, .txnindex) are touched.
  */
-function completeInterruptedSwaps(p: LoadParams): void {
+function completeInterruptedSwaps(p: LoadParams, files: readonly string[]): boolean {
   const { fs, logger } = p.ctx;
-  const files = fs.list(p.dir);
   const cleaned = files.filter((f) => f.endsWith(CLEANED_FILE_SUFFIX));
   const swaps = files.filter((f) => f.endsWith(SWAP_FILE_SUFFIX));
-  if (cleaned.length === 0 && swaps.length === 0) return;
+  if (cleaned.length === 0 && swaps.length === 0) return false;
   let minCleaned: bigint | null = null;
   for (const f of cleaned) {
     const o = offsetFromFileName(f);
@@ -272,12 +288,15 @@ function completeInterruptedSwaps(p: LoadParams): void {
     fs.rename(path.join(p.dir, f), path.join(p.dir, f.slice(0, -SWAP_FILE_SUFFIX.length)));
   }
   fs.syncDir(p.dir);
+  return true;
 }
 
-/** `.deleted` files from deletions the process did not finish, orphan indexes, temp files. */
-function removeLeftovers(p: LoadParams): void {
+/**
+ * `.deleted` files from deletions the process did not finish, orphan indexes, temp files. Returns
+ * whether it removed any.
+ */
+function removeLeftovers(p: LoadParams, files: readonly string[]): boolean {
   const { fs, logger } = p.ctx;
-  const files = fs.list(p.dir);
   const logs = new Set(
     files.filter((f) => f.endsWith(LOG_FILE_SUFFIX)).map((f) => f.slice(0, -LOG_FILE_SUFFIX.length)),
   );
@@ -295,6 +314,7 @@ function removeLeftovers(p: LoadParams): void {
   }
   if (removed > 0)
     logger.info(`${p.name}: removed ${removed} leftover files (.deleted, .tmp, orphan indexes)`);
+  return removed > 0;
 }
 
 function min(a: bigint, b: bigint): bigint {

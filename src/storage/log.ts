@@ -30,6 +30,7 @@ import {
   recordTooLarge,
   UnexpectedAppendOffsetError,
 } from './errors.js';
+import { type FileSystem, isNotFound } from './fs.js';
 import { type EpochEndOffset, LeaderEpochFileCache } from './leader-epoch-cache.js';
 import type { LocalLog, LogOffsetMetadata, LogReadResult, StorageContext } from './local-log.js';
 import type { LogConfig } from './log-config.js';
@@ -37,7 +38,7 @@ import { loadLog } from './log-loader.js';
 import { needsRecordChecks, type RecordChecks, validateRecords } from './log-validator.js';
 import { LogTopicId } from './partition-metadata.js';
 import { type BatchMetadata, type CompletedTxn, ProducerStateManager } from './producer-state.js';
-import { type AbortedTxn, TXN_INDEX_FILE_SUFFIX } from './transaction-index.js';
+import type { AbortedTxn } from './transaction-index.js';
 
 export interface LogAppendInfo {
   readonly firstOffset: bigint;
@@ -135,15 +136,25 @@ function storedMarker(batch: Buffer, name: string, ctx: StorageContext): EndTxnM
   }
 }
 
+/** The names in `dir`; a directory that does not exist yet is made (a new log), with none. */
+function listOrCreate(fs: FileSystem, dir: string): string[] {
+  try {
+    return fs.list(dir);
+  } catch (e) {
+    if (!isNotFound(e)) throw e;
+    fs.mkdirp(dir);
+    return [];
+  }
+}
+
 /**
  * Reads every `.txnindex` of the log (few segments have one); deletes those that cannot be read.
  * Returns whether any was.
  */
 function dropDamagedTxnIndexes(local: LocalLog, name: string, ctx: StorageContext): boolean {
-  const files = new Set(ctx.fs.list(local.dir).filter((f) => f.endsWith(TXN_INDEX_FILE_SUFFIX)));
   let damaged = false;
+  // The load's listing told each segment whether its `.txnindex` exists: an absent one reads nothing.
   for (const segment of local.segments.values()) {
-    if (!files.has(path.basename(segment.txnIndex.path))) continue;
     try {
       segment.txnIndex.all();
     } catch (e) {
@@ -209,7 +220,8 @@ export class Log {
 
   static open(p: OpenLogParams): Log {
     const name = topicPartitionKey(p.topic, p.partition);
-    p.ctx.fs.mkdirp(p.dir);
+    // One listing of the directory serves the load and the producer snapshots.
+    const files = listOrCreate(p.ctx.fs, p.dir);
     const checkpoint = new CheckpointFile(
       p.ctx.fs,
       path.join(p.dir, LEADER_EPOCH_CHECKPOINT),
@@ -232,11 +244,13 @@ export class Log {
     // Kafka's recoverSegment does), instead of a second scan of every batch header afterwards.
     // Batches below the log start are skipped, as the rebuild's replay skips them.
     const producers = new ProducerStateManager(p.ctx.fs, p.dir, p.ctx.logger, name);
+    producers.findSnapshotsIn(files);
     const replayFrom = p.logStartOffset ?? 0n;
     producers.reset(replayFrom);
     const aborted: CompletedTxn[] = [];
     const loaded = loadLog({
       dir: p.dir,
+      files,
       name,
       config: p.config,
       ctx: p.ctx,

@@ -2,7 +2,7 @@ import type { Logger } from '../common/logger.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
 import { uuidToBytes, ZERO_UUID } from '../protocol/uuid.js';
-import type { FileSystem } from './fs.js';
+import { type FileSystem, readIfExists } from './fs.js';
 
 export const PARTITION_METADATA_FILE = 'partition.metadata';
 
@@ -32,8 +32,9 @@ export class PartitionMetadataFile {
 
   /** The topic id, or null when the file does not exist; throws when it is malformed. */
   read(): string | null {
-    if (!this.fs.exists(this.path)) return null;
-    const lines = this.fs.readFile(this.path).toString('utf8').split('\n');
+    const data = readIfExists(this.fs, this.path);
+    if (data === null) return null;
+    const lines = data.toString('utf8').split('\n');
     const field = (line: string | undefined): string => {
       const parts = (line ?? '').split(/:\s+/);
       if (parts.length !== 2) throw new Error(`Malformed line in checkpoint file [${this.path}]: ${line}`);

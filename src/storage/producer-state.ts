@@ -84,6 +84,13 @@ export class ProducerStateManager {
   /** The state reflects every batch below this offset. */
   private mapEndOffset = 0n;
 
+  /**
+   * The offsets of the snapshot files, oldest first: listed from the directory once, then kept
+   * as this manager writes and deletes them (the only writer of its directory's snapshots), as
+   * Kafka's ProducerStateManager keeps its snapshots map. Opening a log asked for them three times.
+   */
+  private snapshots: bigint[] | null = null;
+
   constructor(
     private readonly fs: FileSystem,
     private readonly dir: string,
@@ -353,12 +360,15 @@ export class ProducerStateManager {
     this.mapEndOffset = offset;
   }
 
+  /** The snapshot files are those among `files`, the names in the directory as just listed. */
+  findSnapshotsIn(files: readonly string[]): void {
+    this.snapshots = snapshotOffsetsIn(files);
+  }
+
+  /** The offsets of the snapshot files, oldest first. */
   snapshotOffsets(): bigint[] {
-    return this.fs
-      .list(this.dir)
-      .filter((f) => f.endsWith(SNAPSHOT_FILE_SUFFIX) && /^\d{20}\.snapshot$/.test(f))
-      .map((f) => BigInt(f.slice(0, 20)))
-      .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    this.snapshots ??= snapshotOffsetsIn(this.fs.list(this.dir));
+    return [...this.snapshots];
   }
 
   private snapshotPath(offset: bigint): string {
@@ -368,6 +378,7 @@ export class ProducerStateManager {
   private deleteSnapshot(offset: bigint): void {
     const p = this.snapshotPath(offset);
     if (this.fs.exists(p)) this.fs.unlink(p);
+    if (this.snapshots !== null) this.snapshots = this.snapshots.filter((o) => o !== offset);
   }
 
   /**
@@ -380,6 +391,7 @@ export class ProducerStateManager {
     const offsets = this.snapshotOffsets();
     if (this.mapEndOffset <= (offsets.at(-1) ?? 0n)) return;
     this.fs.writeFileAtomic(this.snapshotPath(this.mapEndOffset), encodeSnapshot(this.activeProducers()));
+    this.snapshots = [...offsets, this.mapEndOffset];
     const all = [...offsets, this.mapEndOffset];
     for (const o of all.slice(0, Math.max(0, all.length - SNAPSHOTS_KEPT))) this.deleteSnapshot(o);
   }
@@ -488,4 +500,12 @@ export function decodeSnapshot(buf: Buffer): ProducerStateEntry[] {
     });
   }
   return entries;
+}
+
+/** The offsets of the producer snapshots among a directory's names, oldest first. */
+function snapshotOffsetsIn(files: readonly string[]): bigint[] {
+  return files
+    .filter((f) => f.endsWith(SNAPSHOT_FILE_SUFFIX) && /^\d{20}\.snapshot$/.test(f))
+    .map((f) => BigInt(f.slice(0, 20)))
+    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 }

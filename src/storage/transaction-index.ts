@@ -68,6 +68,11 @@ export class TransactionIndex {
     return this.filePath;
   }
 
+  /** The file is known not to exist (its directory was just listed): all() reads nothing. */
+  markAbsent(): void {
+    this.entries ??= [];
+  }
+
   all(): readonly AbortedTxn[] {
     this.entries ??= this.fs.exists(this.filePath)
       ? decodeTransactionIndex(this.fs.readFile(this.filePath), this.filePath)
