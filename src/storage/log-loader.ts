@@ -207,7 +207,9 @@ function load(p: LoadParams): LoadedLog {
   } else if (logStartOffset < segments.first()!.baseOffset) {
     logStartOffset = segments.first()!.baseOffset;
   }
-  p.epochCache.truncateFromEnd(local.logEndOffset);
+  // Quiet: loadLog logs what the load dropped, in one line (this was a second line per log at
+  // every restart: the entry of an epoch with no batch yet starts at the LEO).
+  p.epochCache.truncateFromEnd(local.logEndOffset, { quiet: true });
   p.epochCache.truncateFromStart(logStartOffset);
   return { local, logStartOffset, replayedAll };
 }
