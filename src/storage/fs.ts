@@ -102,6 +102,89 @@ export function openIfExists(fs: FileSystem, filePath: string): FileHandle | nul
   }
 }
 
+/**
+ * A file opened at its first use, and closed again by release() until the next: a segment's `.log`
+ * (Kafka opens a segment's indexes lazily; here its log too), so a broker holding thousands of idle
+ * partitions does not hold a descriptor for each. Its size is read from the directory entry while
+ * it is not open. release() is for a file no FileRegion points into (a reopened file starts its
+ * truncation count again); close() ends it for good.
+ */
+export class LazyFileHandle implements FileHandle {
+  private closed = false;
+
+  constructor(
+    private readonly fs: FileSystem,
+    private filePath: string,
+    private handle: FileHandle | null = null,
+  ) {}
+
+  get path(): string {
+    return this.filePath;
+  }
+
+  /** Whether a descriptor is held now. */
+  get isOpen(): boolean {
+    return this.handle !== null;
+  }
+
+  /** The file was renamed to `newPath`: an open descriptor follows it, a later open finds it there. */
+  renamed(newPath: string): void {
+    this.filePath = newPath;
+  }
+
+  private get file(): FileHandle {
+    if (this.closed) throw new Error(`${this.filePath} is closed`);
+    this.handle ??= this.fs.open(this.filePath, false);
+    return this.handle;
+  }
+
+  read(buf: Buffer, offset: number, length: number, position: number): number {
+    return this.file.read(buf, offset, length, position);
+  }
+
+  write(buf: Buffer, position: number): void {
+    this.file.write(buf, position);
+  }
+
+  truncate(size: number): void {
+    this.file.truncate(size);
+  }
+
+  size(): number {
+    return this.handle !== null ? this.handle.size() : this.fs.fileSize(this.filePath);
+  }
+
+  sync(): void {
+    // Not open: what it holds may still be in the page cache from before (a crash's survivors).
+    this.file.sync();
+  }
+
+  /** Closes the descriptor, if one is held; the next use opens the file again. */
+  release(): void {
+    this.handle?.close();
+    this.handle = null;
+  }
+
+  close(): void {
+    this.release();
+    this.closed = true;
+  }
+
+  zeroCopySource(): ZeroCopySource | null {
+    if (this.closed) return null;
+    return this.file.zeroCopySource?.() ?? null;
+  }
+
+  preallocate(position: number, length: number): boolean {
+    return this.file.preallocate?.(position, length) ?? false;
+  }
+
+  trimPreallocated(): void {
+    // Blocks are reserved through an open descriptor only: a file not open has none of this process's.
+    this.handle?.trimPreallocated?.();
+  }
+}
+
 class NodeFileHandle implements FileHandle {
   private generation = 0;
   private closed = false;

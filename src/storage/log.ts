@@ -286,7 +286,7 @@ export class Log {
       for (const segment of replayed) segment.txnIndex.truncateTo(replayFrom);
       for (const t of aborted) loaded.local.segments.floor(t.lastOffset)?.txnIndex.append(t);
     }
-    return new Log(
+    const log = new Log(
       p.topic,
       p.partition,
       loaded.local,
@@ -296,6 +296,9 @@ export class Log {
       p.ctx,
       loaded.replayedAll,
     );
+    // Read and checked: the `.log` files are opened again by the first read or append.
+    for (const segment of log.local.segments.values()) segment.releaseHandle();
+    return log;
   }
 
   /** The segments; replaced only by adoptFilesOf (an alter-log-dirs move). */

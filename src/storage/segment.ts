@@ -13,7 +13,7 @@ import {
 } from '../protocol/records/batch.js';
 import { LogFileReader } from './batch-scan.js';
 import { fileRegion } from './file-region.js';
-import type { FileHandle, FileSystem } from './fs.js';
+import { type FileSystem, LazyFileHandle } from './fs.js';
 import { OffsetIndex, TimeIndex } from './index-file.js';
 import { readBuffers } from './read-buffers.js';
 import { TransactionIndex, TXN_INDEX_FILE_SUFFIX } from './transaction-index.js';
@@ -155,7 +155,7 @@ export class LogSegment {
     readonly baseOffset: bigint,
     private readonly config: SegmentConfig,
     private readonly clock: Clock,
-    private readonly log: FileHandle,
+    private readonly log: LazyFileHandle,
     readonly offsetIndex: OffsetIndex,
     readonly timeIndex: TimeIndex,
     /** The transactions aborted by markers in this segment (`.txnindex`, created on first entry). */
@@ -183,7 +183,9 @@ export class LogSegment {
     present?: ReadonlySet<string>,
   ): LogSegment {
     const stem = path.join(dir, filenamePrefixFromOffset(baseOffset));
-    const log = fs.open(`${stem}${LOG_FILE_SUFFIX}${suffix}`, create);
+    // A new segment's file is made now; an existing one is opened at its first read or write.
+    const logPath = `${stem}${LOG_FILE_SUFFIX}${suffix}`;
+    const log = new LazyFileHandle(fs, logPath, create ? fs.open(logPath, true) : null);
     const offsetIndex = new OffsetIndex(
       fs,
       `${stem}${INDEX_FILE_SUFFIX}${suffix}`,
@@ -736,6 +738,14 @@ export class LogSegment {
     this.log.close();
   }
 
+  /**
+   * Gives back the `.log`'s descriptor until the segment is next read or written (the indexes hold
+   * none between their writes): a loaded log that nobody uses holds no descriptor.
+   */
+  releaseHandle(): void {
+    this.log.release();
+  }
+
   /** Closes the file handles without trimming anything (deletion, simulated crashes). */
   closeHandles(): void {
     this.offsetIndex.closeHandle();
@@ -748,7 +758,9 @@ export class LogSegment {
   changeFileSuffix(newSuffix: string): void {
     const stem = path.join(this.dir, filenamePrefixFromOffset(this.baseOffset));
     const logFrom = `${stem}${LOG_FILE_SUFFIX}${this.suffix}`;
-    if (this.fs.exists(logFrom)) this.fs.rename(logFrom, `${stem}${LOG_FILE_SUFFIX}${newSuffix}`);
+    const logTo = `${stem}${LOG_FILE_SUFFIX}${newSuffix}`;
+    if (this.fs.exists(logFrom)) this.fs.rename(logFrom, logTo);
+    this.log.renamed(logTo);
     this.offsetIndex.renameTo(`${stem}${INDEX_FILE_SUFFIX}${newSuffix}`);
     this.timeIndex.renameTo(`${stem}${TIME_INDEX_FILE_SUFFIX}${newSuffix}`);
     this.txnIndex.renameTo(`${stem}${TXN_INDEX_FILE_SUFFIX}${newSuffix}`);

@@ -5,6 +5,7 @@
  * without asking first.
  */
 import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
 import { test } from 'node:test';
 import { type FileHandle, NodeFileSystem } from '../../src/storage/fs.js';
 import { makeBatch, openLog, tempDir } from './helpers.js';
@@ -60,6 +61,32 @@ test('opening a log lists its directory once and asks no file whether it exists'
       );
       log.close();
     }
+  } finally {
+    cleanup();
+  }
+});
+
+test('a loaded log holds no descriptor until it is read or appended to; its renamed segment is found', () => {
+  const openFds = (): number => fs.readdirSync('/proc/self/fd').length;
+  const { dir, cleanup } = tempDir();
+  try {
+    const first = openLog(dir, new NodeFileSystem(), { hadCleanShutdown: true });
+    first.appendAsLeader(makeBatch({ count: 3 }), 0);
+    first.local.roll();
+    first.appendAsLeader(makeBatch({ count: 2 }), 0);
+    first.close();
+    const before = openFds();
+    const log = openLog(dir, new NodeFileSystem(), { hadCleanShutdown: true, recoveryPoint: 5n });
+    assert.equal(openFds(), before, 'loaded: no descriptor held');
+    const old = log.local.segments.first()!;
+    old.changeFileSuffix('.deleted'); // as a retention deletion renames it, before it was ever opened
+    const read = old.read(0n, 1 << 20);
+    assert.equal(read?.firstBatchBaseOffset, 0n, 'read from its new name');
+    assert.equal(openFds(), before + 1);
+    log.appendAsLeader(makeBatch({ count: 1 }), 0);
+    assert.equal(openFds(), before + 2, 'the active segment opened by the append');
+    log.close();
+    assert.equal(openFds(), before);
   } finally {
     cleanup();
   }
