@@ -69,6 +69,8 @@ export function inconsistentTopicId(name: string, topicId: string, current: stri
  */
 export class LogTopicId {
   private id: string | null;
+  /** The directory whose file was read or written holding `id` (a move to another needs one there). */
+  private heldIn: string | null = null;
 
   constructor(
     private readonly fs: FileSystem,
@@ -78,6 +80,7 @@ export class LogTopicId {
   ) {
     try {
       this.id = this.file().read();
+      if (this.id !== null) this.heldIn = this.dir();
     } catch (e) {
       logger.warn(`${name}: ignoring ${PARTITION_METADATA_FILE}: ${(e as Error).message}`);
       this.id = null;
@@ -92,10 +95,13 @@ export class LogTopicId {
   assign(topicId: string): void {
     if (this.id !== null) {
       if (this.id !== topicId) throw inconsistentTopicId(this.name, topicId, this.id);
-      if (this.fs.exists(this.file().path)) return;
+      // Read from this directory or written there: no need to ask the disk (every partition is
+      // assigned its id again at each restart).
+      if (this.heldIn === this.dir() || this.fs.exists(this.file().path)) return;
     }
     this.file().write(topicId);
     this.id = topicId;
+    this.heldIn = this.dir();
   }
 
   private file(): PartitionMetadataFile {
