@@ -29,10 +29,12 @@ NODE_OTHER_LINES=(22.23.5 26.12.1)
 #   off, a flaky link, the whole cluster killed, a log dir filling up, file descriptors running
 #   out, a client that never reads, 10,000 idle connections against max.connections — a minute
 #   or two of faults whose broker code is the same under every line.
+# - docs/performance runs the whole yardsticks bench at a tiny size (clusters, kcat, JetStream):
+#   it checks that every comparison runs and is reported, which one line shows.
 MAIN_ONLY_TESTS=(
   examples/ compat/consumer-protocol.test cluster/consumer-protocol-failover scenarios/ sim/ dashboard/
   compat/transactions-ctp cluster/ssl-replication cluster/sasl-ssl-replication cluster/etcd-security
-  system/
+  system/ docs/performance
 )
 
 need=()
@@ -44,6 +46,8 @@ command -v etcdctl >/dev/null 2>&1 || need+=(etcd-client)
 # the kernel has no netem.
 command -v ip >/dev/null 2>&1 && command -v tc >/dev/null 2>&1 || need+=(iproute2)
 command -v nft >/dev/null 2>&1 || need+=(nftables)
+# The yardsticks bench's JetStream rows (docs/performance.md, run by test/docs/performance.test.ts).
+command -v nats-server >/dev/null 2>&1 || need+=(nats-server)
 /usr/bin/python3 -c 'import kafka' >/dev/null 2>&1 || need+=(python3-kafka)
 /usr/bin/python3 -c 'import confluent_kafka' >/dev/null 2>&1 || need+=(python3-confluent-kafka)
 # Headers and libraries that @confluentinc/kafka-javascript's librdkafka links against when built

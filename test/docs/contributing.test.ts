@@ -9,8 +9,8 @@ import * as path from 'node:path';
 import { it } from 'node:test';
 import { repoRoot } from '../../tools/errors/generate.js';
 import { runProcess } from '../support/broker-process.js';
-import { fencedBlocks, linePattern } from '../support/doc-blocks.js';
 import { LAYER_RULES } from '../support/import-graph.js';
+import { runCheckedBlocks } from './checked-blocks.js';
 
 const ROOT = repoRoot();
 const doc = readFileSync(path.join(ROOT, 'docs', 'contributing.md'), 'utf8');
@@ -25,27 +25,8 @@ it("the layer table is the import check's LAYER_RULES, row for row", () => {
   );
 });
 
-it('the checked commands run in the repository and print what the page documents', async () => {
-  const blocks = fencedBlocks(doc);
-  const checked = blocks.flatMap((b, i) => (b.lang === 'sh' && b.name === 'checked' ? [i] : []));
-  assert.ok(checked.length >= 2, 'too few checked blocks');
-  // A reader's shell, not this test runner's child: with its NODE_TEST_CONTEXT a nested `node --test`
-  // would report to this runner instead of printing.
-  const { NODE_TEST_CONTEXT: _, ...outside } = process.env;
-  const env = {
-    ...outside,
-    PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH}`,
-  };
-  for (const i of checked) {
-    const script = blocks[i]!.body;
-    const r = await runProcess('sh', ['-e', '-c', script], '', 120_000, { cwd: ROOT, env });
-    assert.equal(r.status, 0, `${script} exited ${r.status}:\n${r.stdout}${r.stderr}`);
-    const next = blocks[i + 1];
-    if (next?.lang !== 'text') continue;
-    for (const line of next.body.split('\n').filter((l) => l.trim() !== ''))
-      assert.match(r.stdout, linePattern(line), `${script}: not printed: ${line}`);
-  }
-});
+it('the checked commands run in the repository and print what the page documents', () =>
+  runCheckedBlocks(doc, ROOT, 2, 120_000));
 
 it('the benches listed are those bench/main.ts knows', async () => {
   // An unknown name makes bench/main.js exit 2 with the list of known ones, running none.
