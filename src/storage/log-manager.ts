@@ -4,11 +4,7 @@ import { topicPartitionKey } from '../common/topic-partition.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
 import {
-  CheckpointFile,
-  formatCheckpoint,
   LOG_START_OFFSET_CHECKPOINT,
-  type PartitionOffset,
-  partitionOffsetCodec,
   RECOVERY_POINT_CHECKPOINT,
   REPLICATION_OFFSET_CHECKPOINT,
 } from './checkpoint.js';
@@ -17,6 +13,7 @@ import type { StorageContext } from './local-log.js';
 import { Log } from './log.js';
 import { type CleanerConfig, LogCleaner } from './log-cleaner.js';
 import type { LogConfig } from './log-config.js';
+import { LogDirCheckpoints } from './log-dir-checkpoints.js';
 import { isStorageError, normalizeDir } from './log-dir-failure.js';
 import { parseFutureDir, parseTopicPartitionDir, type TopicPartition } from './log-dir-names.js';
 import { DEFAULT_LOG_MANAGER_CONFIG, type LogManagerConfig } from './log-manager-config.js';
@@ -38,8 +35,8 @@ export class LogManager {
   /** Alter-log-dirs copies in progress (`<topic>-<p>.<id>-future`), by partition key. */
   private readonly futureLogs = new Map<string, { log: Log; logDir: string }>();
   private readonly cancels: (() => void)[] = [];
-  /** Checkpoint files being written in the background. */
-  private readonly backgroundWrites = new Set<string>();
+  /** The per-dir offset checkpoint files. */
+  private readonly checkpoints: LogDirCheckpoints;
   /** The log-start-offset-checkpoint writes in the background, one at a time (persistLogStartOffsets). */
   private logStartWriter: { running: Promise<void>; again: boolean } | null = null;
   private started = false;
@@ -60,6 +57,9 @@ export class LogManager {
   ) {
     if (logDirs.length === 0) throw new RangeError('at least one log dir is needed');
     this.cleaner = cleanerConfig ? new LogCleaner(cleanerConfig, ctx, () => this.logs.values()) : null;
+    this.checkpoints = new LogDirCheckpoints(ctx, (dir) =>
+      [...this.logs.values()].filter((e) => e.logDir === dir).map((e) => e.log),
+    );
   }
 
   /** The log dirs still online (Kafka's liveLogDirs). */
@@ -132,7 +132,7 @@ export class LogManager {
     // work (recovery from an earlier point, an HW learned again from the leader). Log start
     // offsets stay synchronous: an older one written late would bring deleted records back.
     this.schedulePeriodic('checkpoint-recovery-points', this.config.recoveryPointCheckpointIntervalMs, () =>
-      this.writeOffsetsInBackground(RECOVERY_POINT_CHECKPOINT, (log) => log.recoveryPoint),
+      this.checkpoints.writePeriodic(this.liveLogDirs, RECOVERY_POINT_CHECKPOINT, (log) => log.recoveryPoint),
     );
     this.schedulePeriodic(
       'checkpoint-log-start-offsets',
@@ -140,7 +140,11 @@ export class LogManager {
       () => void this.persistLogStartOffsets(),
     );
     this.schedulePeriodic('checkpoint-high-watermarks', this.config.highWatermarkCheckpointIntervalMs, () =>
-      this.writeOffsetsInBackground(REPLICATION_OFFSET_CHECKPOINT, (log) => log.highWatermark),
+      this.checkpoints.writePeriodic(
+        this.liveLogDirs,
+        REPLICATION_OFFSET_CHECKPOINT,
+        (log) => log.highWatermark,
+      ),
     );
     this.schedulePeriodic('retention', this.config.retentionCheckIntervalMs, () => this.runRetention());
     this.schedulePeriodic('producer-id-expiration', this.config.producerIdExpirationCheckIntervalMs, () => {
@@ -158,9 +162,9 @@ export class LogManager {
     fs.mkdirp(dir);
     const marker = path.join(dir, CLEAN_SHUTDOWN_FILE);
     const hadCleanShutdown = fs.exists(marker);
-    const recoveryPoints = this.readOffsets(dir, RECOVERY_POINT_CHECKPOINT);
-    const logStartOffsets = this.readOffsets(dir, LOG_START_OFFSET_CHECKPOINT);
-    const highWatermarks = this.readOffsets(dir, REPLICATION_OFFSET_CHECKPOINT);
+    const recoveryPoints = this.checkpoints.read(dir, RECOVERY_POINT_CHECKPOINT);
+    const logStartOffsets = this.checkpoints.read(dir, LOG_START_OFFSET_CHECKPOINT);
+    const highWatermarks = this.checkpoints.read(dir, REPLICATION_OFFSET_CHECKPOINT);
     const startMs = clock.nowMs();
     let loaded = 0;
     const futures: { dir: string; name: string; hadCleanShutdown: boolean }[] = [];
@@ -203,6 +207,8 @@ export class LogManager {
       progress.loaded(log, clock.nowMs() - logStartMs);
       yield;
     }
+    for (const key of new Set([...recoveryPoints.keys(), ...logStartOffsets.keys()]))
+      if (this.logs.get(key)?.logDir !== dir) this.checkpoints.logGone(dir, key);
     // From here on a crash must be detected as one.
     if (hadCleanShutdown) fs.unlink(marker);
     logger.info(
@@ -236,6 +242,7 @@ export class LogManager {
     }
     if (!this.logs.has(key)) {
       const final = path.join(dir, key);
+      this.checkpoints.beforeLogIn(dir, key);
       this.ctx.fs.rename(full, final);
       this.ctx.fs.syncDir(dir);
       this.logs.set(key, { log: this.watch(open(final)), logDir: dir });
@@ -244,19 +251,6 @@ export class LogManager {
     }
     this.futureLogs.set(key, { log: open(full), logDir: dir });
     this.ctx.logger.info(`${key}: loaded its future log in ${dir} (a log dir move resumes)`);
-  }
-
-  private readOffsets(dir: string, file: string): Map<string, bigint> {
-    const out = new Map<string, bigint>();
-    try {
-      for (const e of new CheckpointFile(this.ctx.fs, path.join(dir, file), partitionOffsetCodec).read()) {
-        out.set(topicPartitionKey(e.topic, e.partition), e.offset);
-      }
-    } catch (e) {
-      // A damaged checkpoint only costs work: every log is then recovered or read from its start.
-      this.ctx.logger.warn(`ignoring ${file} in ${dir}: ${e instanceof Error ? e.message : String(e)}`);
-    }
-    return out;
   }
 
   private schedulePeriodic(name: string, intervalMs: number, task: () => void): void {
@@ -308,6 +302,7 @@ export class LogManager {
     const counts = new Map(this.liveLogDirs.map((d) => [d, 0]));
     for (const { logDir } of this.logs.values()) counts.set(logDir, (counts.get(logDir) ?? 0) + 1);
     const logDir = [...counts.entries()].sort((a, b) => a[1] - b[1])[0]![0];
+    this.checkpoints.beforeLogIn(logDir, topicPartitionKey(topic, partition));
     const log = Log.open({
       dir: path.join(logDir, topicPartitionKey(topic, partition)),
       topic,
@@ -337,6 +332,7 @@ export class LogManager {
     const { log, logDir } = entry;
     log.local.abandon();
     this.renameForDeletion(log.dir, logDir, key, log.config.fileDeleteDelayMs, log.size);
+    this.checkpoints.logGone(logDir, key);
     return true;
   }
 
@@ -444,7 +440,9 @@ export class LogManager {
     const oldDir = log.dir;
     // Current first: a crash between the two renames leaves only the future, which start-up promotes.
     this.renameForDeletion(oldDir, current.logDir, key, log.config.fileDeleteDelayMs);
+    this.checkpoints.logGone(current.logDir, key);
     const final = path.join(future.logDir, key);
+    this.checkpoints.beforeLogIn(future.logDir, key);
     this.ctx.fs.rename(future.log.dir, final);
     this.ctx.fs.syncDir(future.logDir);
     const reopened = Log.open({
@@ -483,9 +481,19 @@ export class LogManager {
     this.writeOffsets(RECOVERY_POINT_CHECKPOINT, (log) => log.recoveryPoint);
   }
 
-  /** A log of this manager: moves of its log start are persisted (persistLogStartOffsets). */
+  /**
+   * A log of this manager: moves of its log start are persisted (persistLogStartOffsets), and a
+   * truncation that lowered its recovery point rewrites its dir's recovery-point checkpoint at
+   * once, as Kafka's LogManager.truncateTo and truncateFullyAndStartAt do.
+   */
   private watch(log: Log): Log {
     log.onLogStartOffsetIncremented = () => void this.persistLogStartOffsets();
+    const key = topicPartitionKey(log.topic, log.partition);
+    log.onRecoveryPointLowered = () => {
+      const entry = this.logs.get(key);
+      if (entry?.log === log && !this.offlineDirs.has(entry.logDir))
+        this.checkpoints.write(entry.logDir, RECOVERY_POINT_CHECKPOINT, (l) => l.recoveryPoint);
+    };
     return log;
   }
 
@@ -513,7 +521,12 @@ export class LogManager {
           writer.again = false;
           await Promise.all(
             this.liveLogDirs.map((dir) =>
-              this.writeInBackground(write, dir, LOG_START_OFFSET_CHECKPOINT, (log) => log.logStartOffset),
+              this.checkpoints.writeInBackground(
+                write,
+                dir,
+                LOG_START_OFFSET_CHECKPOINT,
+                (log) => log.logStartOffset,
+              ),
             ),
           );
         }
@@ -539,57 +552,8 @@ export class LogManager {
     this.writeOffsets(REPLICATION_OFFSET_CHECKPOINT, (log) => log.highWatermark);
   }
 
-  private offsetsIn(dir: string, offsetOf: (log: Log) => bigint): PartitionOffset[] {
-    const entries: PartitionOffset[] = [];
-    for (const { log, logDir } of this.logs.values()) {
-      if (logDir === dir) entries.push({ topic: log.topic, partition: log.partition, offset: offsetOf(log) });
-    }
-    entries.sort((a, b) => (a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1));
-    return entries;
-  }
-
   private writeOffsets(file: string, offsetOf: (log: Log) => bigint): void {
-    for (const dir of this.liveLogDirs) {
-      const entries = this.offsetsIn(dir, offsetOf);
-      new CheckpointFile(this.ctx.fs, path.join(dir, file), partitionOffsetCodec).write(entries);
-    }
-  }
-
-  /**
-   * writeOffsets through the file system's background write when it has one (the offsets taken
-   * now); a file whose previous write is still going is skipped this time — the next period writes
-   * newer offsets.
-   */
-  private writeOffsetsInBackground(file: string, offsetOf: (log: Log) => bigint): void {
-    const write = this.ctx.fs.writeFileAtomicInBackground;
-    if (write === undefined) {
-      this.writeOffsets(file, offsetOf);
-      return;
-    }
-    for (const dir of this.liveLogDirs) {
-      const target = path.join(dir, file);
-      if (this.backgroundWrites.has(target)) continue;
-      this.backgroundWrites.add(target);
-      void this.writeInBackground(write, dir, file, offsetOf).then(() =>
-        this.backgroundWrites.delete(target),
-      );
-    }
-  }
-
-  /** One log dir's offsets (taken now) written through `write`; a failure is a warning, not a rejection. */
-  private async writeInBackground(
-    write: NonNullable<StorageContext['fs']['writeFileAtomicInBackground']>,
-    dir: string,
-    file: string,
-    offsetOf: (log: Log) => bigint,
-  ): Promise<void> {
-    const target = path.join(dir, file);
-    const data = Buffer.from(formatCheckpoint(partitionOffsetCodec, this.offsetsIn(dir, offsetOf)), 'utf8');
-    try {
-      await write(target, data);
-    } catch (e) {
-      this.ctx.logger.warn(`writing ${target} failed: ${e instanceof Error ? e.message : String(e)}`);
-    }
+    for (const dir of this.liveLogDirs) this.checkpoints.write(dir, file, offsetOf);
   }
 
   runRetention(): number {

@@ -194,6 +194,12 @@ export class Log {
    * following its leader's): the LogManager persists the log-start-offset-checkpoint then.
    */
   onLogStartOffsetIncremented: (() => void) | null = null;
+  /**
+   * Called after a truncation lowered the recovery point: the LogManager rewrites the log dir's
+   * recovery-point-offset-checkpoint at once (Kafka's LogManager.truncateTo), or a crash would load
+   * the bytes appended since then below the old, higher point without validating them.
+   */
+  onRecoveryPointLowered: (() => void) | null = null;
   private readonly topicIds: LogTopicId;
 
   private constructor(
@@ -836,6 +842,7 @@ export class Log {
       return true;
     }
     const before = this.logEndOffset;
+    const recoveryPointBefore = this.local.recoveryPoint;
     const discarded = this.local.truncateTo(targetOffset);
     // The new LEO, not the target: a target inside a batch removes the whole batch, and an epoch
     // entry starting at or past the LEO would describe data that is gone.
@@ -845,6 +852,7 @@ export class Log {
     if (this.hw > this.logEndOffset) this.hw = this.logEndOffset;
     this.producerState.onHighWatermarkUpdated(this.hw);
     this.hwMetadata = null;
+    if (this.local.recoveryPoint < recoveryPointBefore) this.onRecoveryPointLowered?.();
     if (opts.quiet !== true) {
       this.ctx.logger.info(
         `${this.name}: truncated to offset ${targetOffset}: LEO ${before} → ${this.logEndOffset}, ${discarded} bytes discarded`,
@@ -869,6 +877,7 @@ export class Log {
    */
   truncateFullyAndStartAt(newOffset: bigint, opts: { readonly quiet?: boolean } = {}): number {
     const before = this.logEndOffset;
+    const recoveryPointBefore = this.local.recoveryPoint;
     const discarded = this.local.truncateFullyAndStartAt(newOffset);
     this.leaderEpochCache.clearAndFlush();
     this.producerState.deleteAllSnapshots();
@@ -876,6 +885,7 @@ export class Log {
     this.logStart = newOffset;
     this.hw = newOffset;
     this.hwMetadata = null;
+    if (this.local.recoveryPoint < recoveryPointBefore) this.onRecoveryPointLowered?.();
     if (opts.quiet !== true) {
       this.ctx.logger.warn(
         `${this.name}: truncated fully and restarted at offset ${newOffset}: LEO was ${before}, ${discarded} bytes discarded`,
