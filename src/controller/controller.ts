@@ -337,7 +337,11 @@ export class Controller {
     await this.options.beforeCommit?.(what);
     const r = await this.options.store.txn({ compare: [leadership.guard(), ...compare], success: ops });
     if (r.succeeded) {
-      await this.follower.waitForRevision(r.revision);
+      // The image follows the cluster root only: a transaction wholly outside it (the last ISR
+      // history entry of a topic, chunked apart from its partition key) has no revision to await.
+      const root = this.keys.root;
+      if (ops.some((op) => (op.type === 'deletePrefix' ? op.prefix : op.key).startsWith(root)))
+        await this.follower.waitForRevision(r.revision);
       return 'ok';
     }
     const kv = await this.options.store.get(this.keys.controller);

@@ -95,6 +95,39 @@ describe('controller: topics and configs', () => {
     assert.deepEqual([d!.numPartitions, d!.replicationFactor], [1, 1]);
   });
 
+  it('answers a CreateTopics whose first topic ends in a chunk of ISR history alone, without waiting for another write', async () => {
+    // 50 partitions: a head op and 100 partition ops (a partition key and its ISR history entry
+    // each) fill one 100-op transaction and leave the last history entry to a transaction of its
+    // own, outside the watched root. The controller waited for that revision to reach its image,
+    // which only a later write under the root (the request's timeout, 30 s) ever brought.
+    const b = c.brokers.get(2)!;
+    const answered: { name: string; errorCode: number }[][] = [];
+    void b.controller
+      .createTopics(
+        [
+          { name: 'fifty', numPartitions: 50, replicationFactor: 1, configs: {} },
+          { name: 'after', numPartitions: 1, replicationFactor: 1, configs: {} },
+        ],
+        false,
+      )
+      .then((r) => answered.push(r));
+    // No time passes: nothing but the controller's own writes moves the store.
+    for (let i = 0; i < 20 && answered.length === 0; i++) await c.settle();
+    const inTime = answered.length > 0;
+    // A stuck controller is freed by the request's timeout (its key deleted), so the test ends.
+    if (!inTime) await c.advance(6000);
+    assert.ok(inTime, 'answered with no other write to the store');
+    assert.deepEqual(
+      (answered[0] ?? []).map((r) => [r.name, r.errorCode]),
+      [
+        ['fifty', 0],
+        ['after', 0],
+      ],
+    );
+    assert.equal(c.image().topics.get('fifty')?.partitions.length, 50);
+    assert.equal(c.image().topics.get('after')?.partitions.length, 1);
+  });
+
   it('explicit assignments, createPartitions and deleteTopics', async () => {
     const b = c.brokers.get(1)!;
     const assignments = new Map([
