@@ -47,12 +47,14 @@ export interface Broker {
 /**
  * A `skiff broker` child process in `dir`, ready. `extraProps`: lines added to its server.properties
  * (a `listeners=` line among them replaces the default, one PLAINTEXT listener on a free port);
- * `args`: more arguments of `skiff broker`. `port` is the first listener's.
+ * `args`: more arguments of `skiff broker`. `port` is the first listener's. Not ready within
+ * `readyTimeoutMs`: the start fails (and the process is killed).
  */
 export async function startBroker(
   dir: string,
   extraProps: readonly string[] = [],
   args: readonly string[] = [],
+  readyTimeoutMs = 15_000,
 ): Promise<Broker> {
   const props = path.join(dir, 'server.properties');
   const listeners = extraProps.some((l) => l.startsWith('listeners='))
@@ -77,7 +79,10 @@ export async function startBroker(
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let out = '';
   const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`broker not ready:\n${out}`)), 15_000);
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`broker not ready in ${readyTimeoutMs} ms:\n${out}`));
+    }, readyTimeoutMs);
     const onData = (chunk: Buffer) => {
       out += chunk.toString();
       const m = /ready: listening on [A-Z_]+:\/\/127\.0\.0\.1:(\d+)/.exec(out);

@@ -1,4 +1,4 @@
-/** The yardsticks bench's table and chart (bench/yardsticks.ts). */
+/** The yardsticks bench's table and charts (bench/yardsticks.ts, bench/scale.ts). */
 
 export interface Row {
   readonly run: string;
@@ -43,48 +43,124 @@ export interface LatencyPoint {
   readonly p999: number;
 }
 
-/** An SVG chart of p50/p99/p999 (ms, log scale) against the offered rate (MB/s). */
-export function latencySvg(points: readonly LatencyPoint[]): string {
-  const W = 640;
-  const H = 400;
+export interface Axis {
+  readonly label: string;
+  /** log10 scale; else linear from 0. */
+  readonly log?: boolean;
+}
+
+export interface Series {
+  readonly name: string;
+  readonly points: readonly (readonly [number, number])[];
+}
+
+/** A line chart: the x axis is ticked at the points' x values. */
+export interface Chart {
+  readonly title: string;
+  readonly x: Axis;
+  readonly y: Axis;
+  readonly series: readonly Series[];
+}
+
+const CHART_W = 640;
+const CHART_H = 400;
+const COLORS = ['#2a9d8f', '#e9c46a', '#e76f51', '#264653'];
+
+const tickText = (v: number) =>
+  Number.isInteger(v) ? v.toLocaleString('en') : String(Number(v.toPrecision(3)));
+
+/** Maps [values' range] to [from, to] pixels on `axis`'s scale. */
+function scale(axis: Axis, values: readonly number[], from: number, to: number) {
+  if (axis.log) {
+    const pos = values.filter((v) => v > 0);
+    const lo = Math.log10(Math.min(...pos) / 2);
+    const hi = Math.log10(Math.max(...pos) * 2);
+    const at = (v: number) => from + ((Math.log10(Math.max(v, 10 ** lo)) - lo) / (hi - lo)) * (to - from);
+    const grid: number[] = [];
+    for (let e = Math.ceil(lo); e <= Math.floor(hi); e++) grid.push(10 ** e);
+    return { at, grid };
+  }
+  const max = Math.max(...values, 1e-9) * 1.1;
+  const at = (v: number) => from + (v / max) * (to - from);
+  const step = 10 ** Math.floor(Math.log10(max / 5));
+  const nice = [1, 2, 5, 10].map((k) => k * step).find((s) => max / s <= 6) ?? step * 10;
+  const grid: number[] = [];
+  for (let v = 0; v <= max; v += nice) grid.push(v);
+  return { at, grid };
+}
+
+/** One chart's SVG elements, its top left corner at (ox, oy). */
+function chartElements(c: Chart, ox: number, oy: number): string[] {
   const m = { l: 60, r: 120, t: 30, b: 50 };
-  const sorted = [...points].sort((a, b) => a.offered - b.offered);
-  const maxX = Math.max(...sorted.map((p) => p.offered)) * 1.1;
-  const ys = sorted.flatMap((p) => [p.p50, p.p99, p.p999]).filter((y) => y > 0);
-  const lo = Math.log10(Math.max(0.1, Math.min(...ys) / 2));
-  const hi = Math.log10(Math.max(...ys) * 2);
-  const x = (v: number) => m.l + (v / maxX) * (W - m.l - m.r);
-  const y = (v: number) => H - m.b - ((Math.log10(Math.max(v, 0.1)) - lo) / (hi - lo)) * (H - m.t - m.b);
-  const series: [keyof LatencyPoint, string][] = [
-    ['p50', '#2a9d8f'],
-    ['p99', '#e9c46a'],
-    ['p999', '#e76f51'],
-  ];
+  const all = c.series.flatMap((s) => s.points);
+  if (all.length === 0) return [`<text x="${ox + m.l}" y="${oy + 18}">${c.title}: no points</text>`];
+  const xs = [...new Set(all.map((p) => p[0]))].sort((a, b) => a - b);
+  const x = scale(c.x, xs, ox + m.l, ox + CHART_W - m.r).at;
+  const ys = scale(
+    c.y,
+    all.map((p) => p[1]),
+    oy + CHART_H - m.b,
+    oy + m.t,
+  );
+  const bottom = oy + CHART_H - m.b;
+  const midY = (oy + m.t + bottom) / 2;
   const out = [
+    `<text x="${ox + m.l}" y="${oy + 18}">${c.title}</text>`,
+    `<line x1="${ox + m.l}" y1="${bottom}" x2="${ox + CHART_W - m.r}" y2="${bottom}" stroke="black"/>`,
+    `<line x1="${ox + m.l}" y1="${oy + m.t}" x2="${ox + m.l}" y2="${bottom}" stroke="black"/>`,
+    `<text x="${ox + (CHART_W - m.r + m.l) / 2}" y="${oy + CHART_H - 12}" text-anchor="middle">${c.x.label}${c.x.log ? ' (log)' : ''}</text>`,
+    `<text x="${ox + 14}" y="${midY}" transform="rotate(-90 ${ox + 14} ${midY})" text-anchor="middle">${c.y.label}${c.y.log ? ' (log)' : ''}</text>`,
+  ];
+  for (const v of ys.grid)
+    out.push(
+      `<line x1="${ox + m.l - 4}" y1="${ys.at(v).toFixed(1)}" x2="${ox + CHART_W - m.r}" y2="${ys.at(v).toFixed(1)}" stroke="#ddd"/>`,
+      `<text x="${ox + m.l - 6}" y="${(ys.at(v) + 4).toFixed(1)}" text-anchor="end">${tickText(v)}</text>`,
+    );
+  for (const v of xs)
+    out.push(`<text x="${x(v).toFixed(1)}" y="${bottom + 16}" text-anchor="middle">${tickText(v)}</text>`);
+  c.series.forEach((s, i) => {
+    const color = COLORS[i % COLORS.length];
+    const pts = [...s.points]
+      .sort((a, b) => a[0] - b[0])
+      .map((p) => `${x(p[0]).toFixed(1)},${ys.at(p[1]).toFixed(1)}`);
+    out.push(`<polyline fill="none" stroke="${color}" stroke-width="2" points="${pts.join(' ')}"/>`);
+    for (const pt of pts) {
+      const [cx, cy] = pt.split(',');
+      out.push(`<circle cx="${cx}" cy="${cy}" r="3" fill="${color}"/>`);
+    }
+    out.push(
+      `<text x="${ox + CHART_W - m.r + 10}" y="${oy + m.t + 16 * i + 10}" fill="${color}">${s.name}</text>`,
+    );
+  });
+  return out;
+}
+
+/** One SVG document of `charts`, `columns` to a row. */
+export function chartsSvg(charts: readonly Chart[], columns = 2): string {
+  const cols = Math.max(1, Math.min(columns, charts.length));
+  const W = CHART_W * cols;
+  const H = CHART_H * Math.max(1, Math.ceil(charts.length / cols));
+  return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="sans-serif" font-size="12">`,
     `<rect width="${W}" height="${H}" fill="white"/>`,
-    `<text x="${m.l}" y="18">acks=all RF 3 produce latency (steady state) against the offered rate</text>`,
-    `<line x1="${m.l}" y1="${H - m.b}" x2="${W - m.r}" y2="${H - m.b}" stroke="black"/>`,
-    `<line x1="${m.l}" y1="${m.t}" x2="${m.l}" y2="${H - m.b}" stroke="black"/>`,
-    `<text x="${(W - m.r + m.l) / 2}" y="${H - 12}" text-anchor="middle">offered MB/s</text>`,
-    `<text x="14" y="${(H - m.b + m.t) / 2}" transform="rotate(-90 14 ${(H - m.b + m.t) / 2})" text-anchor="middle">ms (log)</text>`,
-  ];
-  for (let e = Math.ceil(lo); e <= Math.floor(hi); e++)
-    out.push(
-      `<line x1="${m.l - 4}" y1="${y(10 ** e)}" x2="${W - m.r}" y2="${y(10 ** e)}" stroke="#ddd"/>`,
-      `<text x="${m.l - 6}" y="${y(10 ** e) + 4}" text-anchor="end">${10 ** e}</text>`,
-    );
-  for (const p of sorted)
-    out.push(
-      `<text x="${x(p.offered)}" y="${H - m.b + 16}" text-anchor="middle">${p.offered.toFixed(1)}</text>`,
-    );
-  series.forEach(([k, color], i) => {
-    const pts = sorted.map((p) => `${x(p.offered).toFixed(1)},${y(p[k]).toFixed(1)}`);
-    out.push(`<polyline fill="none" stroke="${color}" stroke-width="2" points="${pts.join(' ')}"/>`);
-    for (const p of sorted)
-      out.push(`<circle cx="${x(p.offered).toFixed(1)}" cy="${y(p[k]).toFixed(1)}" r="3" fill="${color}"/>`);
-    out.push(`<text x="${W - m.r + 10}" y="${m.t + 16 * i + 10}" fill="${color}">${k} (ms)</text>`);
-  });
-  out.push('</svg>', '');
-  return out.join('\n');
+    ...charts.flatMap((c, i) => chartElements(c, (i % cols) * CHART_W, Math.floor(i / cols) * CHART_H)),
+    '</svg>',
+    '',
+  ].join('\n');
+}
+
+/** An SVG chart of p50/p99/p999 (ms, log scale) against the offered rate (MB/s). */
+export function latencySvg(points: readonly LatencyPoint[]): string {
+  const series = (['p50', 'p99', 'p999'] as const).map((k) => ({
+    name: `${k} (ms)`,
+    points: points.map((p) => [p.offered, p[k]] as const),
+  }));
+  return chartsSvg([
+    {
+      title: 'acks=all RF 3 produce latency (steady state) against the offered rate',
+      x: { label: 'offered MB/s' },
+      y: { label: 'ms', log: true },
+      series,
+    },
+  ]);
 }

@@ -14,7 +14,8 @@ import { type Broker, createTopic, produceArgs, runKcat, SKIFF, startBroker } fr
 import { jetStreamClient, NATS_INSTALL, natsServerInstalled, startJetStream } from './jetstream.js';
 import { KafkaSink } from './kafka-sink.js';
 import { Cluster, cpuSplit, freePorts, isrOf, kcatProduce, run, waitIsr } from './replication.js';
-import { latencySvg, type Row, renderTable } from './yardsticks-report.js';
+import { scaleRows } from './scale.js';
+import { chartsSvg, latencySvg, type Row, renderTable } from './yardsticks-report.js';
 
 /**
  * Issue 25's yardsticks: Skiff against what a user would compare it with, side by side in one run,
@@ -31,7 +32,9 @@ import { latencySvg, type Row, renderTable } from './yardsticks-report.js';
  *  5. p50/p99/p999 of acks=all RF 3 (`skiff producer-perf-test --throughput`, steady state) at
  *     10 MB/s and at half of the RF 3 throughput measured in 1 (and at 5 MB/s, for the chart);
  *  6. a CPU profile (--cpu-prof) of the brokers of a separate RF 3 cluster during a kcat produce,
- *     its top 10 self-time functions printed.
+ *     its top 10 self-time functions printed;
+ *  7. the scale rows of bench/scale.ts (partitions, idle connections, consumer-group members; its
+ *     SKIFF_BENCH_SCALE_* variables shrink them), their curves charted in yardsticks-scale.svg.
  * Records are 1 KiB: SKIFF_BENCH_RECORDS (default 100,000) for kcat, SKIFF_BENCH_SINGLE_RECORDS
  * (default 10,000) for the Node clients. The table is printed; a JSON report, an SVG chart of
  * latency against the offered rate and the profiles go to SKIFF_BENCH_OUT (default bench-results/).
@@ -680,13 +683,23 @@ export async function benchYardsticks(): Promise<void> {
         line(`    ${t.ms.toFixed(0).padStart(6)} ms ${(t.share * 100).toFixed(1).padStart(5)}%  ${t.name}`);
     }
 
+    // 7: scale.
+    const scaled = await scaleRows();
+    rows.push(...scaled.rows);
+    report.scale = scaled.report;
+    fs.writeFileSync(path.join(outDir, 'yardsticks-scale.svg'), chartsSvg(scaled.charts));
+    line(`  scale done (load ${loadText()})`);
+
     report.loadEnd = loadText();
     report.rows = rows;
     line(renderTable(rows));
     line(`  load average at the start ${loadStart}, at the end ${report.loadEnd}`);
     const json = path.join(outDir, 'yardsticks.json');
     fs.writeFileSync(json, `${JSON.stringify(report, null, 2)}\n`);
-    line(`  report: ${json}; latency chart: ${path.join(outDir, 'yardsticks-latency.svg')}`);
+    line(
+      `  report: ${json}; latency chart: ${path.join(outDir, 'yardsticks-latency.svg')}; ` +
+        `scaling curves: ${path.join(outDir, 'yardsticks-scale.svg')}`,
+    );
   } finally {
     client?.close();
     await broker?.stop();
