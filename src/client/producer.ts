@@ -109,6 +109,8 @@ export class Producer {
   private readonly sticky = new Map<string, number>();
   private readonly stickyBytes = new Map<string, number>();
   private readonly partitionCounts = new Map<string, number>();
+  /** Metadata requests in flight for a topic's partition count. */
+  private readonly partitionCountFetches = new Map<string, Promise<number>>();
   private readonly inFlightByNode = new Map<number, number>();
   /** Batches created and not yet completed (queued or in flight). */
   private unfinished = 0;
@@ -231,6 +233,16 @@ export class Producer {
   async partitionsFor(topic: string): Promise<number> {
     const known = this.partitionCounts.get(topic);
     if (known !== undefined) return known;
+    // One Metadata request for the sends made meanwhile, as Kafka's producer waits on one update.
+    let fetching = this.partitionCountFetches.get(topic);
+    if (fetching === undefined) {
+      fetching = this.fetchPartitionCount(topic).finally(() => this.partitionCountFetches.delete(topic));
+      this.partitionCountFetches.set(topic, fetching);
+    }
+    return fetching;
+  }
+
+  private async fetchPartitionCount(topic: string): Promise<number> {
     const md = await this.client
       .retry(async () => {
         const m = await this.client.fetchMetadata([topic], true);

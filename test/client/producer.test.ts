@@ -313,6 +313,27 @@ describe('Producer accumulator and sender', () => {
   });
 });
 
+describe('Producer metadata', () => {
+  it("sends made before a topic's partition count is known share one Metadata request", async () => {
+    const { client, sent } = scriptedClient();
+    let requests = 0;
+    const fetchMetadata = client.fetchMetadata.bind(client);
+    client.fetchMetadata = (...args) => {
+      requests++;
+      return fetchMetadata(...args);
+    };
+    const producer = producerWith(client, { lingerMs: 60_000 });
+    const c = collect(producer, 100);
+    await c.sent;
+    assert.equal(requests, 1);
+    const flushed = producer.flush();
+    await until(() => sent.length === 1, 'one request');
+    sent[0]!.answer();
+    await flushed;
+    assert.equal(c.results.filter((r) => !(r instanceof Error)).length, 100);
+  });
+});
+
 describe('Idempotent producer', () => {
   it("takes a producer id once and numbers each partition's batches from sequence 0", async () => {
     const { client, sent, producerIds } = scriptedClient(2);
