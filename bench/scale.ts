@@ -35,7 +35,7 @@ import { type Chart, chartsSvg, type Row, renderTable } from './yardsticks-repor
  *     (default 3), medians: ≥ 0.7× the rate to 3.
  *  3. connections (SKIFF_BENCH_SCALE_CONNECTIONS, default 1,10,100,1000): N idle client
  *     connections open, each after ApiVersions and Metadata; the broker's RSS and fds, and one kcat
- *     producing the same records (one partition, median of the rounds) against N = 1 as a ratio.
+ *     producing the same records (one partition, median of at least 5 runs) against N = 1 as a ratio.
  *  4. consumer groups (SKIFF_BENCH_SCALE_MEMBERS, default 1,10,50,200): N @platformatic/kafka
  *     consumers started at once on a topic of as many partitions as the largest N; seconds from the
  *     first member's join to every member holding its share (the shares disjoint, every partition
@@ -159,9 +159,6 @@ async function fill(bootstrap: string, topic: string, partitions: number): Promi
   try {
     const producer = new Producer(c, { acks: 1, lingerMs: 5, idempotence: false });
     const value = Buffer.alloc(100, 'f');
-    // Known before the sends: each send made while the partition count is unknown fetches the
-    // topic's metadata itself (30,000 Metadata requests of 10,000 partitions each).
-    await producer.partitionsFor(topic);
     const acks: Promise<unknown>[] = [];
     for (let r = 0; r < FILL_RECORDS; r++)
       for (let partition = 0; partition < partitions; partition++)
@@ -418,7 +415,8 @@ async function connectionsPart(dir: string, input: string): Promise<ConnectionPo
       await sleep(500);
       const f = footprint(broker.child.pid as number);
       const produce: number[] = [];
-      for (let r = 0; r < ROUNDS; r++)
+      // Runs of a fraction of a second: more of them than the other parts' rounds.
+      for (let r = 0; r < Math.max(ROUNDS, 5); r++)
         produce.push(await runKcat([...produceArgs(b, 'conn', input), '-p', '0'], null));
       points.push({ connections: n, ...f, produce });
       line(
