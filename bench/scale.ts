@@ -455,6 +455,8 @@ export interface GroupPoint {
   readonly protocol: Protocol;
   readonly members: number;
   readonly stableSeconds: number;
+  /** Errors the members' clients and message streams emitted (the client's; none is fatal here). */
+  readonly streamErrors: number;
 }
 
 /** Every member holds a share, no partition twice, all `partitions` held. */
@@ -491,12 +493,22 @@ async function groupPoint(
       }),
   );
   const streams: MessagesStream<Buffer, Buffer, Buffer, Buffer>[] = [];
+  let streamErrors = 0;
   try {
+    for (const c of consumers)
+      c.on('error', () => {
+        streamErrors++;
+      });
     const t0 = performance.now();
     const consuming = consumers.map((c) =>
       c
         .consume({ topics: [topic], mode: 'committed', fallbackMode: 'latest', autocommit: false })
         .then((s) => {
+          // The client's own failures of a read (a KIP-848 OffsetFetch answered STALE_MEMBER_EPOCH
+          // while the member's epoch moves): counted, not fatal to the bench; the member stays.
+          s.on('error', () => {
+            streamErrors++;
+          });
           streams.push(s);
         }),
     );
@@ -508,7 +520,7 @@ async function groupPoint(
     }
     const stableSeconds = seconds(t0);
     await Promise.all(consuming);
-    return { protocol, members, stableSeconds };
+    return { protocol, members, stableSeconds, streamErrors };
   } finally {
     await Promise.all(streams.map((s) => s.close().catch(() => {})));
     await Promise.all(consumers.map((c) => c.close(true).catch(() => {})));
@@ -528,7 +540,8 @@ async function groupsPart(dir: string): Promise<GroupPoint[]> {
         const p = await groupPoint(b, 'groups', partitions, protocol, members);
         points.push(p);
         line(
-          `  ${protocol} protocol, ${count(members)} members: stable in ${p.stableSeconds.toFixed(2)} s (load ${loadText()})`,
+          `  ${protocol} protocol, ${count(members)} members: stable in ${p.stableSeconds.toFixed(2)} s` +
+            `${p.streamErrors > 0 ? `, ${p.streamErrors} stream errors` : ''} (load ${loadText()})`,
         );
       }
     return points;
@@ -541,7 +554,7 @@ async function groupsPart(dir: string): Promise<GroupPoint[]> {
 function groupRows(points: readonly GroupPoint[]): Row[] {
   return points.map((p) => ({
     run: `${p.protocol === 'classic' ? 'classic' : 'KIP-848 consumer'} protocol group, ${count(p.members)} members: first join to stable`,
-    skiff: `${p.stableSeconds.toFixed(2)} s`,
+    skiff: `${p.stableSeconds.toFixed(2)} s${p.streamErrors > 0 ? ` (${p.streamErrors} stream errors)` : ''}`,
     peer:
       p.protocol === 'classic'
         ? 'defaults: initial rebalance delay 3 s, heartbeats every 3 s'
@@ -574,6 +587,12 @@ export function scaleCharts(r: ScaleReport): Chart[] {
         series: [
           { name: 'SIGTERM', points: byPartitions((p) => p.clean.servingSeconds) },
           { name: 'ready line', points: byPartitions((p) => p.clean.readySeconds) },
+          {
+            name: 'SIGKILL',
+            points: r.partitions.flatMap((p) =>
+              p.crash === null ? [] : [[p.partitions, p.crash.servingSeconds] as const],
+            ),
+          },
         ],
       },
       {
