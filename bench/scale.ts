@@ -35,7 +35,8 @@ import { type Chart, chartsSvg, type Row, renderTable } from './yardsticks-repor
  *     (default 3), medians: ≥ 0.7× the rate to 3.
  *  3. connections (SKIFF_BENCH_SCALE_CONNECTIONS, default 1,10,100,1000): N idle client
  *     connections open, each after ApiVersions and Metadata; the broker's RSS and fds, and one kcat
- *     producing the same records (one partition, median of at least 5 runs) against N = 1 as a ratio.
+ *     producing the same records (one partition) beside them against beside the fewest (N = 1),
+ *     alternated (the connections closed and opened again), at least 5 pairs, medians, as a ratio.
  *  4. consumer groups (SKIFF_BENCH_SCALE_MEMBERS, default 1,10,50,200): N @platformatic/kafka
  *     consumers started at once on a topic of as many partitions as the largest N; seconds from the
  *     first member's join to every member holding its share (the shares disjoint, every partition
@@ -379,8 +380,10 @@ export interface ConnectionPoint {
   readonly connections: number;
   readonly rssKiB: number;
   readonly fds: number;
-  /** kcat runs of the active client. */
+  /** kcat runs of the active client beside `connections` idle ones. */
   readonly produce: number[];
+  /** The runs paired with them, beside the fewest idle connections. */
+  readonly baseline: number[];
 }
 
 /** One idle client connection, after ApiVersions and Metadata (all topics), as a client leaves it. */
@@ -406,22 +409,35 @@ async function connectionsPart(dir: string, input: string): Promise<ConnectionPo
     await createTopics(b, { conn: 1 });
     await runKcat([...produceArgs(b, 'conn', input), '-p', '0'], null);
     const points: ConnectionPoint[] = [];
-    for (const n of [...CONNECTIONS].sort((x, y) => x - y)) {
+    const sorted = [...CONNECTIONS].sort((x, y) => x - y);
+    const base = sorted[0]!;
+    const openTo = async (n: number) => {
       while (idle.length < n) {
         const more = Math.min(100, n - idle.length);
         idle.push(...(await Promise.all(Array.from({ length: more }, () => idleConnection(broker.port)))));
       }
+      for (const c of idle.splice(n)) c.close();
+    };
+    const kcat = () => runKcat([...produceArgs(b, 'conn', input), '-p', '0'], null);
+    for (const n of sorted) {
+      await openTo(n);
       // Settled: the connections' first requests answered and their buffers released.
       await sleep(500);
       const f = footprint(broker.child.pid as number);
       const produce: number[] = [];
-      // Runs of a fraction of a second: more of them than the other parts' rounds.
-      for (let r = 0; r < Math.max(ROUNDS, 5); r++)
-        produce.push(await runKcat([...produceArgs(b, 'conn', input), '-p', '0'], null));
-      points.push({ connections: n, ...f, produce });
+      const baseline: number[] = [];
+      // Runs of a fraction of a second on a shared machine: each beside N paired with one beside
+      // the fewest, alternated, and more of them than the other parts' rounds.
+      for (let r = 0; r < Math.max(ROUNDS, 5); r++) {
+        await openTo(n);
+        produce.push(await kcat());
+        await openTo(base);
+        baseline.push(await kcat());
+      }
+      points.push({ connections: n, ...f, produce, baseline });
       line(
         `  ${count(n)} idle connections: RSS ${mib(f.rssKiB).toFixed(0)} MiB, ${count(f.fds)} fds, ` +
-          `kcat ${median(produce).toFixed(2)} s (load ${loadText()})`,
+          `kcat ${median(produce).toFixed(2)} s, beside ${count(base)}: ${median(baseline).toFixed(2)} s (load ${loadText()})`,
       );
     }
     return points;
@@ -432,15 +448,17 @@ async function connectionsPart(dir: string, input: string): Promise<ConnectionPo
   }
 }
 
+const connectionRatio = (p: ConnectionPoint) => median(p.baseline) / median(p.produce);
+
 function connectionRows(points: readonly ConnectionPoint[]): Row[] {
   const base = points[0];
   if (base === undefined) return [];
   return points.map((p) => {
-    const ratio = median(base.produce) / median(p.produce);
+    const ratio = connectionRatio(p);
     return {
       run: `one kcat producer beside ${count(p.connections)} idle connections`,
       skiff: `${median(p.produce).toFixed(2)} s; broker RSS ${mib(p.rssKiB).toFixed(0)} MiB, ${count(p.fds)} fds`,
-      peer: `${count(base.connections)} idle: ${median(base.produce).toFixed(2)} s`,
+      peer: `beside ${count(base.connections)}, alternated: ${median(p.baseline).toFixed(2)} s`,
       measured: `${ratio.toFixed(2)}×`,
       value: ratio,
       target: null,
@@ -621,8 +639,7 @@ export function scaleCharts(r: ScaleReport): Chart[] {
           .map((g) => [g.members, g.stableSeconds] as const),
       })),
     });
-  const base = r.connections[0];
-  if (base !== undefined)
+  if (r.connections.length > 0)
     charts.push(
       {
         title: 'one producer’s throughput against idle connections (× N = 1)',
@@ -631,9 +648,7 @@ export function scaleCharts(r: ScaleReport): Chart[] {
         series: [
           {
             name: 'throughput',
-            points: r.connections.map(
-              (c) => [c.connections, median(base.produce) / median(c.produce)] as const,
-            ),
+            points: r.connections.map((c) => [c.connections, connectionRatio(c)] as const),
           },
         ],
       },
