@@ -36,7 +36,7 @@ import { type Chart, chartsSvg, type Row, renderTable } from './yardsticks-repor
  *  3. connections (SKIFF_BENCH_SCALE_CONNECTIONS, default 1,10,100,1000): N idle client
  *     connections open, each after ApiVersions and Metadata; the broker's RSS and fds, and one kcat
  *     producing the same records (one partition) beside them against beside the fewest (N = 1),
- *     alternated (the connections closed and opened again), at least 5 pairs, medians, as a ratio.
+ *     alternated (the connections closed and opened again), at least 6 pairs, medians, as a ratio.
  *  4. consumer groups (SKIFF_BENCH_SCALE_MEMBERS, default 1,10,50,200): N @platformatic/kafka
  *     consumers started at once on a topic of as many partitions as the largest N; seconds from the
  *     first member's join to every member holding its share (the shares disjoint, every partition
@@ -427,12 +427,20 @@ async function connectionsPart(dir: string, input: string): Promise<ConnectionPo
       const produce: number[] = [];
       const baseline: number[] = [];
       // Runs of a fraction of a second on a shared machine: each beside N paired with one beside
-      // the fewest, alternated, and more of them than the other parts' rounds.
-      for (let r = 0; r < Math.max(ROUNDS, 5); r++) {
-        await openTo(n);
-        produce.push(await kcat());
-        await openTo(base);
-        baseline.push(await kcat());
+      // the fewest, and more of them than the other parts' rounds.
+      // Each pair's order swapped every round: the runs slow down as the log grows, and the second
+      // of a fixed order would always be the slower.
+      for (let r = 0; r < Math.max(ROUNDS, 6); r++) {
+        const pair: [number, number[]][] = [
+          [n, produce],
+          [base, baseline],
+        ];
+        for (const [m, runs] of r % 2 === 0 ? pair : pair.reverse()) {
+          await openTo(m);
+          // The broker done with the connections just opened or closed.
+          await sleep(300);
+          runs.push(await kcat());
+        }
       }
       points.push({ connections: n, ...f, produce, baseline });
       line(
