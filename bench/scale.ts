@@ -559,12 +559,17 @@ async function groupPoint(
     await Promise.all(consuming);
     return { protocol, members, stableSeconds, unstable: '', streamErrors };
   } finally {
-    // Bounded: a member stuck mid-join must not hold the bench.
-    const closed = Promise.all([
-      ...streams.map((s) => s.close().catch(() => {})),
-      ...consumers.map((c) => c.close(true).catch(() => {})),
-    ]);
-    await Promise.race([closed, sleep(30_000)]);
+    // Bounded: a member stuck mid-join must not hold the bench. Streams first: a consumer refuses
+    // to leave its group while a stream of it still consumes ("Cannot leave group while consuming
+    // messages"), stays open and goes on heartbeating — against a stopped broker, for ever, so
+    // the bench never exited.
+    const closing = (async () => {
+      await Promise.all(streams.map((s) => s.close().catch(() => {})));
+      await Promise.all(consumers.map((c) => c.close(true).catch(() => {})));
+    })();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([closing, new Promise((r) => (timer = setTimeout(r, 30_000)))]);
+    clearTimeout(timer);
   }
 }
 
