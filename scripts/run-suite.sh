@@ -25,10 +25,14 @@ while IFS= read -r file; do
   done
   parallel+=("$file")
 done < <(find dist/test -name '*.test.js' | sort)
+# No file can hold the suite: a file's process still running a minute after its tests ended fails,
+# naming what it left open (test/support/leak-guard.ts), and a test that never ends fails after 10
+# minutes (the longest seed replay takes about 2).
+GUARDS=(--import ./dist/test/support/leak-guard.js --test-timeout=600000)
 status=0
 # spec, as node --test's default on a terminal (22 prints TAP when stdout is not one).
-node --test --test-reporter=spec --test-concurrency=2 "${parallel[@]}" || status=1
+node --test --test-reporter=spec "${GUARDS[@]}" --test-concurrency=2 "${parallel[@]}" || status=1
 if [ ${#serial[@]} -gt 0 ]; then
-  node --test --test-reporter=spec --test-concurrency=1 "${serial[@]}" || status=1
+  node --test --test-reporter=spec "${GUARDS[@]}" --test-concurrency=1 "${serial[@]}" || status=1
 fi
 exit $status
