@@ -17,7 +17,6 @@ import type { Scheduler } from '../common/scheduler.js';
 import type { ClusterMetadata } from '../metadata/cluster-metadata.js';
 import { brokerConfigValue, type ConfigValue, layersFor } from '../metadata/config-resolve.js';
 import type { Metrics } from '../metrics/registry.js';
-import { ConnectionSlots } from '../network/connection-slots.js';
 import { DescriptorWatch } from '../network/descriptor-watch.js';
 import type { BoundAddress, SocketServer } from '../network/socket-server.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
@@ -26,10 +25,6 @@ import type { AlterPartitionOutcome, IsrProposal } from '../replication/leader-s
 import { ReplicationQuota, type ReplicationQuotas } from '../replication/quota.js';
 import { ReplicationManager } from '../replication/replication-manager.js';
 import { AclAuthorizer } from '../security/authorizer.js';
-import { interBrokerSaslCredentials, saslListenerSettings } from '../security/sasl-authenticator.js';
-import { randomNonce } from '../security/sasl-client.js';
-import { credentialFromString } from '../security/scram.js';
-import { tlsClientOptions } from '../security/tls.js';
 import type { FileSystem } from '../storage/fs.js';
 import type { LogConfig } from '../storage/log-config.js';
 import {
@@ -50,9 +45,8 @@ import { applyDynamicConfigs, effectiveLogConfig, minInsyncReplicasOf } from './
 import { FetchSessionCache } from './fetch-session.js';
 import type { GroupApi } from './group-api.js';
 import { GroupCoordination } from './group-coordination.js';
-import type { BrokerSasl, BrokerServices } from './handler-context.js';
+import type { BrokerServices } from './handler-context.js';
 import { TransactionApi } from './handlers/transactions.js';
-import { bindHost, listenerTls, usesTls } from './listeners.js';
 import { ensureMetaProperties } from './meta-properties.js';
 import { ReplicaManager } from './replica-manager.js';
 import type { BrokerReplicaTransport } from './replica-transport.js';
@@ -198,6 +192,7 @@ export class Broker {
         () => deps.randomBytes(4).readInt32BE(0) & 0x7fffffff,
       ),
       nextProducerId: () => this.producerIdBase + (this.producerIdCounter++ << 10n),
+      randomInt: (bound) => deps.randomBytes(4).readUInt32BE(0) % bound,
       diskSpace: deps.diskSpace ?? statfsSpace,
       events,
       ...(deps.metrics && { metrics: new BrokerMetrics(deps.metrics) }),

@@ -54,6 +54,8 @@ export interface BrokerServices {
   readonly descriptors?: DescriptorWatch;
   /** A producer id never handed out before by this cluster. */
   nextProducerId(): bigint;
+  /** A random integer in [0, bound): crypto randomness in production, seeded in tests. */
+  randomInt(bound: number): number;
   /** Total and usable bytes of the file system holding a log dir; -1 each when unknown. */
   diskSpace(logDir: string): { totalBytes: bigint; usableBytes: bigint };
   /** The latest operator events (recoveries, truncations, rebuilds, deletions) as logged; absent in bare tests. */

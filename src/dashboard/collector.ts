@@ -76,7 +76,8 @@ export class Collector {
     return {
       timeMs: this.now(),
       clusterId: this.source.clusterId,
-      controllerId: metadata?.controllerId ?? -1,
+      // The launcher's image knows the active controller; Metadata names a random live broker (KIP-590).
+      controllerId: launched.find((b) => b.controller)?.id ?? -1,
       brokers: launched.map((b) => brokerView(b, replication.get(b.id))),
       partitions,
       underReplicated: partitions.filter((p) => p.leader >= 0 && p.isr.length < p.replicas.length).length,

@@ -9,7 +9,6 @@ import { topicPartitionKey } from '../common/topic-partition.js';
 import type { PartitionState } from '../metadata/cluster-metadata.js';
 import { ErrorCode } from '../protocol/generated/errors.js';
 import { KafkaError } from '../protocol/kafka-error.js';
-import { batchSize, readBatchHeader } from '../protocol/records/batch.js';
 import type { LogReadResult } from '../storage/local-log.js';
 import type { AppendOrigin, FetchIsolation, Log, LogAppendInfo } from '../storage/log.js';
 import type { PendingAcks } from './delayed-produce.js';
@@ -19,10 +18,8 @@ import type { ReplicationManager } from './replication-manager.js';
 
 const {
   NOT_LEADER_OR_FOLLOWER,
-  INVALID_TXN_STATE,
   FENCED_LEADER_EPOCH,
   UNKNOWN_LEADER_EPOCH,
-  INVALID_RECORD,
   OFFSET_OUT_OF_RANGE,
   POLICY_VIOLATION,
 } = ErrorCode;

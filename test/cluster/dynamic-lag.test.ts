@@ -20,6 +20,7 @@ import type { ElectLeadersResponse } from '../../src/protocol/generated/ElectLea
 import { API_MESSAGES } from '../../src/protocol/generated/index.js';
 import { ISR_EXPIRATION_MAX_INTERVAL_MS } from '../../src/replication/leader-state.js';
 import {
+  activeController,
   adminFor,
   createLedBy1,
   describe1,
@@ -127,13 +128,7 @@ describe('replica.lag.time.max.ms is dynamic on skiff up --brokers 3', () => {
     await sleep(ISR_EXPIRATION_MAX_INTERVAL_MS + 500);
 
     // Stop a follower that is not the controller: a stopped controller could not commit the shrink.
-    const { admin: a, close: c } = adminFor(bootstrap);
-    let controllerId: number;
-    try {
-      controllerId = (await a.describeCluster()).controllerId;
-    } finally {
-      c();
-    }
+    const controllerId = await activeController(dir);
     const victim = controllerId === 3 ? 2 : 3;
     const shrunk = [1, 2, 3].filter((id) => id !== victim).join();
     const pid = Number(

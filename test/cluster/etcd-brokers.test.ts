@@ -81,11 +81,16 @@ describe('three skiff broker processes on a three-member etcd', () => {
         'three brokers and a controller',
         async () => {
           const d = await admin.describeCluster();
-          return d.brokers.size === 3 && d.controllerId > 0 ? d : undefined;
+          const active = [...brokers.values()].filter((b) => /controller \d+: active/.test(b.output()));
+          return d.brokers.size === 3 && active.length > 0 ? d : undefined;
         },
         10_000,
       );
       assert.deepEqual([...c.brokers.keys()].sort(), [1, 2, 3]);
+      const active = [...brokers.entries()].filter(([, b]) => /controller \d+: active/.test(b.output()));
+      assert.equal(active.length, 1, 'one broker became the active controller');
+      // As Kafka's KRaft brokers: clients are told a random live broker as the controller.
+      assert.ok(c.brokers.has(c.controllerId), `controller id ${c.controllerId} is a registered broker`);
       const ids = new Set(
         [...brokers.values()].map((b) => /cluster (\S+), metadata in etcd/.exec(b.output())?.[1]),
       );

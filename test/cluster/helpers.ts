@@ -11,7 +11,7 @@ import { Admin } from '../../src/client/admin.js';
 import { KafkaClient, type TopicMetadata } from '../../src/client/kafka-client.js';
 import { parseBootstrap, systemRuntime } from '../../src/client/runtime.js';
 import { freePorts } from '../../src/cluster/free-port.js';
-import { runProcess, SKIFF, type ToolRun } from '../support/broker-process.js';
+import { runProcess, runSkiff, SKIFF, type ToolRun } from '../support/broker-process.js';
 
 export { runSkiff, SKIFF } from '../support/broker-process.js';
 export { freePorts };
@@ -241,6 +241,27 @@ export async function createLedBy1(
     async () => {
       const p = (await describe1(admin, topic)).partitions[0];
       return p?.leader === 1 && p.isr.length === 3 ? true : undefined;
+    },
+    timeoutMs,
+  );
+}
+
+/**
+ * The active controller's broker id, from the CONTROLLER column of `skiff cluster status --data-dir
+ * DIR` (the launcher reads the metadata image). Metadata and DescribeCluster name a random live
+ * broker, as Kafka's KRaft brokers do, so only the image says which broker controls.
+ */
+export function activeController(dataDir: string, timeoutMs = 15_000): Promise<number> {
+  return waitUntil(
+    'a broker shown as the controller by skiff cluster status',
+    async () => {
+      const r = await runSkiff(['cluster', 'status', '--data-dir', dataDir]);
+      if (r.status !== 0) throw new Error(r.stderr.trim());
+      for (const line of r.stdout.split('\n')) {
+        const cells = line.trim().split(/\s+/);
+        if (/^\d+$/.test(cells[0]!) && cells.length === 7 && cells[6] === 'yes') return Number(cells[0]);
+      }
+      return undefined;
     },
     timeoutMs,
   );

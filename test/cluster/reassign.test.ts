@@ -19,6 +19,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import { skiff } from '../cli/in-process.js';
 import { type BrokerProcess, startBrokerProcess } from '../support/broker-process.js';
 import {
+  activeController,
   adminFor,
   describe1,
   freePorts,
@@ -223,13 +224,7 @@ describe('skiff reassign-partitions on skiff up --brokers 3', () => {
   });
 
   it('a move held in progress shows in --list and topics --describe; --verify says in progress; --cancel reverts it', async () => {
-    const { admin, close } = adminFor(bootstrap);
-    let controller: number;
-    try {
-      controller = (await admin.describeCluster()).controllerId;
-    } finally {
-      close();
-    }
+    const controller = await activeController(dir);
     // The new replica's broker is stopped (not the controller, not the bootstrap broker 1), so the
     // move cannot complete; its registration outlives the stop by the session timeout.
     const victim = controller === 3 ? 2 : 3;

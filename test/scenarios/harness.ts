@@ -31,6 +31,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { runCli } from '../../src/cli/cli.js';
 import {
+  activeController,
   adminFor,
   consumeAll,
   describe1,
@@ -290,14 +291,9 @@ export class ScenarioCluster {
     );
   }
 
-  /** The controller's broker id (DescribeCluster). */
-  async controllerId(): Promise<number> {
-    const { admin, close } = adminFor(this.bootstrap);
-    try {
-      return (await admin.describeCluster()).controllerId;
-    } finally {
-      close();
-    }
+  /** The active controller's broker id (`skiff cluster status`; clients are told a random live broker). */
+  controllerId(): Promise<number> {
+    return activeController(this.dir);
   }
 
   /** The registered brokers' ids (DescribeCluster), sorted. */

@@ -16,6 +16,7 @@ import { handleFetch } from '../../src/broker/handlers/fetch.js';
 import { handleProduce } from '../../src/broker/handlers/produce.js';
 import { ReplicaManager } from '../../src/broker/replica-manager.js';
 import type { Clock } from '../../src/common/clock.js';
+import { SeededRandom } from '../../src/common/random.js';
 import { topicPartitionKey } from '../../src/common/topic-partition.js';
 import type {
   ClusterMetadata,
@@ -130,6 +131,7 @@ export class SimBroker {
   private services: BrokerServices | null = null;
   private image: MetadataImage;
   private producerIds = 0n;
+  private readonly handlerRandom: SeededRandom;
 
   constructor(
     readonly id: number,
@@ -140,6 +142,7 @@ export class SimBroker {
     readonly config: BrokerSimConfig,
   ) {
     this.logger = new RingLogger(queue.clock, `[broker ${id}]`);
+    this.handlerRandom = new SeededRandom(id);
     this.scheduler = new BrokerScheduler(queue, () => this.pausedUntilMs);
     this.replication = this.replicationManager();
     this.image = this.imageOf();
@@ -273,6 +276,8 @@ export class SimBroker {
       replicaManager,
       fetchSessions: new FetchSessionCache(0, this.wallClock, () => 1),
       nextProducerId: () => ++this.producerIds,
+      // Its own sequence (deterministic per broker), leaving the cluster's seeded draws as they were.
+      randomInt: (bound) => this.handlerRandom.int(bound),
       diskSpace: () => ({ totalBytes: -1n, usableBytes: -1n }),
     };
   }

@@ -1,6 +1,6 @@
 /** ApiVersions, DescribeCluster and InitProducerId: answers about the broker and the cluster. */
 
-import { endpointOf } from '../../metadata/cluster-metadata.js';
+import { endpointOf, type MetadataImage } from '../../metadata/cluster-metadata.js';
 import type { ApiVersionsRequest } from '../../protocol/generated/ApiVersionsRequest.js';
 import {
   type ApiVersion,
@@ -42,6 +42,21 @@ export async function handleApiVersions(
   return apiVersionsResponse(apiKeys());
 }
 
+/**
+ * The controller id Metadata and DescribeCluster give clients: the active controller's broker while
+ * it is live, else — while a controller is being elected, or its broker is fenced — a random live
+ * broker, as Kafka's KRaft brokers always answer (KRaftMetadataCache.getRandomAliveBrokerId,
+ * KIP-590). Every Skiff broker takes the requests meant for the controller (CreateTopics, configs,
+ * ACLs…) and passes them on through the metadata store, so any live broker serves them; naming -1
+ * made KafkaJS's admin give up at once ("Broker -1 not found") on a broker just started. -1 only
+ * when no broker is live.
+ */
+export function controllerIdForClients(b: BrokerServices, image: MetadataImage): number {
+  if (image.brokers.has(image.controllerId)) return image.controllerId;
+  const live = [...image.brokers.keys()];
+  return live.length === 0 ? -1 : live[b.randomInt(live.length)]!;
+}
+
 export async function handleDescribeCluster(
   b: BrokerServices,
   ctx: RequestContext,
@@ -54,7 +69,7 @@ export async function handleDescribeCluster(
     errorMessage: null,
     endpointType: req.endpointType,
     clusterId: image.clusterId,
-    controllerId: image.controllerId,
+    controllerId: controllerIdForClients(b, image),
     brokers: [],
     clusterAuthorizedOperations: INT32_MIN,
   };

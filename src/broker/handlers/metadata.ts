@@ -26,6 +26,7 @@ import { ZERO_UUID } from '../../protocol/uuid.js';
 import { AclOperation, CLUSTER_NAME, ResourceType } from '../../security/acl.js';
 import type { BrokerServices, RequestContext } from '../handler-context.js';
 import { createTopicsWithinQuota } from './admin.js';
+import { controllerIdForClients } from './cluster.js';
 
 const {
   UNKNOWN_TOPIC_OR_PARTITION,
@@ -195,7 +196,7 @@ export async function handleMetadata(
         return e === undefined ? [] : [{ nodeId: br.id, host: e.host, port: e.port, rack: br.rack }];
       }),
     clusterId: image.clusterId,
-    controllerId: image.controllerId,
+    controllerId: controllerIdForClients(b, image),
     topics: refused.length === 0 ? topics : [...topics, ...refused],
     clusterAuthorizedOperations,
   };
