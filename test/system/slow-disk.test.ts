@@ -78,10 +78,13 @@ describe('a slow disk on a follower under acks=all', () => {
         30_000,
       );
       const ackedAtShrink = acks.count(TOPIC);
+      // A minute, not less: on a loaded machine the producer slows, broker 3 catches up within one
+      // fetch now and then and the leader takes it back (Kafka's rule), and acks=all waits for its
+      // slow disk until the next shrink — the ISR flaps as Kafka's does, and acks come in bursts.
       await waitUntil(
         'acks with broker 3 out of the ISR',
         async () => (acks.count(TOPIC) > ackedAtShrink + 200 ? true : undefined),
-        20_000,
+        60_000,
       );
 
       setDelays({ writeMs: 0, syncMs: 0 });
@@ -98,8 +101,24 @@ describe('a slow disk on a follower under acks=all', () => {
       assert.ok(cluster.broker(3).running);
       assert.doesNotMatch(cluster.broker(3).output(), /fenced \(lease expired\)/);
       verify(TOPIC, acks.values(TOPIC), await consumeAll(cluster.bootstrap, TOPIC));
+      const changes = (re: RegExp) => leaderOut.split('\n').filter((l) => re.test(l)).length;
       console.log(
-        `slow-disk: acknowledged ${acks.count(TOPIC)} (${ackedBefore} before the delays, ${acks.count(TOPIC) - ackedAtShrink} after the shrink); failed for good ${acks.failed}; lost 0`,
+        `slow-disk: acknowledged ${acks.count(TOPIC)} (${ackedBefore} before the delays, ${acks.count(TOPIC) - ackedAtShrink} after the shrink); failed for good ${acks.failed}; lost 0; ISR shrinks ${changes(/Shrinking ISR/)}, expansions ${changes(/Expanding ISR/)}`,
+      );
+    } catch (e) {
+      // What the brokers said about the ISR, leadership and their sessions: the timeline of a failure.
+      const said = [1, 2, 3].map((id) =>
+        cluster
+          .broker(id)
+          .output()
+          .split('\n')
+          .filter((l) => /ISR|leader|fenced|lease|WARN|ERROR/i.test(l))
+          .slice(-25)
+          .map((l) => `  broker ${id}: ${l}`)
+          .join('\n'),
+      );
+      throw new Error(
+        `${e instanceof Error ? e.message : String(e)}\nacknowledged ${acks.count(TOPIC)}, failed ${acks.failed}, sent ${sent}\n${said.join('\n')}`,
       );
     } finally {
       producing = false;
