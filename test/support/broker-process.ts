@@ -136,7 +136,15 @@ export function runProcess(
       clearTimeout(timer);
       resolve({ status, stdout, stderr });
     });
-    p.stdin.end(input);
+    // A command that exits without reading its input (or closes it) is judged by its status and
+    // output, not by the EPIPE of writing to it (Node 26 raised it at once for an empty write).
+    p.stdin.on('error', () => {});
+    try {
+      if (input === '') p.stdin.end();
+      else p.stdin.end(input);
+    } catch {
+      // as above
+    }
   });
 }
 
