@@ -14,7 +14,7 @@ import { LIMITS } from '../common/limits.js';
 import type { Logger } from '../common/logger.js';
 import type { SampleWindow } from '../common/sampled-stat.js';
 import type { Scheduler } from '../common/scheduler.js';
-import type { ClusterMetadata } from '../metadata/cluster-metadata.js';
+import type { ClusterMetadata, MetadataImage } from '../metadata/cluster-metadata.js';
 import { brokerConfigValue, type ConfigValue, layersFor } from '../metadata/config-resolve.js';
 import type { Metrics } from '../metrics/registry.js';
 import { DescriptorWatch } from '../network/descriptor-watch.js';
@@ -115,6 +115,10 @@ export class Broker {
   /** Says once when the process runs out of file descriptors (connections are then refused). */
   private readonly descriptors: DescriptorWatch;
   private unsubscribe: (() => void) | null = null;
+  /** The last metadata image applied, the next one waiting, and the slices of one under way. */
+  private appliedImage!: MetadataImage;
+  private nextImage: MetadataImage | null = null;
+  private applyingImage: Promise<void> | null = null;
   /** A report of the offline replicas is scheduled (reportOfflineReplicas). */
   private offlineReportPending = false;
   private state: 'new' | 'started' | 'stopped' = 'new';
@@ -481,15 +485,10 @@ export class Broker {
     this.alterLogDirs.start();
     this.groups?.applyImage(metadata.image(), null);
     this.transactions.applyImage(metadata.image());
-    this.unsubscribe = metadata.onChange((image, previous) => {
-      applyDynamicConfigs(this.logManager, config.log, config.nodeId, image, previous);
-      this.descriptors.guard(() => this.replicaManager.applyImage(image));
-      this.replication.maybeResizeFetchers();
-      this.groups?.applyImage(image, previous);
-      this.transactions.applyImage(image);
-    });
+    this.appliedImage = latest;
+    this.unsubscribe = metadata.onChange((image) => this.imageChanged(image));
     // A partition whose log found no file descriptor is set up once they are free again.
-    this.descriptors.onAvailable(() => this.replicaManager.applyImage(metadata.image()));
+    this.descriptors.onAvailable(() => this.imageChanged(metadata.image()));
     for (const server of this.servers.values()) await server.listen();
     this.descriptors.start();
     const bound = this.address;
@@ -511,6 +510,66 @@ export class Broker {
   }
 
   /** stop() came while starting: what was loaded is left as a crash would leave it. */
+  /**
+   * Applies the metadata images one at a time, in order. One that takes longer than a slice (a
+   * topic of thousands of partitions: a log created for each, tens of seconds of synchronous disk
+   * work) goes on in slices between which the heartbeats, the controller and the clients are
+   * served — before, the broker's session expired under it and the controller moved every new
+   * partition to another leader epoch. An image arriving meanwhile waits; only the latest is
+   * applied next, against the last one applied.
+   */
+  private imageChanged(image: MetadataImage): void {
+    this.nextImage = image;
+    while (this.applyingImage === null && this.nextImage !== null && this.state === 'started') {
+      const next = this.nextImage;
+      const previous = this.appliedImage;
+      this.nextImage = null;
+      const { config } = this.deps;
+      applyDynamicConfigs(this.logManager, config.log, config.nodeId, next, previous);
+      let rest: Promise<void> | null = null;
+      this.descriptors.guard(() => {
+        rest = this.replicaManager.applyImageInSlices(
+          next,
+          this.deps.clock,
+          LIMITS.startupSliceMs,
+          () => this.state !== 'started',
+        );
+      });
+      if (rest === null) {
+        this.imageApplied(next, previous);
+        continue;
+      }
+      this.applyingImage = (rest as Promise<void>)
+        .catch((e: unknown) => {
+          // As for the first slice: descriptors running out are waited out (onAvailable applies the
+          // image again); anything else is one error line, and the image is applied as far as it went.
+          try {
+            this.descriptors.guard(() => {
+              throw e;
+            });
+          } catch {
+            this.logger.warn(
+              `applying the metadata at revision ${next.revision}: ${e instanceof Error ? e.message : String(e)}`,
+            );
+          }
+        })
+        .then(() => {
+          this.applyingImage = null;
+          if (this.state !== 'started') return;
+          this.imageApplied(next, previous);
+          if (this.nextImage !== null) this.imageChanged(this.nextImage);
+        });
+    }
+  }
+
+  /** What follows the partitions of an image: fetchers, group and transaction coordinators. */
+  private imageApplied(image: MetadataImage, previous: MetadataImage): void {
+    this.appliedImage = image;
+    this.replication.maybeResizeFetchers();
+    this.groups?.applyImage(image, previous);
+    this.transactions.applyImage(image);
+  }
+
   private throwIfStopped(): void {
     if (this.state === 'started') return;
     this.logManager.abandon();

@@ -8,7 +8,7 @@
 
 import type { Clock } from '../common/clock.js';
 import type { Logger } from '../common/logger.js';
-import { runInSlices, runToEnd } from '../common/slices.js';
+import { runFirstSliceNow, runInSlices, runToEnd } from '../common/slices.js';
 import { topicPartitionKey } from '../common/topic-partition.js';
 import type { MetadataImage, PartitionState } from '../metadata/cluster-metadata.js';
 import { Partition } from '../replication/partition.js';
@@ -112,6 +112,21 @@ export class ReplicaManager {
     return runInSlices(this.applying(image), clock, sliceMs);
   }
 
+  /**
+   * applyImage for the images after start-up: at once when it takes under `sliceMs` (null), else
+   * the rest in slices (creating thousands of new partitions' logs takes tens of seconds of
+   * synchronous disk work, and the broker's heartbeats and its controller must go on meanwhile).
+   * `stopped` ends the work between partitions. The caller applies one image at a time.
+   */
+  applyImageInSlices(
+    image: MetadataImage,
+    clock: Clock,
+    sliceMs: number,
+    stopped: () => boolean,
+  ): Promise<void> | null {
+    return runFirstSliceNow(untilStopped(this.applying(image), stopped), clock, sliceMs);
+  }
+
   /** applyImage's work, yielding after each partition. */
   private *applying(image: MetadataImage): Generator<void, void, undefined> {
     const wanted = new Set<string>();
@@ -210,5 +225,13 @@ export class ReplicaManager {
   /** Resolves once the log start offsets moved so far are in the log dirs' checkpoints. */
   whenLogStartOffsetsPersisted(): Promise<void> {
     return this.logManager.whenLogStartOffsetsPersisted();
+  }
+}
+
+/** `steps`, ended early once `stopped()` says so (checked before each step). */
+function* untilStopped(steps: Iterable<void>, stopped: () => boolean): Generator<void, void, undefined> {
+  for (const step of steps) {
+    yield step;
+    if (stopped()) return;
   }
 }

@@ -30,3 +30,24 @@ export function runToEnd(steps: Iterable<unknown>): void {
   const it = steps[Symbol.iterator]();
   while (it.next().done !== true);
 }
+
+/**
+ * Runs `steps` at once for as long as they take under `sliceMs`, and returns null if they ended
+ * so — the common case, done synchronously as runToEnd. Steps that take longer go on as
+ * runInSlices runs them, after a turn of the event loop; the promise resolves at their end.
+ */
+export function runFirstSliceNow(
+  steps: Iterable<unknown>,
+  clock: Clock,
+  sliceMs: number,
+  yieldTurn: () => Promise<void> = nextTurn,
+): Promise<void> | null {
+  const it = steps[Symbol.iterator]();
+  const startMs = clock.nowMs();
+  for (;;) {
+    if (it.next().done === true) return null;
+    if (clock.nowMs() - startMs >= sliceMs) break;
+  }
+  const rest: Iterable<unknown> = { [Symbol.iterator]: () => it };
+  return yieldTurn().then(() => runInSlices(rest, clock, sliceMs, yieldTurn));
+}
