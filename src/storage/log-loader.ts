@@ -103,7 +103,12 @@ function openSegments(p: LoadParams): { segments: LogSegments; present: Readonly
   }
   if (segments.isEmpty()) {
     const start = p.logStartOffsetCheckpoint > 0n ? p.logStartOffsetCheckpoint : 0n;
-    segments.add(LogSegment.open(fs, p.dir, start, config, p.ctx.clock, true));
+    const fresh = LogSegment.open(fs, p.dir, start, config, p.ctx.clock, true);
+    segments.add(fresh);
+    // Its files are made now, after the listing: a new log's empty segment is not "missing its
+    // indexes" (which sent every new partition through a full recovery and an INFO line).
+    for (const f of [fresh.logPath, fresh.offsetIndex.path, fresh.timeIndex.path])
+      present.add(path.basename(f));
   }
   return { segments, present };
 }

@@ -200,10 +200,16 @@ test('a log gets its topic id when created, keeps it across restarts, refuses an
   try {
     const id = 'ZxTc2JvPRhuNLmJ8dZ5tkQ';
     const other = 'q1w2e3r4t5y6u7i8o9p0aQ';
-    const m = manager([dir], testContext());
+    const firstCtx = testContext();
+    const m = manager([dir], firstCtx);
     m.startup();
     const created = m.getOrCreateLog('t', 0, undefined, id);
     assert.equal(created.topicId, id);
+    // A new log has nothing to recover: no recovery of its empty segment, no line for it.
+    assert.deepEqual(
+      firstCtx.logger.lines.filter((l) => l.includes('recovered segment')),
+      [],
+    );
     assert.equal(
       fs.readFileSync(path.join(dir, 't-0', 'partition.metadata'), 'utf8'),
       `version: 0\ntopic_id: ${id}`,
