@@ -80,9 +80,22 @@ async function runExample(
   expected: { tests: number; clusters: number },
   env: NodeJS.ProcessEnv = {},
 ): Promise<void> {
-  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), `skiff-example-${name}-`));
+  let tmp = fs.mkdtempSync(path.join(os.tmpdir(), `skiff-example-${name}-`));
+  const tmps = [tmp];
   try {
-    const run = await runNode(args, tmp, env);
+    let run = await runNode(args, tmp, env);
+    if (run.signal === 'SIGSEGV' || run.signal === 'SIGBUS') {
+      // A native crash of the runner's process (the client's librdkafka binding under Jest's VM
+      // modules crashed so once in CI, before any test ran; not reproduced in six runs here): said,
+      // and run once more — a crash that repeats fails the test.
+      console.log(
+        `${name}: the runner died by ${run.signal} after ${run.ms} ms; running it again:\n${run.output.slice(-2000)}`,
+      );
+      // In a TMPDIR of its own: the crashed run's clusters had no chance to remove their data dirs.
+      tmp = fs.mkdtempSync(path.join(os.tmpdir(), `skiff-example-${name}-`));
+      tmps.push(tmp);
+      run = await runNode(args, tmp, env);
+    }
     const tail = run.output.slice(-6000);
     assert.equal(run.signal, null, `${name} ended by ${run.signal}:\n${tail}`);
     assert.equal(run.code, 0, `${name} exited with ${run.code}:\n${tail}`);
@@ -97,7 +110,7 @@ async function runExample(
     assert.deepEqual(processesMentioning(tmp), [], `${name}: processes left`);
     console.log(`${name}: ${expected.tests} passed in ${run.ms} ms`);
   } finally {
-    fs.rmSync(tmp, { recursive: true, force: true });
+    for (const t of tmps) fs.rmSync(t, { recursive: true, force: true });
   }
 }
 
