@@ -509,7 +509,6 @@ export class Broker {
     return bound;
   }
 
-  /** stop() came while starting: what was loaded is left as a crash would leave it. */
   /**
    * Applies the metadata images one at a time, in order. One that takes longer than a slice (a
    * topic of thousands of partitions: a log created for each, tens of seconds of synchronous disk
@@ -542,7 +541,7 @@ export class Broker {
       this.applyingImage = (rest as Promise<void>)
         .catch((e: unknown) => {
           // As for the first slice: descriptors running out are waited out (onAvailable applies the
-          // image again); anything else is one error line, and the image is applied as far as it went.
+          // image again); anything else is one warning line, and the image stays applied as far as it went.
           try {
             this.descriptors.guard(() => {
               throw e;
@@ -570,6 +569,7 @@ export class Broker {
     this.transactions.applyImage(image);
   }
 
+  /** stop() came while starting: what was loaded is left as a crash would leave it. */
   private throwIfStopped(): void {
     if (this.state === 'started') return;
     this.logManager.abandon();
