@@ -530,8 +530,11 @@ export class Broker {
         rest = this.replicaManager.applyImageInSlices(
           next,
           this.deps.clock,
-          LIMITS.startupSliceMs,
+          LIMITS.imageSliceMs,
           () => this.state !== 'started',
+          // The coordinators take up the partitions already set up (their leadership is read from
+          // the replica manager), so the groups on them are served before the last slice.
+          () => this.followCoordinatorPartitions(next),
         );
       });
       if (rest === null) {
@@ -559,6 +562,12 @@ export class Broker {
           if (this.nextImage !== null) this.imageChanged(this.nextImage);
         });
     }
+  }
+
+  private followCoordinatorPartitions(image: MetadataImage): void {
+    if (this.state !== 'started') return;
+    this.groups?.applyImage(image, null);
+    this.transactions.applyImage(image);
   }
 
   /** What follows the partitions of an image: fetchers, group and transaction coordinators. */

@@ -8,7 +8,7 @@
 
 import type { Clock } from '../common/clock.js';
 import type { Logger } from '../common/logger.js';
-import { runFirstSliceNow, runInSlices, runToEnd } from '../common/slices.js';
+import { nextTurn, runFirstSliceNow, runInSlices, runToEnd } from '../common/slices.js';
 import { topicPartitionKey } from '../common/topic-partition.js';
 import type { MetadataImage, PartitionState } from '../metadata/cluster-metadata.js';
 import { Partition } from '../replication/partition.js';
@@ -116,15 +116,20 @@ export class ReplicaManager {
    * applyImage for the images after start-up: at once when it takes under `sliceMs` (null), else
    * the rest in slices (creating thousands of new partitions' logs takes tens of seconds of
    * synchronous disk work, and the broker's heartbeats and its controller must go on meanwhile).
-   * `stopped` ends the work between partitions. The caller applies one image at a time.
+   * `stopped` ends the work between partitions; `betweenSlices` runs before each turn given away
+   * (what follows the partitions set up so far). The caller applies one image at a time.
    */
   applyImageInSlices(
     image: MetadataImage,
     clock: Clock,
     sliceMs: number,
     stopped: () => boolean,
+    betweenSlices: () => void,
   ): Promise<void> | null {
-    return runFirstSliceNow(untilStopped(this.applying(image), stopped), clock, sliceMs);
+    return runFirstSliceNow(untilStopped(this.applying(image), stopped), clock, sliceMs, () => {
+      betweenSlices();
+      return nextTurn();
+    });
   }
 
   /** applyImage's work, yielding after each partition. */

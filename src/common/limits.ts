@@ -31,6 +31,12 @@ export const LIMITS = Object.freeze({
   replicationEventsKept: 256,
   /** Start-up work (log loading, the first image's partitions) between two turns of the event loop: heartbeats keep the session meanwhile. */
   startupSliceMs: 50,
+  /**
+   * A metadata image's work on a running broker (a topic of thousands of partitions) between two
+   * turns of the event loop: longer than at start-up, so that a common change — __consumer_offsets'
+   * 50 partitions — is still applied at once; far below the heartbeat interval.
+   */
+  imageSliceMs: 500,
   /** Brokers one `skiff up` may start. */
   upBrokers: 64,
   /** Bodies the launcher's control API accepts or returns; anything larger is refused. */

@@ -14,12 +14,12 @@ import { after, before, describe, it } from 'node:test';
 import { type BrokerProcess, startBrokerProcess } from '../support/broker-process.js';
 import { adminFor, waitUntil } from './helpers.js';
 
-const PARTITIONS = 1500;
+const PARTITIONS = 3000;
 
 describe('a topic of many partitions on a broker with a short session', () => {
   let broker: BrokerProcess;
   before(async () => {
-    broker = await startBrokerProcess(['broker.session.timeout.ms=1500', 'broker.heartbeat.interval.ms=300']);
+    broker = await startBrokerProcess(['broker.session.timeout.ms=3000', 'broker.heartbeat.interval.ms=500']);
   });
   after(() => broker?.stop());
 
