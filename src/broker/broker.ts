@@ -525,35 +525,31 @@ export class Broker {
       this.nextImage = null;
       const { config } = this.deps;
       applyDynamicConfigs(this.logManager, config.log, config.nodeId, next, previous);
-      let rest: Promise<void> | null = null;
-      this.descriptors.guard(() => {
-        rest = this.replicaManager.applyImageInSlices(
+      const rest = this.descriptors.guard(() =>
+        this.replicaManager.applyImageInSlices(
           next,
           this.deps.clock,
           LIMITS.imageSliceMs,
           () => this.state !== 'started',
           // The coordinators take up the partitions already set up (their leadership is read from
           // the replica manager), so the groups on them are served before the last slice.
-          () => this.followCoordinatorPartitions(next),
-        );
-      });
-      if (rest === null) {
+          () => {
+            if (this.state === 'started') this.followCoordinators(next, null);
+          },
+        ),
+      );
+      if (!rest) {
         this.imageApplied(next, previous);
         continue;
       }
-      this.applyingImage = (rest as Promise<void>)
+      this.applyingImage = rest
         .catch((e: unknown) => {
           // As for the first slice: descriptors running out are waited out (onAvailable applies the
           // image again); anything else is one warning line, and the image stays applied as far as it went.
-          try {
-            this.descriptors.guard(() => {
-              throw e;
-            });
-          } catch {
-            this.logger.warn(
-              `applying the metadata at revision ${next.revision}: ${e instanceof Error ? e.message : String(e)}`,
-            );
-          }
+          if (this.descriptors.absorbs(e)) return;
+          this.logger.warn(
+            `applying the metadata at revision ${next.revision}: ${e instanceof Error ? e.message : String(e)}`,
+          );
         })
         .then(() => {
           this.applyingImage = null;
@@ -564,16 +560,15 @@ export class Broker {
     }
   }
 
-  private followCoordinatorPartitions(image: MetadataImage): void {
-    if (this.state !== 'started') return;
-    this.groups?.applyImage(image, null);
-    this.transactions.applyImage(image);
-  }
-
   /** What follows the partitions of an image: fetchers, group and transaction coordinators. */
   private imageApplied(image: MetadataImage, previous: MetadataImage): void {
     this.appliedImage = image;
     this.replication.maybeResizeFetchers();
+    this.followCoordinators(image, previous);
+  }
+
+  /** The coordinators follow the leadership of their partitions; `previous` null: no deletions looked for. */
+  private followCoordinators(image: MetadataImage, previous: MetadataImage | null): void {
     this.groups?.applyImage(image, previous);
     this.transactions.applyImage(image);
   }

@@ -62,14 +62,21 @@ export class DescriptorWatch {
     this.change(true, e.code === 'ENFILE' ? 'the system has no file descriptor left (ENFILE)' : null);
   }
 
-  /** Runs `work`; an EMFILE or ENFILE it throws is reported (exhausted) rather than thrown. */
-  guard(work: () => void): void {
+  /** Runs `work` and returns what it returns; an EMFILE or ENFILE it throws is reported (exhausted) rather than thrown. */
+  guard<T>(work: () => T): T | undefined {
     try {
-      work();
+      return work();
     } catch (e) {
-      if (!isDescriptorExhaustion(e)) throw e;
-      this.exhausted(e);
+      if (!this.absorbs(e)) throw e;
+      return undefined;
     }
+  }
+
+  /** True when `e` is an EMFILE or ENFILE, then reported (exhausted); what guard does with a thrown error. */
+  absorbs(e: unknown): boolean {
+    if (!isDescriptorExhaustion(e)) return false;
+    this.exhausted(e);
+    return true;
   }
 
   /** Runs `listener` each time descriptors are found free again after running out: work they failed can be redone. */

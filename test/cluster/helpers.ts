@@ -203,12 +203,15 @@ export async function consumeAll(bootstrap: string, topic: string, partition = 0
 }
 
 /** An admin client for one test; close() it. */
-export function adminFor(bootstrap: string): { admin: Admin; client: KafkaClient; close(): void } {
+export function adminFor(
+  bootstrap: string,
+  requestTimeoutMs = 10_000,
+): { admin: Admin; client: KafkaClient; close(): void } {
   const client = new KafkaClient({
     bootstrap: parseBootstrap(bootstrap),
     clientId: 'skiff-cluster-test',
     runtime: systemRuntime(),
-    requestTimeoutMs: 10_000,
+    requestTimeoutMs,
   });
   return { admin: new Admin(client), client, close: () => client.close() };
 }

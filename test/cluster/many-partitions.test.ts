@@ -11,11 +11,8 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { Admin } from '../../src/client/admin.js';
-import { KafkaClient } from '../../src/client/kafka-client.js';
-import { parseBootstrap, systemRuntime } from '../../src/client/runtime.js';
 import { type BrokerProcess, startBrokerProcess } from '../support/broker-process.js';
-import { waitUntil } from './helpers.js';
+import { adminFor, waitUntil } from './helpers.js';
 
 const PARTITIONS = 2000;
 
@@ -29,14 +26,7 @@ describe('a topic of many partitions on a broker with a short session', () => {
   it('is created without the broker losing its session, every partition at leader epoch 0', async () => {
     // Kafka's admin request timeout (30 s): the answer comes once the controller has written the
     // partitions, which it does between the broker's slices.
-    const client = new KafkaClient({
-      bootstrap: parseBootstrap(broker.bootstrap),
-      clientId: 'skiff-many-partitions',
-      runtime: systemRuntime(),
-      requestTimeoutMs: 30_000,
-    });
-    const admin = new Admin(client);
-    const close = () => client.close();
+    const { admin, close } = adminFor(broker.bootstrap, 30_000);
     try {
       const startMs = Date.now();
       const [created] = await admin.createTopics([
